@@ -1,0 +1,27 @@
+# fftune_add_test(NAME SOURCES... [LABELS ...] [MPI_RANKS n...])
+# Unit tests run once; MPI tests are written once and registered at every rank
+# count given (oversubscribed where cores are fewer).
+include(ProcessorCount)
+ProcessorCount(FFTUNE_CORES)
+add_library(fftune_test_main STATIC ${PROJECT_SOURCE_DIR}/cmake/mpi_gtest_main.cpp)
+target_link_libraries(fftune_test_main PUBLIC fftune GTest::gtest)
+
+function(fftune_add_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LABELS;MPI_RANKS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE fftune_test_main fmt::fmt PkgConfig::FFTW3)
+  if(NOT T_MPI_RANKS)
+    add_test(NAME ${name} COMMAND ${name})
+    set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}")
+    return()
+  endif()
+  foreach(n IN LISTS T_MPI_RANKS)
+    set(flags ${MPIEXEC_PREFLAGS})
+    if(n GREATER FFTUNE_CORES AND MPIEXEC_EXECUTABLE MATCHES "mpirun|mpiexec")
+      list(APPEND flags --oversubscribe)
+    endif()
+    add_test(NAME ${name}.np${n}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${flags} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(${name}.np${n} PROPERTIES LABELS "mpi;${T_LABELS}" PROCESSORS ${n})
+  endforeach()
+endfunction()

@@ -1,0 +1,120 @@
+// Backend: memory, copies, timers and batched FFT plans. Nothing else.
+// The distributed logic (boxes, reshapes, transports, stage order, timing) is
+// backend-agnostic and lives in core/.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/box.hpp"
+#include "core/names.hpp"
+
+namespace fftune {
+
+enum class FftKind { r2c, c2r, c2c_forward, c2c_backward };
+
+// One transformed or batched dimension in guru form (FFTW guru64, cuFFT advanced layout).
+// Strides are in elements of the respective array type (real or complex).
+struct FftDim {
+    index_t n = 1;
+    index_t in_stride = 1;
+    index_t out_stride = 1;
+};
+
+// For r2c/c2r the last entry of `dims` is the halved dimension, n is its real length.
+struct FftDescriptor {
+    Precision precision = Precision::double_;
+    FftKind kind = FftKind::c2c_forward;
+    std::vector<FftDim> dims;
+    std::vector<FftDim> batch;
+    index_t in_elements = 0;   // size of the input array the plan may touch
+    index_t out_elements = 0;  // size of the output array
+};
+
+class FftPlan {
+public:
+    virtual ~FftPlan() = default;
+    // Out-of-place. A c2r plan may overwrite its input (FFTW and cuFFT both do).
+    virtual void execute(void* in, void* out) = 0;
+};
+
+// Measures the time of one phase; start/stop may be called several times per
+// iteration and accumulate. elapsed_ms() waits for the measured work.
+class PhaseClock {
+public:
+    virtual ~PhaseClock() = default;
+    virtual void start() = 0;
+    virtual void stop() = 0;
+    virtual double elapsed_ms() = 0;
+    virtual void reset() = 0;
+};
+
+class Backend {
+public:
+    static constexpr const char* kind = "backend";
+    virtual ~Backend() = default;
+
+    virtual std::string name() const = 0;
+    // Library versions for provenance, e.g. {"fftw", "fftw-3.3.10-sse2"}.
+    virtual std::vector<std::pair<std::string, std::string>> versions() const = 0;
+    // True when buffers from allocate() live in device memory.
+    virtual bool device_memory() const = 0;
+    // Why the backend cannot run here (e.g. no GPU), or nothing.
+    virtual std::optional<std::string> unavailable() const { return std::nullopt; }
+
+    virtual void* allocate(std::size_t bytes) = 0;
+    virtual void deallocate(void* p) = 0;
+    // Host memory for staging MPI traffic (pinned on GPU backends).
+    virtual void* allocate_host(std::size_t bytes) = 0;
+    virtual void deallocate_host(void* p) = 0;
+
+    // dst[dst_region] = src[src_region]; both regions have the same extents.
+    // Either side may be backend memory or host staging memory.
+    virtual void copy_region(void* dst, const StridedRegion& dst_region, const void* src,
+                             const StridedRegion& src_region, std::size_t elem_bytes) = 0;
+    virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
+    virtual void copy_from_host(void* dst, const void* host_src, std::size_t bytes) = 0;
+    // Wait for all queued work (a no-op on synchronous backends).
+    virtual void synchronize() = 0;
+
+    virtual std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) = 0;
+    virtual std::unique_ptr<PhaseClock> make_clock() = 0;
+};
+
+// Buffer owned through a backend.
+class Buffer {
+public:
+    Buffer() = default;
+    Buffer(Backend& backend, std::size_t bytes, bool host = false);
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    Buffer(Buffer&& o) noexcept { swap(o); }
+    Buffer& operator=(Buffer&& o) noexcept {
+        Buffer tmp(std::move(o));
+        swap(tmp);
+        return *this;
+    }
+    ~Buffer();
+
+    void* data() const { return ptr_; }
+    std::size_t bytes() const { return bytes_; }
+    template <class T>
+    T* as() const { return static_cast<T*>(ptr_); }
+
+private:
+    void swap(Buffer& o) noexcept {
+        std::swap(backend_, o.backend_);
+        std::swap(ptr_, o.ptr_);
+        std::swap(bytes_, o.bytes_);
+        std::swap(host_, o.host_);
+    }
+    Backend* backend_ = nullptr;
+    void* ptr_ = nullptr;
+    std::size_t bytes_ = 0;
+    bool host_ = false;
+};
+
+}  // namespace fftune

@@ -1,0 +1,75 @@
+// Boxes in the global index space and the memory layouts that store them.
+// All index arithmetic is 64-bit: 2048^3 elements exceed 2^31.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fftune {
+
+using index_t = std::int64_t;
+
+// Axis numbers used everywhere: 0 = x, 1 = y, 2 = z.
+inline constexpr int axis_x = 0;
+inline constexpr int axis_y = 1;
+inline constexpr int axis_z = 2;
+char axis_name(int axis);
+
+// Half-open box [lo, hi) per axis in global (x, y, z) coordinates.
+struct Box3 {
+    std::array<index_t, 3> lo{0, 0, 0};
+    std::array<index_t, 3> hi{0, 0, 0};
+
+    index_t extent(int axis) const { return hi[axis] - lo[axis]; }
+    index_t count() const;  // number of elements; 0 for an empty box
+    bool empty() const { return count() == 0; }
+    bool operator==(const Box3&) const = default;
+    std::string str() const;
+};
+
+Box3 intersect(const Box3& a, const Box3& b);
+
+// Balanced split of n items over p parts: the first n % p parts get one extra.
+// Parts past n are empty when p > n.
+index_t split_lo(index_t n, int p, int i);
+inline index_t split_hi(index_t n, int p, int i) { return split_lo(n, p, i + 1); }
+
+// Memory order: order[0] is the slowest axis, order[2] the contiguous one.
+// xyz = contiguous in z (thesis 4.1 i), zxy = contiguous in y (ii), yzx = contiguous in x (iii).
+using AxisOrder = std::array<int, 3>;
+inline constexpr AxisOrder order_xyz{axis_x, axis_y, axis_z};
+inline constexpr AxisOrder order_zxy{axis_z, axis_x, axis_y};
+inline constexpr AxisOrder order_yzx{axis_y, axis_z, axis_x};
+std::string order_name(const AxisOrder& order);
+
+// A local array: the box a rank owns, stored densely in the given axis order.
+struct Layout {
+    Box3 box;
+    AxisOrder order = order_xyz;
+
+    // Element stride of each global axis (x, y, z) in this array.
+    std::array<index_t, 3> strides() const;
+    index_t offset_of(const std::array<index_t, 3>& global_index) const;
+    bool operator==(const Layout&) const = default;
+};
+
+// A sub-box of a layout as a 3D strided region, dimensions listed slowest first
+// in the layout's memory order. This is what pack/unpack kernels, cudaMemcpy3D and
+// MPI_Type_create_subarray consume.
+struct StridedRegion {
+    std::array<index_t, 3> extent{0, 0, 0};  // elements per dimension, slow -> fast
+    std::array<index_t, 3> stride{0, 0, 0};  // element strides, slow -> fast
+    index_t offset = 0;                      // first element, in elements
+    index_t count() const { return extent[0] * extent[1] * extent[2]; }
+    // True when the region occupies [offset, offset + count) without gaps.
+    bool contiguous() const;
+};
+
+// The region of `layout` covering `sub` (which must lie inside layout.box).
+StridedRegion region_of(const Layout& layout, const Box3& sub);
+// The same elements packed densely in the layout's axis order, starting at `offset`.
+StridedRegion packed_region(const Layout& layout, const Box3& sub, index_t offset);
+
+}  // namespace fftune

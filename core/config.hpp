@@ -1,0 +1,43 @@
+// Data-only descriptions of a problem and of one configuration that solves it,
+// with their JSON form and a canonical key (used by records, the database, plots).
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/box.hpp"
+#include "core/names.hpp"
+
+namespace fftune {
+
+struct Problem {
+    std::string kind = "fft3d";
+    std::array<index_t, 3> size{0, 0, 0};  // Nx, Ny, Nz of the real data
+    Precision precision = Precision::double_;
+    Direction direction = Direction::forward;
+    int ranks = 1;
+};
+
+struct Config {
+    std::string backend = "fftw";
+    std::string decomposition = "slab_2d1d";
+    LayoutVariant layout = LayoutVariant::default_;
+    std::array<int, 2> process_grid{1, 1};  // P1 x P2; slabs use P x 1
+    std::vector<std::string> redistribution{"p2p_sync"};  // one method per phase
+    bool gpu_aware = false;
+
+    // e.g. "fftw/pencil/realigned/2x2/a2a_sync+p2p_sync/host"
+    std::string key() const;
+};
+
+void to_json(nlohmann::json& j, const Problem& p);
+void from_json(const nlohmann::json& j, Problem& p);
+void to_json(nlohmann::json& j, const Config& c);
+void from_json(const nlohmann::json& j, Config& c);
+
+std::string size_string(const std::array<index_t, 3>& n);  // "64x64x128"
+
+}  // namespace fftune

@@ -1,0 +1,84 @@
+#include "core/mpi_util.hpp"
+
+#include <climits>
+
+#include <fmt/format.h>
+
+namespace fftune {
+
+void throw_mpi_error(int code, const char* call, const char* file, int line) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) len = 0;
+    throw MpiError(fmt::format("{}:{}: {} failed: {}", file, line, call, std::string(text, len)));
+}
+
+Communicator& Communicator::operator=(Communicator&& o) noexcept {
+    if (this != &o) {
+        if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+        comm_ = o.comm_;
+        o.comm_ = MPI_COMM_NULL;
+    }
+    return *this;
+}
+
+Communicator::~Communicator() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+}
+
+Communicator Communicator::duplicate(MPI_Comm comm) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    FFTUNE_MPI_CHECK(MPI_Comm_dup(comm, &dup));
+    FFTUNE_MPI_CHECK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+    return Communicator(dup);
+}
+
+Communicator Communicator::split(int color, int key) const {
+    MPI_Comm out = MPI_COMM_NULL;
+    FFTUNE_MPI_CHECK(MPI_Comm_split(comm_, color, key, &out));
+    FFTUNE_MPI_CHECK(MPI_Comm_set_errhandler(out, MPI_ERRORS_RETURN));
+    return Communicator(out);
+}
+
+int Communicator::rank() const {
+    int r = 0;
+    FFTUNE_MPI_CHECK(MPI_Comm_rank(comm_, &r));
+    return r;
+}
+
+int Communicator::size() const {
+    int s = 0;
+    FFTUNE_MPI_CHECK(MPI_Comm_size(comm_, &s));
+    return s;
+}
+
+Datatype& Datatype::operator=(Datatype&& o) noexcept {
+    if (this != &o) {
+        if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
+        type_ = o.type_;
+        o.type_ = MPI_DATATYPE_NULL;
+    }
+    return *this;
+}
+
+Datatype::~Datatype() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (type_ != MPI_DATATYPE_NULL && !finalized) MPI_Type_free(&type_);
+}
+
+bool all_ok(MPI_Comm comm, bool ok) {
+    int mine = ok ? 1 : 0, all = 0;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
+    return all == 1;
+}
+
+int mpi_count(long long n, const char* what) {
+    if (n < 0 || n > INT_MAX)
+        throw std::overflow_error(fmt::format("{} = {} does not fit MPI's int count", what, n));
+    return static_cast<int>(n);
+}
+
+}  // namespace fftune

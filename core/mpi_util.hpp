@@ -1,0 +1,71 @@
+// MPI error checking and small RAII helpers. Communicators owned by fftune use
+// MPI_ERRORS_RETURN so that FFTUNE_MPI_CHECK can turn failures into exceptions.
+#pragma once
+
+#include <mpi.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fftune {
+
+struct MpiError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void throw_mpi_error(int code, const char* call, const char* file, int line);
+
+#define FFTUNE_MPI_CHECK(call)                                                     \
+    do {                                                                           \
+        const int fftune_mpi_rc_ = (call);                                         \
+        if (fftune_mpi_rc_ != MPI_SUCCESS)                                         \
+            ::fftune::throw_mpi_error(fftune_mpi_rc_, #call, __FILE__, __LINE__);  \
+    } while (0)
+
+// Owning communicator handle (MPI_Comm_free on destruction).
+class Communicator {
+public:
+    Communicator() = default;
+    explicit Communicator(MPI_Comm comm) : comm_(comm) {}
+    Communicator(const Communicator&) = delete;
+    Communicator& operator=(const Communicator&) = delete;
+    Communicator(Communicator&& o) noexcept : comm_(o.comm_) { o.comm_ = MPI_COMM_NULL; }
+    Communicator& operator=(Communicator&& o) noexcept;
+    ~Communicator();
+
+    // Duplicate `comm` and switch the copy to MPI_ERRORS_RETURN.
+    static Communicator duplicate(MPI_Comm comm);
+    Communicator split(int color, int key) const;
+
+    MPI_Comm get() const { return comm_; }
+    int rank() const;
+    int size() const;
+
+private:
+    MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+// Owning derived datatype (MPI_Type_free on destruction).
+class Datatype {
+public:
+    Datatype() = default;
+    explicit Datatype(MPI_Datatype t) : type_(t) {}
+    Datatype(const Datatype&) = delete;
+    Datatype& operator=(const Datatype&) = delete;
+    Datatype(Datatype&& o) noexcept : type_(o.type_) { o.type_ = MPI_DATATYPE_NULL; }
+    Datatype& operator=(Datatype&& o) noexcept;
+    ~Datatype();
+    MPI_Datatype get() const { return type_; }
+
+private:
+    MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
+// All ranks of `comm` agree whether every rank succeeded (logical AND).
+bool all_ok(MPI_Comm comm, bool ok);
+
+// Checked narrowing to MPI's int counts.
+int mpi_count(long long n, const char* what);
+
+}  // namespace fftune

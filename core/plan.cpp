@@ -1,0 +1,251 @@
+#include "core/plan.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/decomposition.hpp"
+#include "core/registry.hpp"
+#include "core/reshape.hpp"
+#include "core/transport.hpp"
+
+namespace fftune {
+
+namespace {
+
+enum Slot { user_in = 0, user_out = 1, work_a = 2, work_b = 3 };
+
+std::string fft_stage_name(const std::vector<int>& axes) {
+    std::string s = "fft.";
+    for (int a : axes) s += axis_name(a);
+    return s;
+}
+
+// Guru descriptor of the batched FFT that turns `in` into `out` along `axes`.
+// Returns nothing when this rank's box is empty (no work on this rank).
+std::optional<FftDescriptor> fft_descriptor(const Layout& in, const Layout& out,
+                                            const std::vector<int>& axes, FftKind kind,
+                                            Precision precision, index_t nz_real) {
+    if (in.box.empty() || out.box.empty()) return std::nullopt;
+    FftDescriptor d;
+    d.precision = precision;
+    d.kind = kind;
+    const auto si = in.strides(), so = out.strides();
+    const bool halved = kind == FftKind::r2c || kind == FftKind::c2r;
+    for (int a : axes) {
+        const index_t n = (halved && a == axis_z) ? nz_real : std::max(in.box.extent(a), out.box.extent(a));
+        d.dims.push_back({n, si[a], so[a]});
+    }
+    for (int b = 0; b < 3; ++b) {
+        if (std::find(axes.begin(), axes.end(), b) != axes.end()) continue;
+        if (in.box.extent(b) != out.box.extent(b))
+            throw std::logic_error("FFT stage changes the extent of a batch axis");
+        d.batch.push_back({in.box.extent(b), si[b], so[b]});
+    }
+    d.in_elements = in.box.count();
+    d.out_elements = out.box.count();
+    return d;
+}
+
+}  // namespace
+
+struct Plan::Reshape {
+    ReshapePlan plan;
+    ReshapeContext ctx;
+    std::unique_ptr<Transport> transport;
+    ReshapePhases phases;
+};
+
+struct Plan::Stage {
+    std::string name;
+    std::unique_ptr<FftPlan> fft;  // null for reshapes and for empty boxes
+    int fft_phase = -1;
+    std::unique_ptr<Reshape> reshape;
+    Slot in = user_in, out = user_out;
+};
+
+struct Plan::Pipeline {
+    explicit Pipeline(Backend& b) : timer(b) {}
+    std::vector<Stage> stages;
+    PhaseTimer timer;
+};
+
+std::optional<std::string> check_applicable(const Problem& problem, const Config& config) {
+    if (problem.kind != "fft3d")
+        throw std::invalid_argument("problem kind '" + problem.kind + "' is not fft3d");
+    for (int a = 0; a < 3; ++a)
+        if (problem.size[a] < 1)
+            throw std::invalid_argument("size " + size_string(problem.size) + " has an empty axis");
+    const auto decomposition = Registry<Decomposition>::instance().create(config.decomposition);
+    const auto backend = Registry<Backend>::instance().create(config.backend);
+    if (static_cast<int>(config.redistribution.size()) != decomposition->redistribution_phases())
+        throw std::invalid_argument(fmt::format(
+            "{} has {} redistribution phase(s) but {} method(s) were given", config.decomposition,
+            decomposition->redistribution_phases(), config.redistribution.size()));
+    if (auto why = backend->unavailable()) return why;
+    if (config.gpu_aware && !backend->device_memory())
+        return fmt::format("gpu_aware applies to device buffers; backend {} keeps data in host memory",
+                           config.backend);
+    if (auto why = decomposition->not_applicable(problem, config)) return why;
+    for (const auto& method : config.redistribution) {
+        const auto transport = Registry<Transport>::instance().create(method);
+        if (auto why = transport->not_applicable(*backend, config.gpu_aware)) return why;
+    }
+    return std::nullopt;
+}
+
+Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
+    : problem_(problem), config_(config), comm_(Communicator::duplicate(comm)) {
+    if (comm_.size() != problem.ranks)
+        throw std::invalid_argument(fmt::format("problem asks for {} ranks, communicator has {}",
+                                                problem.ranks, comm_.size()));
+    if (auto why = check_applicable(problem, config))
+        throw std::invalid_argument("configuration " + config.key() + " does not apply: " + *why);
+    backend_ = Registry<Backend>::instance().create(config.backend);
+    layouts_ = Registry<Decomposition>::instance()
+                   .create(config.decomposition)
+                   ->chain(problem, config, comm_.rank())
+                   .layouts;
+
+    const std::size_t cb = complex_bytes(problem.precision);
+    MPI_Datatype element = MPI_DATATYPE_NULL;
+    FFTUNE_MPI_CHECK(MPI_Type_contiguous(static_cast<int>(cb), MPI_BYTE, &element));
+    FFTUNE_MPI_CHECK(MPI_Type_commit(&element));
+    element_ = Datatype(element);
+
+    std::size_t work_bytes = 0;
+    for (std::size_t i = 0; i < layouts_.size(); ++i)
+        work_bytes = std::max(work_bytes, static_cast<std::size_t>(layouts_[i].box.count()) *
+                                              (i == 0 ? real_bytes(problem.precision) : cb));
+    work_[0] = Buffer(*backend_, work_bytes);
+    work_[1] = Buffer(*backend_, work_bytes);
+
+    build(Direction::forward);
+    build(Direction::inverse);
+
+    // Packed staging buffers, sized for the largest reshape that uses them.
+    index_t send_elems = 0, recv_elems = 0;
+    for (auto& p : pipelines_)
+        for (auto& s : p->stages)
+            if (s.reshape && s.reshape->transport->uses_staging_buffers()) {
+                send_elems = std::max(send_elems, s.reshape->plan.send_total);
+                recv_elems = std::max(recv_elems, s.reshape->plan.recv_total);
+            }
+    if (send_elems > 0) send_ = Buffer(*backend_, send_elems * cb);
+    if (recv_elems > 0) recv_ = Buffer(*backend_, recv_elems * cb);
+    for (auto& p : pipelines_)
+        for (auto& s : p->stages)
+            if (s.reshape) {
+                s.reshape->ctx.send_buffer = send_.data();
+                s.reshape->ctx.recv_buffer = recv_.data();
+                s.reshape->transport->setup(s.reshape->ctx);
+            }
+}
+
+Plan::~Plan() = default;
+
+void Plan::build(Direction dir) {
+    const auto decomposition = Registry<Decomposition>::instance().create(config_.decomposition);
+    const int size = comm_.size(), rank = comm_.rank();
+    std::vector<Chain> chains;
+    chains.reserve(size);
+    for (int r = 0; r < size; ++r) chains.push_back(decomposition->chain(problem_, config_, r));
+    const Chain& mine = chains[rank];
+    const std::size_t nsteps = mine.steps.size();
+    auto pipe = std::make_unique<Pipeline>(*backend_);
+
+    for (std::size_t k = 0; k < nsteps; ++k) {
+        // Forward walks steps 0..n-1 from layouts[i] to layouts[i+1]; inverse walks back.
+        const std::size_t i = dir == Direction::forward ? k : nsteps - 1 - k;
+        const std::size_t from = dir == Direction::forward ? i : i + 1;
+        const std::size_t to = dir == Direction::forward ? i + 1 : i;
+        const ChainStep& step = mine.steps[i];
+        Stage stage;
+        stage.in = k == 0 ? user_in : (k % 2 == 1 ? work_a : work_b);
+        stage.out = k + 1 == nsteps ? user_out : (k % 2 == 0 ? work_a : work_b);
+        if (step.kind == ChainStep::Kind::fft) {
+            FftKind kind = dir == Direction::forward
+                               ? (i == 0 ? FftKind::r2c : FftKind::c2c_forward)
+                               : (i == 0 ? FftKind::c2r : FftKind::c2c_backward);
+            if (kind == FftKind::c2r && stage.in == user_in)
+                throw std::logic_error("c2r would overwrite the caller's input");
+            stage.name = fft_stage_name(step.axes);
+            stage.fft_phase = pipe->timer.phase(stage.name);
+            if (auto desc = fft_descriptor(mine.layouts[from], mine.layouts[to], step.axes, kind,
+                                           problem_.precision, problem_.size[2]))
+                stage.fft = backend_->make_fft(*desc);
+        } else {
+            // Phase communicator: ranks sharing this step's color, ordered by rank.
+            if (phase_comms_.size() <= static_cast<std::size_t>(step.phase))
+                phase_comms_.resize(step.phase + 1);
+            if (!phase_comms_[step.phase])
+                phase_comms_[step.phase] =
+                    std::make_unique<Communicator>(comm_.split(step.color, rank));
+            std::vector<Layout> before, after;
+            int self = -1;
+            for (int r = 0; r < size; ++r) {
+                if (chains[r].steps[i].color != step.color) continue;
+                if (r == rank) self = static_cast<int>(before.size());
+                before.push_back(chains[r].layouts[from]);
+                after.push_back(chains[r].layouts[to]);
+            }
+            auto rs = std::make_unique<Reshape>();
+            rs->plan = make_reshape_plan(step.phase, self, before, after, complex_bytes(problem_.precision));
+            rs->transport = Registry<Transport>::instance().create(config_.redistribution[step.phase]);
+            rs->ctx.plan = &rs->plan;
+            rs->ctx.comm = phase_comms_[step.phase]->get();
+            rs->ctx.backend = backend_.get();
+            rs->ctx.element = element_.get();
+            const std::string n = std::to_string(step.phase);
+            stage.name = "reshape." + n;
+            if (rs->transport->separate_pack_phases()) rs->phases.pack = pipe->timer.phase("pack." + n);
+            rs->phases.exchange = pipe->timer.phase("exchange." + n);
+            if (rs->transport->separate_pack_phases()) rs->phases.unpack = pipe->timer.phase("unpack." + n);
+            stage.reshape = std::move(rs);
+        }
+        pipe->stages.push_back(std::move(stage));
+    }
+    pipelines_[static_cast<int>(dir)] = std::move(pipe);
+}
+
+const Layout& Plan::input_layout() const { return layouts_.front(); }
+const Layout& Plan::output_layout() const { return layouts_.back(); }
+
+std::size_t Plan::input_bytes() const {
+    return static_cast<std::size_t>(input_count()) * real_bytes(problem_.precision);
+}
+std::size_t Plan::output_bytes() const {
+    return static_cast<std::size_t>(output_count()) * complex_bytes(problem_.precision);
+}
+std::size_t Plan::workspace_bytes() const {
+    return work_[0].bytes() + work_[1].bytes() + send_.bytes() + recv_.bytes();
+}
+
+void Plan::forward(const void* in, void* out) { run(*pipelines_[0], in, out); }
+void Plan::inverse(const void* in, void* out) { run(*pipelines_[1], in, out); }
+
+void Plan::run(Pipeline& p, const void* in, void* out) {
+    if (in == out) throw std::invalid_argument("fftune::Plan: in-place transforms are not supported");
+    void* slots[4] = {const_cast<void*>(in), out, work_[0].data(), work_[1].data()};
+    for (auto& s : p.stages) {
+        void* src = slots[s.in];
+        void* dst = slots[s.out];
+        if (s.reshape) {
+            s.reshape->transport->execute(s.reshape->ctx, src, dst, p.timer, s.reshape->phases);
+        } else {
+            PhaseScope scope(p.timer, s.fft_phase);
+            if (s.fft) s.fft->execute(src, dst);
+        }
+    }
+}
+
+const std::vector<std::string>& Plan::phase_names(Direction d) const {
+    return pipelines_[static_cast<int>(d)]->timer.names();
+}
+
+std::vector<double> Plan::collect_phase_times(Direction d) {
+    return pipelines_[static_cast<int>(d)]->timer.collect();
+}
+
+}  // namespace fftune

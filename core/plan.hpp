@@ -1,0 +1,84 @@
+// fftune::Plan — a distributed 3D real-to-complex FFT for one configuration.
+//
+//   fftune::Plan plan(MPI_COMM_WORLD, problem, config);
+//   auto in = plan.allocate_input();  auto out = plan.allocate_output();
+//   // fill in.as<double>() over plan.input_layout().box (z fastest) ...
+//   plan.forward(in.data(), out.data());   // out: plan.output_layout(), complex
+//   plan.inverse(out.data(), in.data());   // unnormalised: scales by Nx*Ny*Nz
+//
+// Input is real, output complex with Nz/2+1 entries along z; both are stored
+// z-contiguous (x slowest). Buffers live where the backend keeps data (host for
+// fftw, device for cuda). A plan is a flat list of named stages; each stage is
+// timed into a PhaseTimer (fft.yz, pack.0, exchange.0, unpack.0, fft.x, ...).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/config.hpp"
+#include "core/mpi_util.hpp"
+#include "core/phase_timer.hpp"
+
+namespace fftune {
+
+// Why `config` cannot solve `problem` on this build, or nothing. A pure
+// function of its arguments, so every rank reaches the same answer.
+// Throws std::invalid_argument for names that are not registered.
+std::optional<std::string> check_applicable(const Problem& problem, const Config& config);
+
+class Plan {
+public:
+    // Collective over `comm`, whose size must equal problem.ranks. Throws
+    // std::invalid_argument when the configuration does not apply.
+    Plan(MPI_Comm comm, const Problem& problem, const Config& config);
+    ~Plan();
+    Plan(const Plan&) = delete;
+    Plan& operator=(const Plan&) = delete;
+
+    const Problem& problem() const { return problem_; }
+    const Config& config() const { return config_; }
+    const Layout& input_layout() const;   // real data, forward input / inverse output
+    const Layout& output_layout() const;  // complex data, forward output / inverse input
+    index_t input_count() const { return input_layout().box.count(); }
+    index_t output_count() const { return output_layout().box.count(); }
+    std::size_t input_bytes() const;
+    std::size_t output_bytes() const;
+    // Bytes the plan allocates besides the caller's input and output.
+    std::size_t workspace_bytes() const;
+
+    Backend& backend() { return *backend_; }
+    MPI_Comm comm() const { return comm_.get(); }
+    Buffer allocate_input() { return Buffer(*backend_, input_bytes()); }
+    Buffer allocate_output() { return Buffer(*backend_, output_bytes()); }
+
+    // Collective. `in` is preserved; `out` must not alias it.
+    void forward(const void* in, void* out);
+    void inverse(const void* in, void* out);
+
+    // Per-phase times accumulated since the last collect, in phase_names() order.
+    const std::vector<std::string>& phase_names(Direction d) const;
+    std::vector<double> collect_phase_times(Direction d);
+
+private:
+    struct Stage;
+    struct Reshape;
+    struct Pipeline;
+    void build(Direction d);
+    void run(Pipeline& p, const void* in, void* out);
+
+    Problem problem_;
+    Config config_;
+    Communicator comm_;
+    std::unique_ptr<Backend> backend_;
+    std::vector<Layout> layouts_;  // this rank's forward chain
+    std::vector<std::unique_ptr<Communicator>> phase_comms_;
+    Datatype element_;
+    Buffer work_[2];
+    Buffer send_, recv_;
+    std::unique_ptr<Pipeline> pipelines_[2];
+};
+
+}  // namespace fftune

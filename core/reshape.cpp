@@ -1,0 +1,103 @@
+#include "core/reshape.hpp"
+
+#include <stdexcept>
+
+namespace fftune {
+
+bool ReshapePlan::any_send_scattered() const {
+    for (std::size_t p = 0; p < peers.size(); ++p)
+        if (static_cast<int>(p) != self && peers[p].send_count > 0 && !peers[p].send_src.contiguous())
+            return true;
+    return false;
+}
+
+bool ReshapePlan::any_recv_scattered() const {
+    for (std::size_t p = 0; p < peers.size(); ++p)
+        if (static_cast<int>(p) != self && peers[p].recv_count > 0 && !peers[p].recv_dst.contiguous())
+            return true;
+    return false;
+}
+
+ReshapePlan make_reshape_plan(int phase, int self, const std::vector<Layout>& all_before,
+                              const std::vector<Layout>& all_after, std::size_t elem_bytes) {
+    if (all_before.size() != all_after.size() || self < 0 ||
+        self >= static_cast<int>(all_before.size()))
+        throw std::logic_error("make_reshape_plan: inconsistent rank lists");
+    ReshapePlan plan;
+    plan.phase = phase;
+    plan.self = self;
+    plan.before = all_before[self];
+    plan.after = all_after[self];
+    plan.all_before = all_before;
+    plan.all_after = all_after;
+    plan.elem_bytes = elem_bytes;
+    if (plan.before.order != plan.after.order)
+        throw std::logic_error("reshape keeps the memory order; FFT stages change it");
+    const int n = static_cast<int>(all_before.size());
+    plan.peers.resize(n);
+    for (int p = 0; p < n; ++p) {
+        PeerBlock& b = plan.peers[p];
+        const Box3 out_box = intersect(plan.before.box, all_after[p].box);
+        const Box3 in_box = intersect(all_before[p].box, plan.after.box);
+        b.send_count = out_box.count();
+        b.recv_count = in_box.count();
+        b.send_src = region_of(plan.before, out_box);
+        b.recv_dst = region_of(plan.after, in_box);
+        b.send_displ = plan.send_total;
+        b.recv_displ = plan.recv_total;
+        plan.send_total += b.send_count;
+        plan.recv_total += b.recv_count;
+    }
+    return plan;
+}
+
+namespace {
+StridedRegion packed(const ReshapePlan& plan, const Box3& box, index_t displ) {
+    return packed_region(plan.before, box, displ);
+}
+Box3 send_box(const ReshapePlan& plan, int peer) {
+    return intersect(plan.before.box, plan.all_after[peer].box);
+}
+Box3 recv_box(const ReshapePlan& plan, int peer) {
+    return intersect(plan.all_before[peer].box, plan.after.box);
+}
+}  // namespace
+
+void pack_peer(const ReshapeContext& ctx, int peer, const void* src) {
+    const ReshapePlan& plan = *ctx.plan;
+    const PeerBlock& b = plan.peers[peer];
+    if (b.send_count == 0) return;
+    ctx.backend->copy_region(ctx.send_buffer, packed(plan, send_box(plan, peer), b.send_displ), src,
+                             b.send_src, plan.elem_bytes);
+}
+
+void unpack_peer(const ReshapeContext& ctx, int peer, void* dst) {
+    const ReshapePlan& plan = *ctx.plan;
+    const PeerBlock& b = plan.peers[peer];
+    if (b.recv_count == 0) return;
+    ctx.backend->copy_region(dst, b.recv_dst, ctx.recv_buffer,
+                             packed(plan, recv_box(plan, peer), b.recv_displ), plan.elem_bytes);
+}
+
+void copy_self(const ReshapeContext& ctx, const void* src, void* dst) {
+    const ReshapePlan& plan = *ctx.plan;
+    const PeerBlock& b = plan.peers[plan.self];
+    if (b.send_count == 0) return;
+    ctx.backend->copy_region(dst, b.recv_dst, src, b.send_src, plan.elem_bytes);
+}
+
+const void* send_pointer(const ReshapeContext& ctx, int peer, const void* src) {
+    const PeerBlock& b = ctx.plan->peers[peer];
+    const std::size_t e = ctx.plan->elem_bytes;
+    if (b.send_src.contiguous()) return static_cast<const char*>(src) + b.send_src.offset * e;
+    return static_cast<const char*>(ctx.send_buffer) + b.send_displ * e;
+}
+
+void* recv_pointer(const ReshapeContext& ctx, int peer, void* dst) {
+    const PeerBlock& b = ctx.plan->peers[peer];
+    const std::size_t e = ctx.plan->elem_bytes;
+    if (b.recv_dst.contiguous()) return static_cast<char*>(dst) + b.recv_dst.offset * e;
+    return static_cast<char*>(ctx.recv_buffer) + b.recv_displ * e;
+}
+
+}  // namespace fftune

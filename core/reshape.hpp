@@ -1,0 +1,67 @@
+// Reshape (global redistribution) between two box distributions that share a
+// memory order. The pack plan lists, per peer of the phase communicator, which
+// sub-box goes where; a message always holds its sub-box densely in that memory
+// order, so pack and unpack agree without negotiation. Transports execute it.
+#pragma once
+
+#include <vector>
+
+#include "core/backend.hpp"
+#include "core/box.hpp"
+#include "core/mpi_util.hpp"
+
+namespace fftune {
+
+struct PeerBlock {
+    index_t send_count = 0;   // elements this rank sends to the peer
+    index_t recv_count = 0;   // elements this rank receives from the peer
+    StridedRegion send_src;   // where the outgoing sub-box lies in the source array
+    StridedRegion recv_dst;   // where the incoming sub-box goes in the destination array
+    index_t send_displ = 0;   // offset in the packed send buffer (elements)
+    index_t recv_displ = 0;   // offset in the packed receive buffer (elements)
+};
+
+struct ReshapePlan {
+    int phase = 0;                 // 0 for the first redistribution of a transform, 1 for the next
+    Layout before;                 // this rank's layout before the reshape
+    Layout after;                  // and after it
+    std::vector<Layout> all_before;  // every phase-communicator rank's layout, by phase rank
+    std::vector<Layout> all_after;
+    std::vector<PeerBlock> peers;  // by phase-communicator rank
+    int self = 0;                  // this rank in the phase communicator
+    std::size_t elem_bytes = 0;
+    index_t send_total = 0;        // elements in the packed send buffer
+    index_t recv_total = 0;
+
+    // Pack needed when any outgoing sub-box is scattered in the source array.
+    bool any_send_scattered() const;
+    bool any_recv_scattered() const;
+};
+
+// Builds the pack plan from every phase rank's before/after layouts (computed
+// identically on all ranks, no communication needed).
+ReshapePlan make_reshape_plan(int phase, int self, const std::vector<Layout>& all_before,
+                              const std::vector<Layout>& all_after, std::size_t elem_bytes);
+
+// Everything a transport needs to move one reshape's bytes.
+struct ReshapeContext {
+    const ReshapePlan* plan = nullptr;
+    MPI_Comm comm = MPI_COMM_NULL;   // the phase communicator
+    Backend* backend = nullptr;
+    MPI_Datatype element = MPI_DATATYPE_NULL;  // one element as MPI_BYTEs
+    void* send_buffer = nullptr;     // packed send staging (send_total elements)
+    void* recv_buffer = nullptr;     // packed receive staging (recv_total elements)
+};
+
+// Pack/unpack helpers shared by the transports.
+void pack_peer(const ReshapeContext& ctx, int peer, const void* src);
+void unpack_peer(const ReshapeContext& ctx, int peer, void* dst);
+// Self block: source region straight into the destination region.
+void copy_self(const ReshapeContext& ctx, const void* src, void* dst);
+
+// Pointers that a message is sent from / received into: the array itself when
+// the region is contiguous, the packed buffer otherwise.
+const void* send_pointer(const ReshapeContext& ctx, int peer, const void* src);
+void* recv_pointer(const ReshapeContext& ctx, int peer, void* dst);
+
+}  // namespace fftune

@@ -1,0 +1,302 @@
+#include "core/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <complex>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/plan.hpp"
+#include "core/provenance.hpp"
+#include "core/registry.hpp"
+#include "core/statistics.hpp"
+#include "core/validation.hpp"
+
+namespace fftune {
+
+using json = nlohmann::json;
+
+std::optional<std::string> agree_error(MPI_Comm comm, const std::string& local_error) {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int mine = local_error.empty() ? size : rank, first = size;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+    if (first == size) return std::nullopt;
+    int len = rank == first ? static_cast<int>(local_error.size()) : 0;
+    FFTUNE_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, first, comm));
+    std::string msg = rank == first ? local_error : std::string(len, ' ');
+    FFTUNE_MPI_CHECK(MPI_Bcast(msg.data(), len, MPI_CHAR, first, comm));
+    return size > 1 ? fmt::format("rank {}: {}", first, msg) : msg;
+}
+
+namespace {
+
+// Runs `fn` on every rank; returns the agreed error, if any rank threw.
+template <class F>
+std::optional<std::string> collective_try(MPI_Comm comm, F&& fn) {
+    std::string error;
+    try {
+        fn();
+    } catch (const std::exception& e) {
+        error = e.what();
+        if (error.empty()) error = "unknown error";
+    }
+    return agree_error(comm, error);
+}
+
+json base_record(const Point& point, const json& machine, const RunOptions& options) {
+    json r;
+    r["schema"] = "fftune.result/1";
+    r["point_index"] = point.index;
+    r["problem"] = point.problem;
+    r["config"] = point.config;
+    r["key"] = point.config.key();
+    r["machine"] = machine;
+    auto backend = Registry<Backend>::instance().contains(point.config.backend)
+                       ? Registry<Backend>::instance().create(point.config.backend)
+                       : nullptr;
+    r["provenance"] = provenance_info(options.argv, backend.get());
+    return r;
+}
+
+// Fill the plan's input for `direction` with the test field (its spectrum for inverse).
+void prepare_input(Plan& plan, Direction direction, Buffer& in, Buffer& out) {
+    Backend& be = plan.backend();
+    const auto n = plan.problem().size;
+    auto load_real = [&](auto zero) {
+        using T = decltype(zero);
+        std::vector<T> f;
+        fill_test_input(f, plan.input_layout(), n);
+        be.copy_from_host(in.data(), f.data(), plan.input_bytes());
+    };
+    if (plan.problem().precision == Precision::single) load_real(float{});
+    else load_real(double{});
+    if (direction == Direction::inverse) {
+        // The inverse reads the spectrum: forward once, then swap roles.
+        plan.forward(in.data(), out.data());
+        plan.collect_phase_times(Direction::forward);
+    }
+}
+
+}  // namespace
+
+json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, const json& machine) {
+    json rec = base_record(point, machine, options);
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+
+    std::optional<std::string> reason;
+    if (auto err = collective_try(comm, [&] { reason = check_applicable(point.problem, point.config); })) {
+        rec["status"] = "failed";
+        rec["error"] = *err;
+        return rec;
+    }
+    if (reason) {
+        rec["status"] = "skipped";
+        rec["reason"] = *reason;
+        return rec;
+    }
+
+    std::unique_ptr<Plan> plan;
+    double setup_ms = 0;
+    FFTUNE_MPI_CHECK(MPI_Barrier(comm));
+    const auto t0 = std::chrono::steady_clock::now();
+    if (auto err = collective_try(comm, [&] { plan = std::make_unique<Plan>(comm, point.problem, point.config); })) {
+        rec["status"] = "failed";
+        rec["error"] = "setup: " + *err;
+        return rec;
+    }
+    // Setup is host work (planning, allocation, communicators): host clock, max over ranks.
+    double local_setup = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&local_setup, &setup_ms, 1, MPI_DOUBLE, MPI_MAX, comm));
+
+    const Direction dir = point.problem.direction;
+    const int iters = options.iterations, warm = options.warmup;
+    std::vector<std::string> phases;
+    std::vector<double> samples;  // per iteration: total, then phases
+    std::size_t stride = 0;
+    Buffer real_buf, complex_buf;
+    auto err = collective_try(comm, [&] {
+        real_buf = plan->allocate_input();
+        complex_buf = plan->allocate_output();
+        prepare_input(*plan, dir, real_buf, complex_buf);
+        const void* src = dir == Direction::forward ? real_buf.data() : complex_buf.data();
+        void* dst = dir == Direction::forward ? complex_buf.data() : real_buf.data();
+        auto total_clock = plan->backend().make_clock();
+        phases = plan->phase_names(dir);
+        stride = 1 + phases.size();
+        samples.reserve(iters * stride);
+        for (int it = 0; it < warm + iters; ++it) {
+            FFTUNE_MPI_CHECK(MPI_Barrier(comm));
+            total_clock->start();
+            if (dir == Direction::forward) plan->forward(src, dst);
+            else plan->inverse(src, dst);
+            total_clock->stop();
+            const double total = total_clock->elapsed_ms();
+            total_clock->reset();
+            const auto ph = plan->collect_phase_times(dir);
+            if (it < warm) continue;
+            samples.push_back(total);
+            samples.insert(samples.end(), ph.begin(), ph.end());
+        }
+    });
+    if (err) {
+        rec["status"] = "failed";
+        rec["error"] = "execution: " + *err;
+        return rec;
+    }
+
+    // Per iteration and phase: max over ranks for the statistics, min and mean to show imbalance.
+    std::vector<double> vmax(samples.size()), vmin(samples.size()), vsum(samples.size());
+    const int n = static_cast<int>(samples.size());
+    FFTUNE_MPI_CHECK(MPI_Allreduce(samples.data(), vmax.data(), n, MPI_DOUBLE, MPI_MAX, comm));
+    FFTUNE_MPI_CHECK(MPI_Allreduce(samples.data(), vmin.data(), n, MPI_DOUBLE, MPI_MIN, comm));
+    FFTUNE_MPI_CHECK(MPI_Allreduce(samples.data(), vsum.data(), n, MPI_DOUBLE, MPI_SUM, comm));
+    auto column = [&](const std::vector<double>& v, std::size_t c, double scale = 1.0) {
+        std::vector<double> out;
+        for (int it = 0; it < iters; ++it) out.push_back(v[it * stride + c] * scale);
+        return out;
+    };
+    const double inv_p = 1.0 / point.problem.ranks;
+    json timing;
+    timing["mode"] = "attribution";  // phases run one after another; each phase timed alone
+    timing["clock"] = plan->backend().device_memory() ? "cuda_event" : "host_steady_clock";
+    timing["warmup"] = warm;
+    timing["iterations"] = iters;
+    timing["setup_ms"] = setup_ms;
+    timing["total"] = summarize(column(vmax, 0));
+    json ph = json::object();
+    for (std::size_t k = 0; k < phases.size(); ++k) {
+        json s = summarize(column(vmax, k + 1));
+        s["rank_min_median"] = summarize(column(vmin, k + 1)).median;
+        s["rank_mean_median"] = summarize(column(vsum, k + 1, inv_p)).median;
+        ph[phases[k]] = s;
+    }
+    timing["phases"] = ph;
+    timing["phase_order"] = phases;
+    rec["timing"] = timing;
+
+    // Memory: the largest per-rank footprint (caller's in/out plus workspace).
+    unsigned long long mem[2] = {plan->input_bytes() + plan->output_bytes() + plan->workspace_bytes(),
+                                 plan->workspace_bytes()};
+    unsigned long long mem_max[2];
+    FFTUNE_MPI_CHECK(MPI_Allreduce(mem, mem_max, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+    rec["memory_bytes"] = mem_max[0];
+    rec["workspace_bytes"] = mem_max[1];
+
+    if (options.validate) {
+        ValidationResult v;
+        if (auto verr = collective_try(comm, [&] { v = validate(*plan); })) {
+            rec["status"] = "failed";
+            rec["error"] = "validation: " + *verr;
+            return rec;
+        }
+        rec["validation"] = v;
+        if (!v.passed()) {
+            std::string what;
+            for (const auto& c : v.checks)
+                if (!c.passed) what += fmt::format("{}{} error {:.3g} > tolerance {:.3g}", what.empty() ? "" : "; ", c.method, c.max_rel_error, c.tolerance);
+            rec["status"] = "failed";
+            rec["error"] = "validation failed: " + what;
+            return rec;
+        }
+    } else {
+        rec["validation"] = json{{"method", "none"}, {"passed", nullptr}};
+    }
+    rec["status"] = "ok";
+    return rec;
+}
+
+int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int start_index,
+            const std::vector<std::string>& argv) {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    const auto points = tc.points(size);
+    const json machine = machine_info();
+    RunOptions opts{tc.warmup, tc.iterations, tc.validate, argv};
+    std::ofstream out;
+    if (rank == 0) {
+        out.open(out_file, start_index > 0 ? std::ios::app : std::ios::trunc);
+        if (!out) throw std::runtime_error("cannot write " + out_file);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    int failed = 0;
+    const int total = static_cast<int>(points.size());
+    for (int i = std::max(0, start_index); i < total; ++i) {
+        const json rec = run_point(comm, points[i], opts, machine);
+        if (rec["status"] == "failed") ++failed;
+        if (rank != 0) continue;
+        out << rec.dump() << '\n' << std::flush;  // never lose a measured point
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const int done = i + 1 - std::max(0, start_index);
+        const double eta = elapsed / done * (total - i - 1);
+        std::string outcome = rec["status"].get<std::string>();
+        if (outcome == "ok")
+            outcome += fmt::format(" {:.4g} ms, error {:.2g}", rec["timing"]["total"]["median"].get<double>(),
+                                   rec["validation"].value("max_rel_error", 0.0));
+        else if (outcome == "failed")
+            outcome += ": " + rec["error"].get<std::string>();
+        std::cerr << fmt::format("[{} ranks {}/{}] {} {} {} {}: {} | elapsed {:.0f}s ETA {:.0f}s\n", size, i + 1,
+                                 total, size_string(points[i].problem.size), points[i].config.key(),
+                                 to_string(points[i].problem.precision), to_string(points[i].problem.direction),
+                                 outcome, elapsed, eta);
+    }
+    return failed;
+}
+
+std::vector<json> read_records(const std::string& path) {
+    std::vector<json> out;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        try {
+            out.push_back(json::parse(line));
+        } catch (const json::parse_error&) {
+            // A torn last line of a job that died mid-write: nothing to recover.
+        }
+    }
+    return out;
+}
+
+std::string summarize_records(const std::vector<json>& records) {
+    std::map<std::string, int> counts;
+    struct Best { double ms = 1e300; std::string key; double err = 0; int n = 0; };
+    std::map<std::string, Best> best;
+    std::vector<std::string> failures;
+    for (const auto& r : records) {
+        const std::string status = r.value("status", "?");
+        ++counts[status];
+        const auto& p = r["problem"];
+        const std::string problem = fmt::format("{:>5} {:>14} {:>6} {:>7}", p["ranks"].get<int>(),
+                                                size_string(p["size"].get<std::array<index_t, 3>>()),
+                                                p["precision"].get<std::string>(), p["direction"].get<std::string>());
+        if (status == "failed") failures.push_back(problem + "  " + r.value("key", "") + ": " + r.value("error", ""));
+        if (status != "ok") continue;
+        Best& b = best[problem];
+        ++b.n;
+        const double ms = r["timing"]["total"]["median"].get<double>();
+        if (ms < b.ms) b = {ms, r.value("key", ""), r["validation"].value("max_rel_error", 0.0), b.n};
+    }
+    std::string s = "\nSummary: ";
+    for (const auto& [k, v] : counts) s += fmt::format("{} {}  ", v, k);
+    s += fmt::format("({} points)\n\n", records.size());
+    if (!best.empty()) {
+        s += fmt::format("{:>5} {:>14} {:>6} {:>7}  {:>6}  {:>11}  {:>9}  {}\n", "ranks", "size", "prec", "dir",
+                         "points", "best ms", "error", "best configuration");
+        for (const auto& [problem, b] : best)
+            s += fmt::format("{}  {:>6}  {:>11.4g}  {:>9.2g}  {}\n", problem, b.n, b.ms, b.err, b.key);
+    }
+    if (!failures.empty()) {
+        s += "\nFailed points:\n";
+        for (const auto& f : failures) s += "  " + f + "\n";
+    }
+    return s;
+}
+
+}  // namespace fftune

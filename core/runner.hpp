@@ -1,0 +1,53 @@
+// Runs testcase points inside one MPI job (all ranks call), and sweeps over rank
+// counts by launching one MPI job per count (parent mode).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+#include <nlohmann/json.hpp>
+
+#include "core/testcase.hpp"
+
+namespace fftune {
+
+struct RunOptions {
+    int warmup = 10;
+    int iterations = 20;
+    bool validate = true;
+    std::vector<std::string> argv;  // for provenance
+};
+
+// Collective over `comm`. Never throws for a failing configuration: the
+// record's status says ok, skipped or failed. Every rank returns the record.
+nlohmann::json run_point(MPI_Comm comm, const Point& point, const RunOptions& options,
+                         const nlohmann::json& machine);
+
+// Runs the testcase's points for this job's world size from `start_index` on,
+// appending one JSON line per point to `out_file` (rank 0, flushed per point).
+// Returns the number of failed points.
+int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int start_index,
+            const std::vector<std::string>& argv);
+
+// Some rank's error message, agreed by all ranks (the lowest failing rank's),
+// or nothing when every rank succeeded.
+std::optional<std::string> agree_error(MPI_Comm comm, const std::string& local_error);
+
+// Parent mode: one launcher job per rank count, crash-resilient (a job that
+// dies is resumed after the point it died on, which is recorded as failed),
+// merged into OUT/<name>.jsonl. Returns the process exit code.
+struct SweepOptions {
+    std::string testcase_path;
+    std::string out_dir;
+    std::string launcher;               // overrides the testcase's when not empty
+    std::vector<std::string> launcher_args;  // appended to the testcase's
+};
+int run_sweep(const Testcase& tc, const SweepOptions& options);
+
+// Human-readable summary of records (status counts, best plan per problem, failures).
+std::string summarize_records(const std::vector<nlohmann::json>& records);
+std::vector<nlohmann::json> read_records(const std::string& path);
+
+}  // namespace fftune

@@ -1,0 +1,124 @@
+// Parent mode of `fftune run`: one launcher job per rank count, resumed past
+// any point on which a job died, results merged into one JSON-lines file.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/provenance.hpp"
+#include "core/runner.hpp"
+
+extern char** environ;
+
+namespace fftune {
+
+using json = nlohmann::json;
+
+namespace {
+
+std::string self_executable() {
+    std::error_code ec;
+    auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) throw std::runtime_error("cannot find the fftune executable: " + ec.message());
+    return p.string();
+}
+
+// Exit status of the command (128 + signal when killed by a signal).
+int spawn_and_wait(const std::vector<std::string>& cmd) {
+    std::vector<char*> args;
+    for (const auto& a : cmd) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = 0;
+    if (int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ); rc != 0)
+        throw std::runtime_error(fmt::format("cannot start '{}': {}", cmd[0], std::strerror(rc)));
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) throw std::runtime_error("waitpid failed");
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return 1;
+}
+
+bool is_open_mpi(const std::string& launcher) {
+    const std::string cmd = launcher + " --version 2>&1";
+    FILE* f = popen(cmd.c_str(), "r");
+    if (!f) return false;
+    char buf[256];
+    std::string text;
+    while (fgets(buf, sizeof buf, f)) text += buf;
+    pclose(f);
+    return text.find("Open MPI") != std::string::npos || text.find("OpenRTE") != std::string::npos;
+}
+
+}  // namespace
+
+int run_sweep(const Testcase& tc, const SweepOptions& opt) {
+    namespace fs = std::filesystem;
+    fs::create_directories(opt.out_dir);
+    const std::string base = sanitize_filename(tc.name);
+    const std::string merged = (fs::path(opt.out_dir) / (base + ".jsonl")).string();
+    const std::string launcher = opt.launcher.empty() ? tc.launcher : opt.launcher;
+    std::vector<std::string> extra = tc.launcher_args;
+    extra.insert(extra.end(), opt.launcher_args.begin(), opt.launcher_args.end());
+    const bool open_mpi = is_open_mpi(launcher);
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::string exe = self_executable();
+
+    std::ofstream all(merged, std::ios::trunc);
+    if (!all) throw std::runtime_error("cannot write " + merged);
+    int failed = 0;
+    std::vector<json> records;
+    for (int ranks : tc.ranks) {
+        const std::string part = (fs::path(opt.out_dir) / fmt::format("{}-r{}.jsonl", base, ranks)).string();
+        const int npoints = static_cast<int>(tc.points(ranks).size());
+        int start = 0;
+        std::vector<json> crash_records;
+        while (start < npoints) {
+            std::vector<std::string> cmd{launcher, "-n", std::to_string(ranks)};
+            if (open_mpi && static_cast<unsigned>(ranks) > cores) cmd.push_back("--oversubscribe");
+            cmd.insert(cmd.end(), extra.begin(), extra.end());
+            cmd.insert(cmd.end(), {exe, "run", opt.testcase_path, "--out", opt.out_dir, "--no-launch",
+                                   "--start-index", std::to_string(start)});
+            std::cerr << fmt::format("fftune: {} ranks: points {}..{} of {}\n", ranks, start + 1, npoints, npoints);
+            const int rc = spawn_and_wait(cmd);
+            if (rc == 0) break;
+            // The job died: the first point without a record is the one it died on.
+            int next = start;
+            for (const auto& r : read_records(part))
+                if (r.contains("point_index")) next = std::max(next, r["point_index"].get<int>() + 1);
+            if (next >= npoints) break;
+            const auto point = tc.points(ranks)[next];
+            json rec{{"schema", "fftune.result/1"},
+                     {"status", "failed"},
+                     {"point_index", next},
+                     {"problem", point.problem},
+                     {"config", point.config},
+                     {"key", point.config.key()},
+                     {"error", fmt::format("the MPI job exited with status {} while running this point; "
+                                           "the sweep resumed after it", rc)},
+                     {"machine", machine_info()},
+                     {"provenance", {{"fftune_version", fftune_version()}, {"timestamp", utc_timestamp()}}}};
+            std::ofstream(part, std::ios::app) << rec.dump() << '\n';
+            std::cerr << fmt::format("fftune: {} ranks: job died (status {}) on point {}; resuming\n", ranks, rc, next + 1);
+            start = next + 1;
+        }
+        for (auto& r : read_records(part)) {
+            if (r.value("status", "") == "failed") ++failed;
+            all << r.dump() << '\n';
+            records.push_back(std::move(r));
+        }
+        all.flush();
+    }
+    std::cout << summarize_records(records);
+    std::cout << fmt::format("\nResults: {}\n", merged);
+    return failed > 0 ? 1 : 0;
+}
+
+}  // namespace fftune

@@ -1,0 +1,43 @@
+// Transport: moves the bytes of one reshape. Knows nothing about FFTs.
+// One instance per reshape stage, so a transport may keep per-stage state
+// (derived datatypes, requests) created in setup().
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/phase_timer.hpp"
+#include "core/reshape.hpp"
+
+namespace fftune {
+
+// Phase ids this reshape records into (-1 when the transport has no such phase).
+struct ReshapePhases {
+    int pack = -1;
+    int exchange = -1;
+    int unpack = -1;
+};
+
+class Transport {
+public:
+    static constexpr const char* kind = "redistribution";
+    virtual ~Transport() = default;
+
+    // Whether this transport has separate pack and unpack phases; those that
+    // fuse them (derived datatypes, pipelined p2p) time only "exchange.k".
+    virtual bool separate_pack_phases() const = 0;
+    // Whether it copies through the plan's packed send/receive buffers.
+    virtual bool uses_staging_buffers() const { return separate_pack_phases(); }
+    // Why the transport cannot run with this backend, or nothing.
+    virtual std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) const {
+        (void)backend;
+        (void)gpu_aware;
+        return std::nullopt;
+    }
+    virtual void setup(const ReshapeContext& ctx) { (void)ctx; }
+    virtual void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
+                         const ReshapePhases& phases) = 0;
+};
+
+}  // namespace fftune

@@ -1,0 +1,212 @@
+#include "core/validation.hpp"
+
+#include <fftw3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <numbers>
+
+#include <nlohmann/json.hpp>
+
+namespace fftune {
+
+bool ValidationResult::passed() const {
+    return std::all_of(checks.begin(), checks.end(), [](const Check& c) { return c.passed; });
+}
+
+void to_json(nlohmann::json& j, const ValidationResult& v) {
+    const Check& p = v.primary();
+    j = nlohmann::json{{"method", p.method},
+                       {"max_rel_error", p.max_rel_error},
+                       {"tolerance", p.tolerance},
+                       {"passed", v.passed()},
+                       {"checks", nlohmann::json::array()}};
+    for (const auto& c : v.checks)
+        j["checks"].push_back({{"method", c.method},
+                               {"max_rel_error", c.max_rel_error},
+                               {"tolerance", c.tolerance},
+                               {"passed", c.passed}});
+}
+
+std::vector<TestMode> test_modes(const std::array<index_t, 3>& n) {
+    // Frequencies strictly below Nyquist on each axis (clamped on tiny axes).
+    auto clamp = [&](int k, int axis) { return static_cast<int>(std::min<index_t>(k, (n[axis] - 1) / 2)); };
+    const std::array<std::array<int, 3>, 3> k{{{1, 2, 3}, {3, 1, 0}, {0, 3, 2}}};
+    const double amp[3] = {1.0, 0.6, 0.35}, phase[3] = {0.3, 1.1, 2.0};
+    std::vector<TestMode> modes;
+    for (int m = 0; m < 3; ++m)
+        modes.push_back({{clamp(k[m][0], 0), clamp(k[m][1], 1), clamp(k[m][2], 2)}, amp[m], phase[m]});
+    return modes;
+}
+
+namespace {
+double argument(const TestMode& m, const std::array<index_t, 3>& n, index_t x, index_t y, index_t z) {
+    constexpr double two_pi = 2 * std::numbers::pi;
+    // k * (2 pi j / N), reduced modulo N first so large grids keep full accuracy.
+    auto phase = [&](int k, index_t j, index_t nn) { return two_pi * static_cast<double>((k * j) % nn) / nn; };
+    return phase(m.k[0], x, n[0]) + phase(m.k[1], y, n[1]) + phase(m.k[2], z, n[2]) + m.phase;
+}
+}  // namespace
+
+double test_function(const std::vector<TestMode>& modes, const std::array<index_t, 3>& n,
+                     index_t x, index_t y, index_t z) {
+    double f = 0;
+    for (const auto& m : modes) f += m.amplitude * std::cos(argument(m, n, x, y, z));
+    return f;
+}
+
+double test_laplacian(const std::vector<TestMode>& modes, const std::array<index_t, 3>& n,
+                      index_t x, index_t y, index_t z) {
+    double f = 0;
+    for (const auto& m : modes) {
+        const double k2 = double(m.k[0]) * m.k[0] + double(m.k[1]) * m.k[1] + double(m.k[2]) * m.k[2];
+        f -= m.amplitude * k2 * std::cos(argument(m, n, x, y, z));
+    }
+    return f;
+}
+
+template <class T>
+void fill_test_input(std::vector<T>& out, const Layout& layout, const std::array<index_t, 3>& n) {
+    const auto modes = test_modes(n);
+    out.assign(layout.box.count(), T{});
+    const Box3& b = layout.box;
+    for (index_t x = b.lo[0]; x < b.hi[0]; ++x)
+        for (index_t y = b.lo[1]; y < b.hi[1]; ++y)
+            for (index_t z = b.lo[2]; z < b.hi[2]; ++z)
+                out[layout.offset_of({x, y, z})] = static_cast<T>(test_function(modes, n, x, y, z));
+}
+template void fill_test_input<float>(std::vector<float>&, const Layout&, const std::array<index_t, 3>&);
+template void fill_test_input<double>(std::vector<double>&, const Layout&, const std::array<index_t, 3>&);
+
+double transform_tolerance(Precision p, index_t points) {
+    const double eps = p == Precision::single ? std::numeric_limits<float>::epsilon()
+                                              : std::numeric_limits<double>::epsilon();
+    return 16.0 * eps * std::max(1.0, std::log2(static_cast<double>(points)));
+}
+
+namespace {
+
+// Global max|a - b| / max|b| over all ranks.
+struct RelErr {
+    double num = 0, den = 0;
+    void add(double diff, double ref) {
+        // NaN must fail the check, and std::max would drop it.
+        if (std::isnan(diff)) diff = std::numeric_limits<double>::infinity();
+        num = std::max(num, diff);
+        den = std::max(den, ref);
+    }
+    double reduce(MPI_Comm comm) const {
+        double local[2] = {num, den}, global[2];
+        FFTUNE_MPI_CHECK(MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, comm));
+        return global[1] > 0 ? global[0] / global[1] : global[0];
+    }
+};
+
+template <class T>
+ValidationResult validate_typed(Plan& plan) {
+    using C = std::complex<T>;
+    const auto n = plan.problem().size;
+    const index_t total = n[0] * n[1] * n[2];
+    const Layout in_l = plan.input_layout(), out_l = plan.output_layout();
+    const auto modes = test_modes(n);
+    Backend& be = plan.backend();
+    MPI_Comm comm = plan.comm();
+
+    std::vector<T> f;
+    fill_test_input(f, in_l, n);
+    Buffer d_in = plan.allocate_input(), d_out = plan.allocate_output(), d_back = plan.allocate_input();
+    be.copy_from_host(d_in.data(), f.data(), plan.input_bytes());
+    plan.forward(d_in.data(), d_out.data());
+    std::vector<C> spec(out_l.box.count());
+    be.copy_to_host(spec.data(), d_out.data(), plan.output_bytes());
+
+    const double tol = transform_tolerance(plan.problem().precision, total);
+    ValidationResult result;
+
+    // Spectral Laplacian. Rounding noise at wavenumber k is amplified by |k|^2,
+    // so its tolerance scales with |k_max|^2 / |k_signal|^2.
+    double kmax2 = 0, ksig2 = std::numeric_limits<double>::max();
+    for (int a = 0; a < 3; ++a) kmax2 += double(n[a] / 2) * double(n[a] / 2);
+    for (const auto& m : modes) {
+        const double k2 = double(m.k[0]) * m.k[0] + double(m.k[1]) * m.k[1] + double(m.k[2]) * m.k[2];
+        if (k2 > 0) ksig2 = std::min(ksig2, k2);
+    }
+    std::vector<C> lap_spec(spec.size());
+    const Box3& ob = out_l.box;
+    for (index_t x = ob.lo[0]; x < ob.hi[0]; ++x)
+        for (index_t y = ob.lo[1]; y < ob.hi[1]; ++y)
+            for (index_t z = ob.lo[2]; z < ob.hi[2]; ++z) {
+                const double kx = double(wavenumber(x, n[0])), ky = double(wavenumber(y, n[1]));
+                const double kz = double(z);  // r2c keeps 0..Nz/2 along z
+                const double scale = -(kx * kx + ky * ky + kz * kz) / double(total);
+                const index_t i = out_l.offset_of({x, y, z});
+                lap_spec[i] = C(static_cast<T>(scale * spec[i].real()), static_cast<T>(scale * spec[i].imag()));
+            }
+    Buffer d_lap = plan.allocate_output();
+    be.copy_from_host(d_lap.data(), lap_spec.data(), plan.output_bytes());
+    plan.inverse(d_lap.data(), d_back.data());
+    std::vector<T> back(f.size());
+    be.copy_to_host(back.data(), d_back.data(), plan.input_bytes());
+    RelErr lap;
+    const Box3& ib = in_l.box;
+    for (index_t x = ib.lo[0]; x < ib.hi[0]; ++x)
+        for (index_t y = ib.lo[1]; y < ib.hi[1]; ++y)
+            for (index_t z = ib.lo[2]; z < ib.hi[2]; ++z) {
+                const double ref = test_laplacian(modes, n, x, y, z);
+                lap.add(std::abs(double(back[in_l.offset_of({x, y, z})]) - ref), std::abs(ref));
+            }
+    Check lap_check{"spectral_laplacian", lap.reduce(comm), tol * std::max(1.0, kmax2 / ksig2), false};
+    lap_check.passed = lap_check.max_rel_error <= lap_check.tolerance;
+    result.checks.push_back(lap_check);
+
+    // Round trip.
+    plan.inverse(d_out.data(), d_back.data());
+    be.copy_to_host(back.data(), d_back.data(), plan.input_bytes());
+    RelErr rt;
+    for (std::size_t i = 0; i < f.size(); ++i)
+        rt.add(std::abs(double(back[i]) / double(total) - double(f[i])), std::abs(double(f[i])));
+    Check rt_check{"round_trip", rt.reduce(comm), tol, false};
+    rt_check.passed = rt_check.max_rel_error <= rt_check.tolerance;
+    result.checks.push_back(rt_check);
+
+    // Whole-world oracle: serial double-precision transform of the whole grid.
+    if (total <= oracle_max_points) {
+        std::vector<double> whole(total);
+        for (index_t x = 0; x < n[0]; ++x)
+            for (index_t y = 0; y < n[1]; ++y)
+                for (index_t z = 0; z < n[2]; ++z)
+                    whole[(x * n[1] + y) * n[2] + z] = double(static_cast<T>(test_function(modes, n, x, y, z)));
+        const index_t nzc = n[2] / 2 + 1;
+        std::vector<std::complex<double>> ref(n[0] * n[1] * nzc);
+        fftw_plan p = fftw_plan_dft_r2c_3d(int(n[0]), int(n[1]), int(n[2]), whole.data(),
+                                           reinterpret_cast<fftw_complex*>(ref.data()), FFTW_ESTIMATE);
+        fftw_execute(p);
+        fftw_destroy_plan(p);
+        RelErr orc;
+        double local_max_ref = 0;
+        for (const auto& v : ref) local_max_ref = std::max(local_max_ref, std::abs(v));
+        orc.den = local_max_ref;  // every rank knows the whole spectrum's scale
+        for (index_t x = ob.lo[0]; x < ob.hi[0]; ++x)
+            for (index_t y = ob.lo[1]; y < ob.hi[1]; ++y)
+                for (index_t z = ob.lo[2]; z < ob.hi[2]; ++z) {
+                    const auto got = spec[out_l.offset_of({x, y, z})];
+                    const auto want = ref[(x * n[1] + y) * nzc + z];
+                    orc.add(std::abs(std::complex<double>(got.real(), got.imag()) - want), 0.0);
+                }
+        Check orc_check{"oracle_forward", orc.reduce(comm), tol, false};
+        orc_check.passed = orc_check.max_rel_error <= orc_check.tolerance;
+        result.checks.push_back(orc_check);
+    }
+    return result;
+}
+
+}  // namespace
+
+ValidationResult validate(Plan& plan) {
+    if (plan.problem().precision == Precision::single) return validate_typed<float>(plan);
+    return validate_typed<double>(plan);
+}
+
+}  // namespace fftune
