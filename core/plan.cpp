@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/decomposition.hpp"
+#include "core/fft_descriptor.hpp"
 #include "core/registry.hpp"
 #include "core/reshape.hpp"
 #include "core/transport.hpp"
@@ -20,32 +21,6 @@ std::string fft_stage_name(const std::vector<int>& axes) {
     std::string s = "fft.";
     for (int a : axes) s += axis_name(a);
     return s;
-}
-
-// Guru descriptor of the batched FFT that turns `in` into `out` along `axes`.
-// Returns nothing when this rank's box is empty (no work on this rank).
-std::optional<FftDescriptor> fft_descriptor(const Layout& in, const Layout& out,
-                                            const std::vector<int>& axes, FftKind kind,
-                                            Precision precision, index_t nz_real) {
-    if (in.box.empty() || out.box.empty()) return std::nullopt;
-    FftDescriptor d;
-    d.precision = precision;
-    d.kind = kind;
-    const auto si = in.strides(), so = out.strides();
-    const bool halved = kind == FftKind::r2c || kind == FftKind::c2r;
-    for (int a : axes) {
-        const index_t n = (halved && a == axis_z) ? nz_real : std::max(in.box.extent(a), out.box.extent(a));
-        d.dims.push_back({n, si[a], so[a]});
-    }
-    for (int b = 0; b < 3; ++b) {
-        if (std::find(axes.begin(), axes.end(), b) != axes.end()) continue;
-        if (in.box.extent(b) != out.box.extent(b))
-            throw std::logic_error("FFT stage changes the extent of a batch axis");
-        d.batch.push_back({in.box.extent(b), si[b], so[b]});
-    }
-    d.in_elements = in.box.count();
-    d.out_elements = out.box.count();
-    return d;
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <fstream>
 #include <functional>
@@ -82,7 +84,10 @@ nlohmann::json machine_info() {
                      {"gpus", nlohmann::json::array()}};
     const std::string hw = fmt::format("{}|{}|{}", m["cpu_model"].get<std::string>(),
                                        m["cpu_count"].get<unsigned>(), m["arch"].get<std::string>());
-    m["fingerprint"] = fmt::format("{:016x}", std::hash<std::string>{}(hw));
+    // FNV-1a 64: stable across builds and standard libraries, unlike std::hash.
+    std::uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : hw) h = (h ^ c) * 1099511628211ull;
+    m["fingerprint"] = fmt::format("{:016x}", h);
     return m;
 }
 
@@ -90,8 +95,10 @@ nlohmann::json provenance_info(const std::vector<std::string>& argv, Backend* ba
     char mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
     int len = 0;
     MPI_Get_library_version(mpi_lib, &len);
-    std::string mpi(mpi_lib, len);
-    if (auto nl = mpi.find('\n'); nl != std::string::npos) mpi.resize(nl);
+    // Some MPIs count the terminating NUL in len or append newlines: keep the first line.
+    std::string mpi(mpi_lib, static_cast<std::size_t>(std::max(0, len)));
+    if (auto end = mpi.find_first_of(std::string("\n\r\0", 3)); end != std::string::npos) mpi.resize(end);
+    while (!mpi.empty() && (mpi.back() == ' ' || mpi.back() == ',')) mpi.pop_back();
     int version = 0, subversion = 0, thread_level = 0;
     MPI_Get_version(&version, &subversion);
     MPI_Query_thread(&thread_level);

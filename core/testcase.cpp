@@ -1,9 +1,11 @@
 #include "core/testcase.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/backend.hpp"
@@ -174,6 +176,14 @@ Testcase parse_testcase(const json& j, const std::string& source) {
         }
     } else {
         ps.fail("/process_grid", fmt::format("{} is not a process grid axis (allowed: \"auto\", \"all\", or a list of [P1, P2])", grid.dump()));
+    }
+
+    for (std::size_t i = 0; i < tc.grids.size(); ++i) {
+        const int n = tc.grids[i][0] * tc.grids[i][1];
+        if (std::find(tc.ranks.begin(), tc.ranks.end(), n) == tc.ranks.end())
+            ps.fail(fmt::format("/process_grid/{}", i),
+                    fmt::format("{}x{} needs {} ranks, which /ranks ({}) does not list", tc.grids[i][0],
+                                tc.grids[i][1], n, fmt::join(tc.ranks, ", ")));
     }
 
     const json ga = j.value("gpu_aware", json(false));

@@ -1,1 +1,12 @@
-
+# Tests beside the core sources. Unit tests run once; MPI tests at 1-4 ranks.
+fftune_add_test(box_test SOURCES core/box_test.cpp LABELS unit)
+fftune_add_test(config_test SOURCES core/config_test.cpp LABELS unit)
+fftune_add_test(registry_test SOURCES core/registry_test.cpp LABELS unit)
+fftune_add_test(statistics_test SOURCES core/statistics_test.cpp LABELS unit)
+fftune_add_test(testcase_test SOURCES core/testcase_test.cpp LABELS unit)
+fftune_add_test(reshape_test SOURCES core/reshape_test.cpp LABELS unit)
+fftune_add_test(provenance_test SOURCES core/provenance_test.cpp LABELS unit)
+fftune_add_test(validation_test SOURCES core/validation_test.cpp LABELS unit)
+fftune_add_test(plan_mpi_test SOURCES core/plan_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+fftune_add_test(runner_mpi_test SOURCES core/runner_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+include(core/cli/tests.cmake)

@@ -1,0 +1,110 @@
+// The engine end to end (MPI test, 1-4 ranks): every decomposition x layout x
+// method combination x process grid x precision, on sizes that do not divide
+// by the rank counts (some ranks own empty boxes), validated by the spectral
+// Laplacian, the round trip and the whole-world oracle.
+#include "core/plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/decomposition.hpp"
+#include "core/registry.hpp"
+#include "core/testcase.hpp"
+#include "core/transport.hpp"
+#include "core/validation.hpp"
+
+namespace fftune {
+namespace {
+
+int world_size() {
+    int p = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    return p;
+}
+
+std::vector<std::vector<std::string>> method_combos(int phases) {
+    const auto methods = std::vector<std::string>{"p2p_sync", "p2p_streams", "p2p_mpi_type", "a2a_sync", "a2a_mpi_type"};
+    std::vector<std::vector<std::string>> out;
+    for (const auto& a : methods) {
+        if (phases == 1) out.push_back({a});
+        else
+            for (const auto& b : methods) out.push_back({a, b});
+    }
+    return out;
+}
+
+class PlanSweep : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PlanSweep, EveryApplicableConfigurationValidates) {
+    const int p = world_size();
+    const auto decomposition = Registry<Decomposition>::instance().create(GetParam());
+    int validated = 0;
+    for (const std::array<index_t, 3> n : {std::array<index_t, 3>{9, 10, 11}, {5, 3, 7}})
+        for (auto layout : all_values<LayoutVariant>())
+            for (const auto& grid : decomposition->uses_process_grid() ? all_grids(p) : std::vector<std::array<int, 2>>{{p, 1}})
+                for (const auto& methods : method_combos(decomposition->redistribution_phases()))
+                    for (auto precision : all_values<Precision>()) {
+                        const Problem problem{"fft3d", n, precision, Direction::forward, p};
+                        const Config config{"fftw", GetParam(), layout, grid, methods, false};
+                        if (check_applicable(problem, config)) continue;
+                        Plan plan(MPI_COMM_WORLD, problem, config);
+                        const ValidationResult v = validate(plan);
+                        ASSERT_EQ(v.checks.size(), 3u);  // small grids get the oracle too
+                        for (const auto& c : v.checks) {
+                            EXPECT_TRUE(c.passed) << config.key() << " " << size_string(n) << " " << c.method
+                                                  << " error " << c.max_rel_error << " > " << c.tolerance;
+                            EXPECT_LE(c.max_rel_error, precision == Precision::double_ ? 1e-10 : 1e-4);
+                        }
+                        ++validated;
+                    }
+    EXPECT_GT(validated, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, PlanSweep, ::testing::Values("slab_2d1d", "slab_1d2d", "pencil"),
+                         [](const auto& info) { return info.param; });
+
+TEST(Plan, ApplicationInterface) {
+    const int p = world_size();
+    const Problem problem{"fft3d", {12, 7, 5}, Precision::double_, Direction::forward, p};
+    const Config config{"fftw", "pencil", LayoutVariant::realigned, auto_grid(p), {"a2a_sync", "p2p_streams"}, false};
+    Plan plan(MPI_COMM_WORLD, problem, config);
+    // Input boxes tile the real grid, output boxes the complex grid, across ranks.
+    long long counts[2] = {plan.input_count(), plan.output_count()}, total[2];
+    MPI_Allreduce(counts, total, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_EQ(total[0], 12 * 7 * 5);
+    EXPECT_EQ(total[1], 12 * 7 * 3);
+    EXPECT_EQ(plan.input_bytes(), std::size_t(plan.input_count()) * 8);
+    EXPECT_EQ(plan.output_bytes(), std::size_t(plan.output_count()) * 16);
+    EXPECT_GT(plan.workspace_bytes(), 0u);
+    EXPECT_EQ(plan.output_layout().order, order_xyz);
+    // Phase names follow the stages.
+    const auto& names = plan.phase_names(Direction::forward);
+    const std::vector<std::string> want{"fft.z", "pack.0", "exchange.0", "unpack.0", "fft.y", "exchange.1", "fft.x"};
+    EXPECT_EQ(names, want);
+    auto in = plan.allocate_input();
+    EXPECT_THROW(plan.forward(in.data(), in.data()), std::invalid_argument);
+}
+
+TEST(Plan, RejectsWhatCannotApplyWithTheReason) {
+    const int p = world_size();
+    const Problem problem{"fft3d", {2, 8, 8}, Precision::double_, Direction::forward, p};
+    if (p > 2) {
+        const Config slab{"fftw", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"p2p_sync"}, false};
+        const auto why = check_applicable(problem, slab);
+        ASSERT_TRUE(why);
+        EXPECT_NE(why->find("Nx=2 < P"), std::string::npos) << *why;
+        EXPECT_THROW(Plan(MPI_COMM_WORLD, problem, slab), std::invalid_argument);
+    }
+    const Config two_methods{"fftw", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"p2p_sync", "a2a_sync"}, false};
+    EXPECT_THROW(check_applicable({"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, p}, two_methods),
+                 std::invalid_argument);
+    const Config unknown{"fftw", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"carrier_pigeon"}, false};
+    EXPECT_THROW(check_applicable({"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, p}, unknown),
+                 std::invalid_argument);
+    const Config aware{"fftw", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"p2p_sync"}, true};
+    const auto why = check_applicable({"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, p}, aware);
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find("gpu_aware"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fftune

@@ -1,0 +1,159 @@
+// Runner (MPI test, 1-4 ranks): record schema, skipped and failed points, a
+// failing configuration that does not abort the sweep, and agreed errors.
+#include "core/runner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "core/provenance.hpp"
+#include "core/registry.hpp"
+#include "core/transport.hpp"
+
+namespace fftune {
+namespace {
+
+using json = nlohmann::json;
+
+int world_rank() {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+int world_size() {
+    int p = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    return p;
+}
+
+// Fails in setup on rank 0 only: the other ranks must learn of it and agree.
+struct ThrowsInSetup final : Transport {
+    bool separate_pack_phases() const override { return false; }
+    void setup(const ReshapeContext&) override {
+        if (world_rank() == 0) throw std::runtime_error("injected setup failure");
+    }
+    void execute(const ReshapeContext&, const void*, void*, PhaseTimer&, const ReshapePhases&) override {}
+};
+// Fails while running, on every rank.
+struct ThrowsInExecute final : Transport {
+    bool separate_pack_phases() const override { return false; }
+    void execute(const ReshapeContext&, const void*, void*, PhaseTimer&, const ReshapePhases&) override {
+        throw std::runtime_error("injected execution failure");
+    }
+};
+// Runs but moves nothing: validation must fail it.
+struct DropsData final : Transport {
+    bool separate_pack_phases() const override { return false; }
+    void execute(const ReshapeContext&, const void*, void*, PhaseTimer&, const ReshapePhases&) override {}
+};
+const bool r1 = register_variant<Transport, ThrowsInSetup>("test_throws_in_setup");
+const bool r2 = register_variant<Transport, ThrowsInExecute>("test_throws_in_execute");
+const bool r3 = register_variant<Transport, DropsData>("test_drops_data");
+
+Point point(const std::string& method, std::array<index_t, 3> n = {9, 10, 11}) {
+    Point pt;
+    pt.problem = {"fft3d", n, Precision::double_, Direction::forward, world_size()};
+    pt.config = {"fftw", "slab_2d1d", LayoutVariant::default_, {world_size(), 1}, {method}, false};
+    return pt;
+}
+
+const RunOptions quick{1, 5, true, {"runner_mpi_test"}};
+
+TEST(RunPoint, OkRecordFollowsTheSchema) {
+    Point pt = point("a2a_sync");
+    pt.problem.direction = Direction::inverse;
+    const json r = run_point(MPI_COMM_WORLD, pt, quick, machine_info());
+    ASSERT_EQ(r.at("status"), "ok") << r.dump(2);
+    EXPECT_EQ(r.at("schema"), "fftune.result/1");
+    EXPECT_EQ(r.at("key"), pt.config.key());
+    EXPECT_EQ(r.at("problem").at("direction"), "inverse");
+    EXPECT_TRUE(r.at("validation").at("passed").get<bool>());
+    EXPECT_EQ(r.at("validation").at("method"), "spectral_laplacian");
+    const json& t = r.at("timing");
+    EXPECT_EQ(t.at("total").at("n"), 5);
+    EXPECT_GE(t.at("setup_ms").get<double>(), 0.0);
+    EXPECT_EQ(t.at("total").at("ci99").size(), 2u);
+    // Inverse of slab_2d1d: x FFT, then the reshape, then the (y, z) c2r.
+    EXPECT_EQ(t.at("phase_order"), (json{"fft.x", "pack.0", "exchange.0", "unpack.0", "fft.yz"}));
+    for (const auto& [name, s] : t.at("phases").items()) {
+        EXPECT_LE(s.at("rank_min_median").get<double>(), s.at("median").get<double>() + 1e-12) << name;
+        EXPECT_EQ(s.at("n"), 5) << name;
+    }
+    EXPECT_GT(r.at("memory_bytes").get<long long>(), 0);
+    EXPECT_TRUE(r.at("machine").contains("fingerprint"));
+    EXPECT_EQ(r.at("provenance").at("command_line"), "runner_mpi_test");
+}
+
+TEST(RunPoint, NotApplicableIsSkippedWithItsReason) {
+    Point pt = point("p2p_sync");
+    pt.config.decomposition = "pencil";
+    pt.config.redistribution = {"p2p_sync", "p2p_sync"};
+    pt.config.process_grid = {world_size() + 1, 1};
+    const json r = run_point(MPI_COMM_WORLD, pt, quick, machine_info());
+    EXPECT_EQ(r.at("status"), "skipped");
+    EXPECT_NE(r.at("reason").get<std::string>().find("needs"), std::string::npos) << r.dump();
+    EXPECT_FALSE(r.contains("timing"));
+}
+
+TEST(RunPoint, ThrowingConfigurationsFailWithTheAgreedError) {
+    const json setup = run_point(MPI_COMM_WORLD, point("test_throws_in_setup"), quick, machine_info());
+    EXPECT_EQ(setup.at("status"), "failed");
+    const std::string want = world_size() > 1 ? "rank 0: injected setup failure" : "injected setup failure";
+    EXPECT_NE(setup.at("error").get<std::string>().find(want), std::string::npos) << setup.dump();
+    const json exec = run_point(MPI_COMM_WORLD, point("test_throws_in_execute"), quick, machine_info());
+    EXPECT_EQ(exec.at("status"), "failed");
+    EXPECT_NE(exec.at("error").get<std::string>().find("injected execution failure"), std::string::npos);
+}
+
+TEST(RunPoint, WrongResultsFailValidation) {
+    const json r = run_point(MPI_COMM_WORLD, point("test_drops_data"), quick, machine_info());
+    EXPECT_EQ(r.at("status"), "failed");
+    EXPECT_NE(r.at("error").get<std::string>().find("validation failed"), std::string::npos) << r.dump();
+    EXPECT_FALSE(r.at("validation").at("passed").get<bool>());
+}
+
+TEST(RunJob, AFailingPointDoesNotAbortTheSweep) {
+    const json j{{"name", "runner test"},       {"problem", "fft3d"},  {"sizes", json::array({json::array({9, 10, 11})})},
+                 {"ranks", world_size()},       {"decomposition", "slab_2d1d"}, {"layout", "default"},
+                 {"redistribution", {"p2p_sync", "test_throws_in_execute", "a2a_sync"}},
+                 {"warmup", 0},                 {"iterations", 2}};
+    const Testcase tc = parse_testcase(j, "inline");
+    const auto file = (std::filesystem::temp_directory_path() / fmt::format("fftune_runner_test_{}.jsonl", getpid())).string();
+    std::string shared = file;
+    int len = static_cast<int>(shared.size());
+    MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    shared.resize(len);
+    MPI_Bcast(shared.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
+    const int failed = run_job(MPI_COMM_WORLD, tc, shared, 0, {"test"});
+    EXPECT_EQ(failed, 1);
+    if (world_rank() == 0) {
+        const auto records = read_records(shared);
+        ASSERT_EQ(records.size(), 3u);
+        EXPECT_EQ(records[0].at("status"), "ok");
+        EXPECT_EQ(records[1].at("status"), "failed");
+        EXPECT_EQ(records[2].at("status"), "ok");
+        const std::string summary = summarize_records(records);
+        EXPECT_NE(summary.find("1 failed"), std::string::npos) << summary;
+        EXPECT_NE(summary.find("2 ok"), std::string::npos) << summary;
+        EXPECT_NE(summary.find("test_throws_in_execute"), std::string::npos) << summary;
+        std::filesystem::remove(shared);
+    }
+}
+
+TEST(AgreeError, LowestFailingRankWins) {
+    const int r = world_rank(), p = world_size();
+    EXPECT_FALSE(agree_error(MPI_COMM_WORLD, ""));
+    const auto e = agree_error(MPI_COMM_WORLD, r == p - 1 ? "last rank broke" : "");
+    ASSERT_TRUE(e);
+    EXPECT_NE(e->find("last rank broke"), std::string::npos);
+    const auto all = agree_error(MPI_COMM_WORLD, "rank " + std::to_string(r));
+    ASSERT_TRUE(all);
+    EXPECT_NE(all->find("rank 0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fftune

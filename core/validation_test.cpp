@@ -1,0 +1,123 @@
+// Validation must catch a swapped axis in any layout. A test-only backend wraps
+// fftw and swaps the output strides of two equally long axes of one FFT
+// stage (a transposed layout); every decomposition x layout must then fail.
+#include "core/validation.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/registry.hpp"
+
+namespace fftune {
+namespace {
+
+TEST(TestFunction, IsAsymmetricUnderEveryAxisPermutation) {
+    const std::array<index_t, 3> n{8, 8, 8};
+    const auto modes = test_modes(n);
+    std::array<int, 3> perm{0, 1, 2};
+    while (std::next_permutation(perm.begin(), perm.end())) {
+        double diff = 0, lap_diff = 0;
+        for (index_t x = 0; x < 8; ++x)
+            for (index_t y = 0; y < 8; ++y)
+                for (index_t z = 0; z < 8; ++z) {
+                    const std::array<index_t, 3> g{x, y, z};
+                    const index_t px = g[perm[0]], py = g[perm[1]], pz = g[perm[2]];
+                    diff = std::max(diff, std::abs(test_function(modes, n, x, y, z) - test_function(modes, n, px, py, pz)));
+                    lap_diff = std::max(lap_diff, std::abs(test_laplacian(modes, n, x, y, z) -
+                                                           test_laplacian(modes, n, px, py, pz)));
+                }
+        EXPECT_GT(diff, 0.1) << perm[0] << perm[1] << perm[2];
+        EXPECT_GT(lap_diff, 0.1) << perm[0] << perm[1] << perm[2];
+    }
+}
+
+TEST(TestFunction, ModesStayBelowNyquistAndWavenumbersAreMinimal) {
+    for (const auto& m : test_modes({4, 3, 64}))
+        for (int a = 0; a < 3; ++a) EXPECT_LT(2 * m.k[a], (std::array<int, 3>{4, 3, 64}[a]));
+    EXPECT_EQ(wavenumber(3, 8), 3);
+    EXPECT_EQ(wavenumber(4, 8), 4);
+    EXPECT_EQ(wavenumber(5, 8), -3);
+    EXPECT_LT(transform_tolerance(Precision::double_, 1 << 20), 1e-12);
+    EXPECT_LT(transform_tolerance(Precision::single, 1 << 20), 1e-4);
+}
+
+int swaps = 0;
+
+class SwappingBackend final : public Backend {
+public:
+    SwappingBackend() : inner_(Registry<Backend>::instance().create("fftw")) {}
+    std::string name() const override { return "fftw_swapped_axes"; }
+    std::vector<std::pair<std::string, std::string>> versions() const override { return inner_->versions(); }
+    bool device_memory() const override { return false; }
+    void* allocate(std::size_t b) override { return inner_->allocate(b); }
+    void deallocate(void* p) override { inner_->deallocate(p); }
+    void* allocate_host(std::size_t b) override { return inner_->allocate_host(b); }
+    void deallocate_host(void* p) override { inner_->deallocate_host(p); }
+    void copy_region(void* d, const StridedRegion& dr, const void* s, const StridedRegion& sr, std::size_t e) override {
+        inner_->copy_region(d, dr, s, sr, e);
+    }
+    void copy_to_host(void* d, const void* s, std::size_t b) override { inner_->copy_to_host(d, s, b); }
+    void copy_from_host(void* d, const void* s, std::size_t b) override { inner_->copy_from_host(d, s, b); }
+    void synchronize() override {}
+    std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) override {
+        FftDescriptor d = desc;
+        // Transpose the output of the forward transform's first stage that has two
+        // equally long axes (transformed or batched; not the halved r2c axis).
+        const bool forward = d.kind == FftKind::r2c || d.kind == FftKind::c2c_forward;
+        std::vector<FftDim*> axes;
+        for (std::size_t i = 0; i < d.dims.size(); ++i)
+            if (d.kind != FftKind::r2c || i + 1 < d.dims.size()) axes.push_back(&d.dims[i]);
+        for (auto& b : d.batch) axes.push_back(&b);
+        for (std::size_t i = 0; i < axes.size() && forward && !swapped_; ++i)
+            for (std::size_t j = i + 1; j < axes.size() && !swapped_; ++j)
+                if (axes[i]->n == axes[j]->n && axes[i]->n > 1) {
+                    std::swap(axes[i]->out_stride, axes[j]->out_stride);
+                    swapped_ = true;
+                    ++swaps;
+                }
+        return inner_->make_fft(d);
+    }
+    std::unique_ptr<PhaseClock> make_clock() override { return inner_->make_clock(); }
+
+private:
+    std::unique_ptr<Backend> inner_;
+    bool swapped_ = false;
+};
+
+const bool registered = register_variant<Backend, SwappingBackend>("fftw_swapped_axes");
+
+TEST(Validation, CorrectPlansPassWithAllThreeChecks) {
+    const Problem problem{"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, 1};
+    for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil"}) {
+        const Config config{"fftw", d, LayoutVariant::realigned, {1, 1},
+                            std::string(d) == "pencil" ? std::vector<std::string>{"p2p_sync", "a2a_sync"}
+                                                       : std::vector<std::string>{"a2a_sync"},
+                            false};
+        Plan plan(MPI_COMM_SELF, problem, config);
+        const auto v = validate(plan);
+        ASSERT_EQ(v.checks.size(), 3u);
+        EXPECT_TRUE(v.passed()) << d;
+        EXPECT_EQ(v.primary().method, "spectral_laplacian");
+    }
+}
+
+TEST(Validation, CatchesASwappedAxisInEveryDecompositionAndLayout) {
+    const Problem problem{"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, 1};
+    for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil"})
+        for (auto layout : all_values<LayoutVariant>()) {
+            const Config config{"fftw_swapped_axes", d, layout, {1, 1},
+                                std::string(d) == "pencil" ? std::vector<std::string>{"p2p_sync", "p2p_sync"}
+                                                           : std::vector<std::string>{"p2p_sync"},
+                                false};
+            const int before = swaps;
+            Plan plan(MPI_COMM_SELF, problem, config);
+            ASSERT_EQ(swaps, before + 1) << "no stage was transposed for " << config.key();
+            const auto v = validate(plan);
+            EXPECT_FALSE(v.passed()) << config.key();
+            EXPECT_FALSE(v.primary().passed) << "the spectral Laplacian alone must catch it: " << config.key();
+        }
+}
+
+}  // namespace
+}  // namespace fftune

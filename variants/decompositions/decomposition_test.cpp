@@ -1,0 +1,147 @@
+// Every registered decomposition, for many sizes and rank counts: each layout of
+// the chain tiles the global grid exactly once, FFT stages see whole axes, and
+// reshapes keep the memory order and stay inside their phase communicator.
+#include "core/decomposition.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/registry.hpp"
+#include "core/testcase.hpp"
+
+namespace fftune {
+namespace {
+
+struct Case {
+    std::string decomposition;
+    LayoutVariant layout;
+};
+
+class Decompositions : public ::testing::TestWithParam<Case> {};
+
+void check_chains(const Problem& problem, const Config& config) {
+    const auto decomposition = Registry<Decomposition>::instance().create(config.decomposition);
+    const int p = problem.ranks;
+    std::vector<Chain> chains;
+    for (int r = 0; r < p; ++r) chains.push_back(decomposition->chain(problem, config, r));
+    const Chain& c0 = chains[0];
+    ASSERT_EQ(c0.layouts.size(), c0.steps.size() + 1);
+    EXPECT_EQ(c0.layouts.front().order, order_xyz);
+    EXPECT_EQ(c0.layouts.back().order, order_xyz);
+    int reshapes = 0;
+    for (const auto& s : c0.steps) reshapes += s.kind == ChainStep::Kind::reshape;
+    EXPECT_EQ(reshapes, decomposition->redistribution_phases());
+
+    for (std::size_t k = 0; k < c0.layouts.size(); ++k) {
+        const auto n = k == 0 ? problem.size : complex_size(problem.size);
+        // Tiles exactly once: counts add up and no two boxes overlap.
+        index_t total = 0;
+        for (int r = 0; r < p; ++r) {
+            const Box3& b = chains[r].layouts[k].box;
+            total += b.count();
+            for (int a = 0; a < 3; ++a) {
+                EXPECT_GE(b.lo[a], 0);
+                EXPECT_LE(b.hi[a], n[a]);
+            }
+            for (int q = 0; q < r; ++q)
+                EXPECT_TRUE(intersect(b, chains[q].layouts[k].box).empty())
+                    << "ranks " << q << " and " << r << " overlap in layout " << k;
+        }
+        EXPECT_EQ(total, n[0] * n[1] * n[2]) << "layout " << k;
+    }
+    for (std::size_t s = 0; s < c0.steps.size(); ++s) {
+        for (int r = 0; r < p; ++r) {
+            const ChainStep& step = chains[r].steps[s];
+            const Layout &in = chains[r].layouts[s], &out = chains[r].layouts[s + 1];
+            if (step.kind == ChainStep::Kind::fft) {
+                // A rank transforms whole lines: every transformed axis is complete.
+                const auto n = s == 0 ? problem.size : complex_size(problem.size);
+                if (in.box.empty()) continue;
+                const auto nc = complex_size(problem.size);
+                for (int a = 0; a < 3; ++a) {
+                    if (std::find(step.axes.begin(), step.axes.end(), a) != step.axes.end()) {
+                        EXPECT_EQ(in.box.extent(a), n[a]) << "axis " << a << " step " << s;
+                        EXPECT_EQ(out.box.extent(a), nc[a]) << "axis " << a << " step " << s;
+                    } else {  // an FFT stage never moves data across ranks
+                        EXPECT_EQ(in.box.lo[a], out.box.lo[a]) << "batch axis " << a << " step " << s;
+                        EXPECT_EQ(in.box.hi[a], out.box.hi[a]) << "batch axis " << a << " step " << s;
+                    }
+                }
+            } else {
+                EXPECT_EQ(in.order, out.order);
+                // Data stays within the phase communicator: the group's boxes cover the same cells.
+                index_t before = 0, after = 0;
+                for (int q = 0; q < p; ++q) {
+                    if (chains[q].steps[s].color == step.color) {
+                        before += chains[q].layouts[s].box.count();
+                        after += chains[q].layouts[s + 1].box.count();
+                    } else {
+                        EXPECT_TRUE(intersect(chains[q].layouts[s + 1].box, in.box).empty())
+                            << "rank " << r << " would send to rank " << q << " outside its phase communicator";
+                    }
+                }
+                EXPECT_EQ(before, after) << "step " << s << " color " << step.color;
+            }
+        }
+    }
+}
+
+TEST_P(Decompositions, ChainsTileTheGridForEveryRankCount) {
+    const auto decomposition = Registry<Decomposition>::instance().create(GetParam().decomposition);
+    const std::vector<std::array<index_t, 3>> sizes{{9, 10, 11}, {12, 7, 5}, {4, 3, 2}, {8, 8, 8}, {6, 2, 3}};
+    int applicable = 0;
+    for (const auto& n : sizes)
+        for (int p = 1; p <= 6; ++p) {
+            const auto grids = decomposition->uses_process_grid() ? all_grids(p)
+                                                                  : std::vector<std::array<int, 2>>{{p, 1}};
+            for (const auto& g : grids) {
+                const Problem problem{"fft3d", n, Precision::double_, Direction::forward, p};
+                const Config config{"fftw", GetParam().decomposition, GetParam().layout, g, {"p2p_sync", "p2p_sync"}, false};
+                if (decomposition->not_applicable(problem, config)) continue;
+                ++applicable;
+                SCOPED_TRACE(size_string(n) + " grid " + std::to_string(g[0]) + "x" + std::to_string(g[1]));
+                check_chains(problem, config);
+            }
+        }
+    EXPECT_GT(applicable, 20);
+}
+
+TEST_P(Decompositions, SkipsWithAReasonWhenRanksExceedTheSplitAxis) {
+    const auto decomposition = Registry<Decomposition>::instance().create(GetParam().decomposition);
+    const Problem problem{"fft3d", {2, 2, 8}, Precision::double_, Direction::forward, 4};
+    const Config config{"fftw", GetParam().decomposition, GetParam().layout,
+                        decomposition->uses_process_grid() ? std::array<int, 2>{4, 1} : std::array<int, 2>{4, 1},
+                        {"p2p_sync", "p2p_sync"}, false};
+    const auto why = decomposition->not_applicable(problem, config);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_NE(why->find("Nx=2"), std::string::npos) << *why;
+    // A grid that does not match the job is named in the reason.
+    Config wrong = config;
+    wrong.process_grid = {3, 1};
+    EXPECT_TRUE(decomposition->not_applicable(problem, wrong).has_value());
+}
+
+TEST(Decompositions, RealignedLayoutsMakeTheNextFftAxisContiguous) {
+    const Problem problem{"fft3d", {8, 6, 10}, Precision::double_, Direction::forward, 4};
+    for (const char* name : {"slab_2d1d", "slab_1d2d", "pencil"}) {
+        const auto d = Registry<Decomposition>::instance().create(name);
+        const Config config{"fftw", name, LayoutVariant::realigned, {2, 2}, {"p2p_sync", "p2p_sync"}, false};
+        Config c = config;
+        if (!d->uses_process_grid()) c.process_grid = {4, 1};
+        const Chain chain = d->chain(problem, c, 1);
+        for (std::size_t s = 1; s < chain.steps.size(); ++s)
+            if (chain.steps[s].kind == ChainStep::Kind::fft && chain.steps[s].axes.size() == 1)
+                EXPECT_EQ(chain.layouts[s].order[2], chain.steps[s].axes[0]) << name << " step " << s;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Decompositions,
+                         ::testing::Values(Case{"slab_2d1d", LayoutVariant::default_}, Case{"slab_2d1d", LayoutVariant::realigned},
+                                           Case{"slab_1d2d", LayoutVariant::default_}, Case{"slab_1d2d", LayoutVariant::realigned},
+                                           Case{"pencil", LayoutVariant::default_}, Case{"pencil", LayoutVariant::realigned}),
+                         [](const auto& info) { return info.param.decomposition + "_" + to_string(info.param.layout); });
+
+}  // namespace
+}  // namespace fftune
