@@ -1,1 +1,34 @@
+# CLI tests: bad testcases fail before any run (exit 2, message names the JSON
+# path, the bad value and the allowed values); the quick sweep runs end to end.
+function(fftune_cli_test name rc)
+  cmake_parse_arguments(T "" "" "ARGS;EXPECT;REJECT;LABELS" ${ARGN})
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND}
+    "-DCOMMAND=$<TARGET_FILE:fftune_cli>;${T_ARGS}" -DEXPECT_RC=${rc}
+    "-DEXPECT_OUTPUT=${T_EXPECT}" "-DREJECT_OUTPUT=${T_REJECT}"
+    -P ${PROJECT_SOURCE_DIR}/cmake/expect_command.cmake)
+  set_tests_properties(${name} PROPERTIES LABELS "cli;${T_LABELS}")
+endfunction()
 
+set(data ${PROJECT_SOURCE_DIR}/core/cli/testdata)
+fftune_cli_test(cli_malformed_json 2 ARGS run ${data}/malformed.json
+  EXPECT "invalid testcase" "malformed.json: malformed JSON")
+fftune_cli_test(cli_unknown_key 2 ARGS run ${data}/unknown_key.json
+  EXPECT "/iteratoins: unknown key" "allowed: .*iterations")
+fftune_cli_test(cli_unknown_value 2 ARGS run ${data}/unknown_value.json
+  EXPECT "/redistribution/1: unknown value 'alltoall'" "allowed: a2a_mpi_type, a2a_sync")
+fftune_cli_test(cli_impossible_size 2 ARGS run ${data}/impossible_size.json
+  EXPECT "/sizes/0/1: 0 is out of range")
+fftune_cli_test(cli_bad_grid 2 ARGS run ${data}/bad_grid.json
+  EXPECT "/process_grid/1: 3x2 needs 6 ranks")
+fftune_cli_test(cli_missing_file 2 ARGS run ${data}/does_not_exist.json EXPECT "cannot open")
+fftune_cli_test(cli_list 0 ARGS list
+  EXPECT "decomposition: pencil, slab_1d2d, slab_2d1d" "redistribution: .*p2p_streams")
+fftune_cli_test(cli_quick_dry_run 0 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --dry-run
+  EXPECT "total: 5760 points")
+# The main job: every applicable point validated, none failed.
+fftune_cli_test(cli_quick_sweep 0
+  ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --out ${PROJECT_BINARY_DIR}/quick-sweep
+  EXPECT "Summary: [0-9]+ ok  [0-9]+ skipped  \\(5760 points\\)"
+  REJECT "failed|job died"
+  LABELS "sweep;mpi")
+set_tests_properties(cli_quick_sweep PROPERTIES PROCESSORS 4 TIMEOUT 900)
