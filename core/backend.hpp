@@ -81,6 +81,9 @@ public:
     virtual void synchronize() = 0;
 
     virtual std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) = 0;
+    // The queue backend work runs on (a cudaStream_t on GPU backends, else null),
+    // for device-direct transports that enqueue their own communication.
+    virtual void* native_stream() { return nullptr; }
     virtual std::unique_ptr<PhaseClock> make_clock() = 0;
 };
 

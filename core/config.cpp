@@ -12,6 +12,7 @@ std::string size_string(const std::array<index_t, 3>& n) {
 std::string Config::key() const {
     std::string methods;
     for (const auto& m : redistribution) methods += (methods.empty() ? "" : "+") + m;
+    if (methods.empty()) methods = "none";
     return fmt::format("{}/{}/{}/{}x{}/{}/{}", backend, decomposition, to_string(layout),
                        process_grid[0], process_grid[1], methods, gpu_aware ? "gpu_aware" : "host");
 }

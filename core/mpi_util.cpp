@@ -4,7 +4,29 @@
 
 #include <fmt/format.h>
 
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
 namespace fftune {
+
+bool mpi_gpu_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return MPIX_Query_cuda_support() == 1;
+#else
+    return false;
+#endif
+}
+
+std::string mpi_gpu_aware_evidence() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return fmt::format("MPIX_Query_cuda_support() = {}", MPIX_Query_cuda_support());
+#elif defined(MPIX_CUDA_AWARE_SUPPORT)
+    return "built without CUDA support: MPIX_CUDA_AWARE_SUPPORT = 0";
+#else
+    return "the MPI library offers no MPIX_Query_cuda_support";
+#endif
+}
 
 void throw_mpi_error(int code, const char* call, const char* file, int line) {
     char text[MPI_MAX_ERROR_STRING];

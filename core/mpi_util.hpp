@@ -65,6 +65,11 @@ private:
 // All ranks of `comm` agree whether every rank succeeded (logical AND).
 bool all_ok(MPI_Comm comm, bool ok);
 
+// Whether MPI accepts device pointers (MPIX_Query_cuda_support where the MPI has
+// it; false otherwise), and a short account of how that was decided.
+bool mpi_gpu_aware();
+std::string mpi_gpu_aware_evidence();
+
 // Checked narrowing to MPI's int counts.
 int mpi_count(long long n, const char* what);
 

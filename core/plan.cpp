@@ -37,6 +37,7 @@ struct Plan::Stage {
     std::unique_ptr<FftPlan> fft;  // null for reshapes and for empty boxes
     int fft_phase = -1;
     std::unique_ptr<Reshape> reshape;
+    index_t copy_elems = 0;  // > 0: a plain copy stage (complex elements)
     Slot in = user_in, out = user_out;
 };
 
@@ -62,6 +63,8 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
     if (config.gpu_aware && !backend->device_memory())
         return fmt::format("gpu_aware applies to device buffers; backend {} keeps data in host memory",
                            config.backend);
+    if (config.gpu_aware && !mpi_gpu_aware())
+        return std::string("the MPI library is not GPU-aware (") + mpi_gpu_aware_evidence() + ")";
     if (auto why = decomposition->not_applicable(problem, config)) return why;
     for (const auto& method : config.redistribution) {
         const auto transport = Registry<Transport>::instance().create(method);
@@ -109,12 +112,43 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
             }
     if (send_elems > 0) send_ = Buffer(*backend_, send_elems * cb);
     if (recv_elems > 0) recv_ = Buffer(*backend_, recv_elems * cb);
+
+    // MPI that cannot read device memory gets pinned host staging: packed
+    // buffers for packing transports, array mirrors for derived-datatype ones.
+    const bool stage = backend_->device_memory() && !config.gpu_aware;
+    index_t hs = 0, hr = 0, hsrc = 0, hdst = 0;
+    for (auto& p : pipelines_)
+        for (auto& s : p->stages)
+            if (s.reshape && stage && s.reshape->transport->uses_mpi()) {
+                const ReshapePlan& rp = s.reshape->plan;
+                if (s.reshape->transport->uses_whole_arrays()) {
+                    hsrc = std::max(hsrc, rp.before.box.count());
+                    hdst = std::max(hdst, rp.after.box.count());
+                } else {
+                    hs = std::max(hs, rp.send_total);
+                    hr = std::max(hr, rp.recv_total);
+                }
+            }
+    // One element at least, so that a rank with nothing to send is still marked staged.
+    auto host = [&](index_t n) { return Buffer(*backend_, std::max<index_t>(n, 1) * cb, /*host=*/true); };
+    if (hs + hr > 0) host_send_ = host(hs), host_recv_ = host(hr);
+    if (hsrc + hdst > 0) host_src_ = host(hsrc), host_dst_ = host(hdst);
     for (auto& p : pipelines_)
         for (auto& s : p->stages)
             if (s.reshape) {
-                s.reshape->ctx.send_buffer = send_.data();
-                s.reshape->ctx.recv_buffer = recv_.data();
-                s.reshape->transport->setup(s.reshape->ctx);
+                ReshapeContext& c = s.reshape->ctx;
+                c.send_buffer = send_.data();
+                c.recv_buffer = recv_.data();
+                if (stage && s.reshape->transport->uses_mpi()) {
+                    if (s.reshape->transport->uses_whole_arrays()) {
+                        c.host_src_mirror = host_src_.data();
+                        c.host_dst_mirror = host_dst_.data();
+                    } else {
+                        c.host_send = host_send_.data();
+                        c.host_recv = host_recv_.data();
+                    }
+                }
+                s.reshape->transport->setup(c);
             }
 }
 
@@ -143,8 +177,18 @@ void Plan::build(Direction dir) {
             FftKind kind = dir == Direction::forward
                                ? (i == 0 ? FftKind::r2c : FftKind::c2c_forward)
                                : (i == 0 ? FftKind::c2r : FftKind::c2c_backward);
-            if (kind == FftKind::c2r && stage.in == user_in)
-                throw std::logic_error("c2r would overwrite the caller's input");
+            if (kind == FftKind::c2r && stage.in == user_in) {
+                // c2r may overwrite its input (FFTW, cuFFT): transform a copy.
+                Stage copy;
+                copy.name = "copy.in";
+                copy.fft_phase = pipe->timer.phase(copy.name);
+                copy.copy_elems = mine.layouts[from].box.count();
+                copy.in = user_in;
+                copy.out = work_a;
+                pipe->stages.push_back(std::move(copy));
+                stage.in = work_a;
+                if (stage.out == work_a) throw std::logic_error("copy.in would alias the stage output");
+            }
             stage.name = fft_stage_name(step.axes);
             stage.fft_phase = pipe->timer.phase(stage.name);
             if (auto desc = fft_descriptor(mine.layouts[from], mine.layouts[to], step.axes, kind,
@@ -196,6 +240,9 @@ std::size_t Plan::output_bytes() const {
 std::size_t Plan::workspace_bytes() const {
     return work_[0].bytes() + work_[1].bytes() + send_.bytes() + recv_.bytes();
 }
+std::size_t Plan::host_staging_bytes() const {
+    return host_send_.bytes() + host_recv_.bytes() + host_src_.bytes() + host_dst_.bytes();
+}
 
 void Plan::forward(const void* in, void* out) { run(*pipelines_[0], in, out); }
 void Plan::inverse(const void* in, void* out) { run(*pipelines_[1], in, out); }
@@ -208,6 +255,10 @@ void Plan::run(Pipeline& p, const void* in, void* out) {
         void* dst = slots[s.out];
         if (s.reshape) {
             s.reshape->transport->execute(s.reshape->ctx, src, dst, p.timer, s.reshape->phases);
+        } else if (s.copy_elems > 0) {
+            PhaseScope scope(p.timer, s.fft_phase);
+            const StridedRegion all{{1, 1, s.copy_elems}, {0, 0, 1}, 0};
+            backend_->copy_region(dst, all, src, all, complex_bytes(problem_.precision));
         } else {
             PhaseScope scope(p.timer, s.fft_phase);
             if (s.fft) s.fft->execute(src, dst);

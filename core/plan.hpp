@@ -48,6 +48,8 @@ public:
     std::size_t output_bytes() const;
     // Bytes the plan allocates besides the caller's input and output.
     std::size_t workspace_bytes() const;
+    // Pinned host memory for staging MPI traffic (GPU backends without GPU-aware MPI).
+    std::size_t host_staging_bytes() const;
 
     Backend& backend() { return *backend_; }
     MPI_Comm comm() const { return comm_.get(); }
@@ -78,6 +80,7 @@ private:
     Datatype element_;
     Buffer work_[2];
     Buffer send_, recv_;
+    Buffer host_send_, host_recv_, host_src_, host_dst_;  // pinned staging for host-only MPI
     std::unique_ptr<Pipeline> pipelines_[2];
 };
 

@@ -41,7 +41,7 @@ TEST(Registry, CreatesByNameAndRejectsDuplicatesAndUnknowns) {
 }
 
 TEST(Registry, TheLibraryRegistersItsVariants) {
-    for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil"})
+    for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil", "reference_3d"})
         EXPECT_TRUE(Registry<Decomposition>::instance().contains(d)) << d;
     for (const char* t : {"p2p_sync", "p2p_streams", "p2p_mpi_type", "a2a_sync", "a2a_mpi_type"})
         EXPECT_TRUE(Registry<Transport>::instance().contains(t)) << t;

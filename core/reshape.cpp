@@ -67,7 +67,8 @@ void pack_peer(const ReshapeContext& ctx, int peer, const void* src) {
     const ReshapePlan& plan = *ctx.plan;
     const PeerBlock& b = plan.peers[peer];
     if (b.send_count == 0) return;
-    ctx.backend->copy_region(ctx.send_buffer, packed(plan, send_box(plan, peer), b.send_displ), src,
+    void* target = ctx.host_send ? ctx.host_send : ctx.send_buffer;
+    ctx.backend->copy_region(target, packed(plan, send_box(plan, peer), b.send_displ), src,
                              b.send_src, plan.elem_bytes);
 }
 
@@ -75,7 +76,8 @@ void unpack_peer(const ReshapeContext& ctx, int peer, void* dst) {
     const ReshapePlan& plan = *ctx.plan;
     const PeerBlock& b = plan.peers[peer];
     if (b.recv_count == 0) return;
-    ctx.backend->copy_region(dst, b.recv_dst, ctx.recv_buffer,
+    const void* source = ctx.host_recv ? ctx.host_recv : ctx.recv_buffer;
+    ctx.backend->copy_region(dst, b.recv_dst, source,
                              packed(plan, recv_box(plan, peer), b.recv_displ), plan.elem_bytes);
 }
 
@@ -86,9 +88,17 @@ void copy_self(const ReshapeContext& ctx, const void* src, void* dst) {
     ctx.backend->copy_region(dst, b.recv_dst, src, b.send_src, plan.elem_bytes);
 }
 
+bool must_pack(const ReshapeContext& ctx, int peer) {
+    return ctx.host_send != nullptr || !ctx.plan->peers[peer].send_src.contiguous();
+}
+bool must_unpack(const ReshapeContext& ctx, int peer) {
+    return ctx.host_recv != nullptr || !ctx.plan->peers[peer].recv_dst.contiguous();
+}
+
 const void* send_pointer(const ReshapeContext& ctx, int peer, const void* src) {
     const PeerBlock& b = ctx.plan->peers[peer];
     const std::size_t e = ctx.plan->elem_bytes;
+    if (ctx.host_send) return static_cast<const char*>(ctx.host_send) + b.send_displ * e;
     if (b.send_src.contiguous()) return static_cast<const char*>(src) + b.send_src.offset * e;
     return static_cast<const char*>(ctx.send_buffer) + b.send_displ * e;
 }
@@ -96,8 +106,24 @@ const void* send_pointer(const ReshapeContext& ctx, int peer, const void* src) {
 void* recv_pointer(const ReshapeContext& ctx, int peer, void* dst) {
     const PeerBlock& b = ctx.plan->peers[peer];
     const std::size_t e = ctx.plan->elem_bytes;
+    if (ctx.host_recv) return static_cast<char*>(ctx.host_recv) + b.recv_displ * e;
     if (b.recv_dst.contiguous()) return static_cast<char*>(dst) + b.recv_dst.offset * e;
     return static_cast<char*>(ctx.recv_buffer) + b.recv_displ * e;
+}
+
+const void* staged_source(const ReshapeContext& ctx, const void* src) {
+    if (!ctx.host_src_mirror) return src;
+    ctx.backend->copy_to_host(ctx.host_src_mirror, src, ctx.plan->before.box.count() * ctx.plan->elem_bytes);
+    return ctx.host_src_mirror;
+}
+
+void* staged_destination(const ReshapeContext& ctx, void* dst) {
+    return ctx.host_dst_mirror ? ctx.host_dst_mirror : dst;
+}
+
+void finish_staged_destination(const ReshapeContext& ctx, void* dst) {
+    if (!ctx.host_dst_mirror) return;
+    ctx.backend->copy_from_host(dst, ctx.host_dst_mirror, ctx.plan->after.box.count() * ctx.plan->elem_bytes);
 }
 
 }  // namespace fftune

@@ -51,6 +51,14 @@ struct ReshapeContext {
     MPI_Datatype element = MPI_DATATYPE_NULL;  // one element as MPI_BYTEs
     void* send_buffer = nullptr;     // packed send staging (send_total elements)
     void* recv_buffer = nullptr;     // packed receive staging (recv_total elements)
+    // Host staging for MPI that cannot read device memory (set only then, pinned):
+    // packed transports pack straight into host_send and unpack from host_recv;
+    // whole-array transports (derived datatypes) use mirrors of source and destination.
+    void* host_send = nullptr;
+    void* host_recv = nullptr;
+    void* host_src_mirror = nullptr;
+    void* host_dst_mirror = nullptr;
+    bool host_staged() const { return host_send != nullptr || host_src_mirror != nullptr; }
 };
 
 // Pack/unpack helpers shared by the transports.
@@ -59,9 +67,18 @@ void unpack_peer(const ReshapeContext& ctx, int peer, void* dst);
 // Self block: source region straight into the destination region.
 void copy_self(const ReshapeContext& ctx, const void* src, void* dst);
 
+// Whether a peer's block needs packing / unpacking: when it is scattered in its
+// array, or always when MPI reads host staging buffers.
+bool must_pack(const ReshapeContext& ctx, int peer);
+bool must_unpack(const ReshapeContext& ctx, int peer);
 // Pointers that a message is sent from / received into: the array itself when
-// the region is contiguous, the packed buffer otherwise.
+// the region is contiguous, the packed (or host-staged) buffer otherwise.
 const void* send_pointer(const ReshapeContext& ctx, int peer, const void* src);
 void* recv_pointer(const ReshapeContext& ctx, int peer, void* dst);
+// Whole-array staging: the host mirror of the source (copied now) or `src`
+// itself; the destination to hand to MPI; and the copy back after the exchange.
+const void* staged_source(const ReshapeContext& ctx, const void* src);
+void* staged_destination(const ReshapeContext& ctx, void* dst);
+void finish_staged_destination(const ReshapeContext& ctx, void* dst);
 
 }  // namespace fftune

@@ -187,6 +187,9 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     FFTUNE_MPI_CHECK(MPI_Allreduce(mem, mem_max, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     rec["memory_bytes"] = mem_max[0];
     rec["workspace_bytes"] = mem_max[1];
+    unsigned long long host = plan->host_staging_bytes(), host_max = 0;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&host, &host_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+    rec["host_staging_bytes"] = host_max;
 
     if (options.validate) {
         ValidationResult v;

@@ -6,6 +6,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/decomposition.hpp"
+#include "core/registry.hpp"
+#include "core/transport.hpp"
+
 namespace fftune {
 namespace {
 
@@ -38,8 +42,8 @@ TEST(Testcase, DefaultsFollowTheSchema) {
     EXPECT_TRUE(tc.validate);
     EXPECT_EQ(tc.precisions, std::vector<Precision>{Precision::double_});
     EXPECT_EQ(tc.layouts.size(), 2u);  // default "all"
-    EXPECT_EQ(tc.decompositions.size(), 3u);
-    EXPECT_EQ(tc.redistribution.front().size(), 5u);
+    EXPECT_EQ(tc.decompositions, Registry<Decomposition>::instance().names());  // default "all"
+    EXPECT_EQ(tc.redistribution.front(), Registry<Transport>::instance().names());
     EXPECT_EQ(tc.launcher, "mpirun");
 }
 
@@ -68,6 +72,7 @@ TEST(Testcase, AxesAcceptValueListAndAll) {
 TEST(Testcase, SlabsUsePx1AndPencilAllGrids) {
     json j = minimal();
     j["process_grid"] = "all";
+    j["decomposition"] = json::array({"slab_2d1d", "slab_1d2d", "pencil"});
     j["redistribution"] = "p2p_sync";
     j["layout"] = "default";
     const Testcase tc = parse_testcase(j, "tc.json");
@@ -100,7 +105,7 @@ TEST(TestcaseErrors, UnknownProblem) { expect_error(with(minimal(), "problem", "
 TEST(TestcaseErrors, UnknownAxisValues) {
     expect_error(with(minimal(), "precision", "half"), {"/precision", "'half'", "single, double"});
     expect_error(with(minimal(), "direction", json::array({"forward", "sideways"})), {"/direction/1", "'sideways'", "inverse"});
-    expect_error(with(minimal(), "decomposition", "pencill"), {"/decomposition", "'pencill'", "pencil, slab_1d2d, slab_2d1d"});
+    expect_error(with(minimal(), "decomposition", "pencill"), {"/decomposition", "'pencill'", "pencil, reference_3d, slab_1d2d, slab_2d1d"});
     expect_error(with(minimal(), "layout", "transposed"), {"/layout", "'transposed'", "default, realigned"});
     expect_error(with(minimal(), "redistribution", "mpi_magic"), {"/redistribution", "'mpi_magic'", "a2a_sync"});
     expect_error(with(minimal(), "backend", "rocfft"), {"/backend", "'rocfft'", "fftw"});

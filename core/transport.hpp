@@ -29,6 +29,11 @@ public:
     virtual bool separate_pack_phases() const = 0;
     // Whether it copies through the plan's packed send/receive buffers.
     virtual bool uses_staging_buffers() const { return separate_pack_phases(); }
+    // Whether it hands whole arrays to MPI (derived datatypes): host staging
+    // then mirrors the arrays instead of the packed buffers.
+    virtual bool uses_whole_arrays() const { return false; }
+    // Whether data moves through MPI (host staging applies when MPI is not GPU-aware).
+    virtual bool uses_mpi() const { return true; }
     // Why the transport cannot run with this backend, or nothing.
     virtual std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) const {
         (void)backend;

@@ -2,4 +2,7 @@
 fftune_add_test(decomposition_test SOURCES variants/decompositions/decomposition_test.cpp LABELS unit)
 fftune_add_test(backend_test SOURCES variants/backends/backend_test.cpp LABELS unit)
 set_tests_properties(backend_test PROPERTIES ENVIRONMENT FFTUNE_TEST_BACKEND=fftw)
+if(CMAKE_CUDA_COMPILER)
+  fftune_add_test(backend_gpu_test REUSE backend_test LABELS gpu ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
+endif()
 fftune_add_test(transport_mpi_test SOURCES variants/transports/transport_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)

@@ -137,6 +137,22 @@ TEST(Decompositions, RealignedLayoutsMakeTheNextFftAxisContiguous) {
     }
 }
 
+TEST(Reference3d, OneStageOnOneProcess) {
+    const auto d = Registry<Decomposition>::instance().create("reference_3d");
+    Problem problem{"fft3d", {9, 10, 11}, Precision::double_, Direction::forward, 1};
+    const Config config{"fftw", "reference_3d", LayoutVariant::default_, {1, 1}, {}, false};
+    ASSERT_FALSE(d->not_applicable(problem, config));
+    check_chains(problem, config);
+    const Chain c = d->chain(problem, config, 0);
+    ASSERT_EQ(c.steps.size(), 1u);
+    EXPECT_EQ(c.steps[0].axes, (std::vector<int>{axis_x, axis_y, axis_z}));
+    Config realigned = config;
+    realigned.layout = LayoutVariant::realigned;
+    EXPECT_TRUE(d->not_applicable(problem, realigned));
+    problem.ranks = 2;
+    EXPECT_TRUE(d->not_applicable(problem, config));
+}
+
 INSTANTIATE_TEST_SUITE_P(All, Decompositions,
                          ::testing::Values(Case{"slab_2d1d", LayoutVariant::default_}, Case{"slab_2d1d", LayoutVariant::realigned},
                                            Case{"slab_1d2d", LayoutVariant::default_}, Case{"slab_1d2d", LayoutVariant::realigned},

@@ -12,6 +12,7 @@ namespace {
 class A2aMpiType final : public Transport {
 public:
     bool separate_pack_phases() const override { return false; }
+    bool uses_whole_arrays() const override { return true; }
 
     void setup(const ReshapeContext& ctx) override {
         types_ = make_subarray_types(ctx);
@@ -27,8 +28,12 @@ public:
     void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
                  const ReshapePhases& ph) override {
         PhaseScope scope(timer, ph.exchange);
-        FFTUNE_MPI_CHECK(MPI_Alltoallw(src, scounts_.data(), displs_.data(), stypes_.data(), dst,
+        ctx.backend->synchronize();  // MPI reads the source array
+        const void* in = staged_source(ctx, src);
+        void* out = staged_destination(ctx, dst);
+        FFTUNE_MPI_CHECK(MPI_Alltoallw(in, scounts_.data(), displs_.data(), stypes_.data(), out,
                                        rcounts_.data(), displs_.data(), rtypes_.data(), ctx.comm));
+        finish_staged_destination(ctx, dst);
     }
 
 private:

@@ -16,7 +16,7 @@ public:
 
     void setup(const ReshapeContext& ctx) override {
         const ReshapePlan& plan = *ctx.plan;
-        direct_send_ = direct_recv_ = true;
+        direct_send_ = direct_recv_ = !ctx.host_staged();
         for (const PeerBlock& b : plan.peers) {
             direct_send_ = direct_send_ && (b.send_count == 0 || b.send_src.contiguous());
             direct_recv_ = direct_recv_ && (b.recv_count == 0 || b.recv_dst.contiguous());
@@ -39,18 +39,22 @@ public:
             PhaseScope scope(timer, ph.pack);
             if (!direct_send_)
                 for (int p = 0; p < n; ++p) pack_peer(ctx, p, src);
+            ctx.backend->synchronize();  // MPI reads what the backend packed
         }
         {
             PhaseScope scope(timer, ph.exchange);
-            FFTUNE_MPI_CHECK(MPI_Alltoallv(direct_send_ ? src : ctx.send_buffer, scounts_.data(),
+            const void* sbuf = direct_send_ ? src : (ctx.host_send ? ctx.host_send : ctx.send_buffer);
+            void* rbuf = direct_recv_ ? dst : (ctx.host_recv ? ctx.host_recv : ctx.recv_buffer);
+            FFTUNE_MPI_CHECK(MPI_Alltoallv(sbuf, scounts_.data(),
                                            sdispls_.data(), ctx.element,
-                                           direct_recv_ ? dst : ctx.recv_buffer, rcounts_.data(),
+                                           rbuf, rcounts_.data(),
                                            rdispls_.data(), ctx.element, ctx.comm));
         }
         {
             PhaseScope scope(timer, ph.unpack);
             if (!direct_recv_)
                 for (int p = 0; p < n; ++p) unpack_peer(ctx, p, dst);
+            ctx.backend->synchronize();  // the receive buffer is reused next time
         }
     }
 

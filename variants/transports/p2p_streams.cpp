@@ -44,7 +44,10 @@ public:
         std::jthread packer([&] {
             for (std::size_t k = 0; k < order.size(); ++k) {
                 const int p = order[k];
-                if (!plan.peers[p].send_src.contiguous()) pack_peer(ctx, p, src);
+                if (must_pack(ctx, p)) {
+                    pack_peer(ctx, p, src);
+                    ctx.backend->synchronize();  // this block is ready before its send starts
+                }
                 packed.store(static_cast<int>(k + 1), std::memory_order_release);
             }
             copy_self(ctx, src, dst);
@@ -72,7 +75,7 @@ public:
                 if (outcount == MPI_UNDEFINED) outcount = 0;
                 for (int i = 0; i < outcount; ++i) {
                     const int p = recv_peer[done[i]];
-                    if (!plan.peers[p].recv_dst.contiguous()) unpack_peer(ctx, p, dst);
+                    if (must_unpack(ctx, p)) unpack_peer(ctx, p, dst);
                 }
                 open_recvs -= outcount;
                 if (outcount == 0 && sent == ready) std::this_thread::yield();
@@ -83,6 +86,7 @@ public:
         packer.join();
         FFTUNE_MPI_CHECK(MPI_Waitall(static_cast<int>(send_reqs.size()), send_reqs.data(),
                                      MPI_STATUSES_IGNORE));
+        ctx.backend->synchronize();  // unpacks done before the buffers are reused
     }
 };
 

@@ -20,7 +20,8 @@ public:
         {
             PhaseScope scope(timer, ph.pack);
             for (int p = 0; p < n; ++p)
-                if (p != plan.self && !plan.peers[p].send_src.contiguous()) pack_peer(ctx, p, src);
+                if (p != plan.self && must_pack(ctx, p)) pack_peer(ctx, p, src);
+            ctx.backend->synchronize();  // MPI reads what the backend packed
         }
         {
             PhaseScope scope(timer, ph.exchange);
@@ -49,7 +50,8 @@ public:
         {
             PhaseScope scope(timer, ph.unpack);
             for (int p = 0; p < n; ++p)
-                if (p != plan.self && !plan.peers[p].recv_dst.contiguous()) unpack_peer(ctx, p, dst);
+                if (p != plan.self && must_unpack(ctx, p)) unpack_peer(ctx, p, dst);
+            ctx.backend->synchronize();  // the receive buffers are reused next time
         }
     }
 };

@@ -1,0 +1,295 @@
+// GPU backend: device memory, strided copies as CUDA kernels (cuda_copy.cu), cuFFT plans with
+// the advanced data layout, CUDA-event clocks, all on one stream per backend.
+// One process per GPU: the device is chosen by the node-local MPI rank.
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/backend.hpp"
+#include "core/registry.hpp"
+#include "variants/backends/cuda_copy.hpp"
+
+namespace fftune {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
+}
+void check(cufftResult r, const char* what) {
+    if (r != CUFFT_SUCCESS) throw std::runtime_error(fmt::format("{}: cuFFT error {}", what, static_cast<int>(r)));
+}
+
+// Device of this process: the node-local rank (from the launcher's environment,
+// so no collective call is needed) modulo the visible devices.
+int select_device() {
+    static const int device = [] {
+        int count = 0;
+        if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return -1;
+        int local = 0;
+        for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "PMI_LOCAL_RANK"})
+            if (const char* v = std::getenv(var)) {
+                local = std::atoi(v);
+                break;
+            }
+        return local % count;
+    }();
+    if (device >= 0) check(cudaSetDevice(device), "cudaSetDevice");
+    return device;
+}
+
+// cuFFT advanced layout: element (i_1..i_r) of batch b sits at
+//   b * dist + sum_k i_k * stride * prod(embed[k+1..r-1]).
+// A descriptor maps onto it when its transformed strides nest that way; of the
+// batch dimensions, mergeable ones are merged, the largest becomes the cuFFT
+// batch and the rest are looped over (thesis Tables 4.1-4.3).
+struct Advanced {
+    std::vector<long long> n, inembed, onembed;
+    long long istride = 1, ostride = 1, idist = 1, odist = 1, batch = 1;
+    std::vector<FftDim> loops;  // outer batch dimensions executed one call per index
+};
+
+Advanced advanced_layout(const FftDescriptor& d) {
+    Advanced a;
+    const int r = static_cast<int>(d.dims.size());
+    const bool real_in = d.kind == FftKind::r2c, real_out = d.kind == FftKind::c2r;
+    const bool halved = real_in || real_out;
+    // Logical extents of each transformed dim on the input and output side.
+    auto extent = [&](int k, bool input) {
+        const long long n = d.dims[k].n;
+        if (halved && k == r - 1 && ((input && real_out) || (!input && real_in))) return n / 2 + 1;
+        return n;
+    };
+    a.istride = d.dims[r - 1].in_stride;
+    a.ostride = d.dims[r - 1].out_stride;
+    a.n.resize(r), a.inembed.resize(r), a.onembed.resize(r);
+    for (int k = 0; k < r; ++k) a.n[k] = d.dims[k].n;
+    a.inembed[0] = extent(0, true);
+    a.onembed[0] = extent(0, false);
+    for (int k = r - 1; k >= 1; --k) {
+        const long long in_ratio = d.dims[k - 1].in_stride / d.dims[k].in_stride;
+        const long long out_ratio = d.dims[k - 1].out_stride / d.dims[k].out_stride;
+        if (d.dims[k - 1].in_stride % d.dims[k].in_stride || d.dims[k - 1].out_stride % d.dims[k].out_stride)
+            throw std::logic_error("FFT dims do not nest; cuFFT's advanced layout cannot express them");
+        a.inembed[k] = in_ratio;
+        a.onembed[k] = out_ratio;
+        if (in_ratio < extent(k, true) || out_ratio < extent(k, false))
+            throw std::logic_error("FFT dims overlap; cuFFT's advanced layout cannot express them");
+    }
+    // Merge batch dims (slow -> fast): outer.stride == inner.n * inner.stride on both sides.
+    std::vector<FftDim> batch;
+    for (const FftDim& b : d.batch) {
+        if (b.n == 1) continue;
+        if (!batch.empty()) {
+            FftDim& last = batch.back();
+            if (last.in_stride == b.n * b.in_stride && last.out_stride == b.n * b.out_stride) {
+                last = {last.n * b.n, b.in_stride, b.out_stride};
+                continue;
+            }
+        }
+        batch.push_back(b);
+    }
+    if (batch.empty()) return a;
+    const auto biggest = std::max_element(batch.begin(), batch.end(), [](auto& x, auto& y) { return x.n < y.n; });
+    a.batch = biggest->n;
+    a.idist = biggest->in_stride;
+    a.odist = biggest->out_stride;
+    for (auto it = batch.begin(); it != batch.end(); ++it)
+        if (it != biggest) a.loops.push_back(*it);
+    return a;
+}
+
+class CufftPlan final : public FftPlan {
+public:
+    CufftPlan(const FftDescriptor& d, cudaStream_t stream) : desc_(d) {
+        layout_ = advanced_layout(d);
+        const bool single = d.precision == Precision::single;
+        cufftType type{};
+        switch (d.kind) {  // cuFFT's own type codes per kind and precision
+            case FftKind::r2c: type = single ? CUFFT_R2C : CUFFT_D2Z; break;
+            case FftKind::c2r: type = single ? CUFFT_C2R : CUFFT_Z2D; break;
+            default: type = single ? CUFFT_C2C : CUFFT_Z2Z; break;
+        }
+        type_ = type;
+        check(cufftCreate(&plan_), "cufftCreate");
+        check(cufftSetStream(plan_, stream), "cufftSetStream");
+        std::size_t work = 0;
+        check(cufftMakePlanMany64(plan_, static_cast<int>(layout_.n.size()), layout_.n.data(), layout_.inembed.data(),
+                                  layout_.istride, layout_.idist, layout_.onembed.data(), layout_.ostride, layout_.odist,
+                                  type, layout_.batch, &work),
+              "cufftMakePlanMany64");
+        in_elem_ = (d.kind == FftKind::r2c ? 1 : 2) * (single ? 4 : 8);
+        out_elem_ = (d.kind == FftKind::c2r ? 1 : 2) * (single ? 4 : 8);
+    }
+    ~CufftPlan() override { cufftDestroy(plan_); }
+
+    void execute(void* in, void* out) override {
+        // Loop over the batch dimensions cuFFT cannot take (at most two).
+        const auto& L = layout_.loops;
+        const long long n0 = L.size() > 0 ? L[0].n : 1, n1 = L.size() > 1 ? L[1].n : 1;
+        for (long long a = 0; a < n0; ++a)
+            for (long long b = 0; b < n1; ++b) {
+                long long ioff = 0, ooff = 0;
+                if (L.size() > 0) ioff += a * L[0].in_stride, ooff += a * L[0].out_stride;
+                if (L.size() > 1) ioff += b * L[1].in_stride, ooff += b * L[1].out_stride;
+                run(static_cast<char*>(in) + ioff * in_elem_, static_cast<char*>(out) + ooff * out_elem_);
+            }
+    }
+
+private:
+    void run(void* in, void* out) {
+        switch (type_) {
+            case CUFFT_R2C: check(cufftExecR2C(plan_, (cufftReal*)in, (cufftComplex*)out), "cufftExecR2C"); break;
+            case CUFFT_D2Z: check(cufftExecD2Z(plan_, (cufftDoubleReal*)in, (cufftDoubleComplex*)out), "cufftExecD2Z"); break;
+            case CUFFT_C2R: check(cufftExecC2R(plan_, (cufftComplex*)in, (cufftReal*)out), "cufftExecC2R"); break;
+            case CUFFT_Z2D: check(cufftExecZ2D(plan_, (cufftDoubleComplex*)in, (cufftDoubleReal*)out), "cufftExecZ2D"); break;
+            case CUFFT_C2C:
+                check(cufftExecC2C(plan_, (cufftComplex*)in, (cufftComplex*)out,
+                                   desc_.kind == FftKind::c2c_forward ? CUFFT_FORWARD : CUFFT_INVERSE),
+                      "cufftExecC2C");
+                break;
+            default:
+                check(cufftExecZ2Z(plan_, (cufftDoubleComplex*)in, (cufftDoubleComplex*)out,
+                                   desc_.kind == FftKind::c2c_forward ? CUFFT_FORWARD : CUFFT_INVERSE),
+                      "cufftExecZ2Z");
+        }
+    }
+    FftDescriptor desc_;
+    Advanced layout_;
+    cufftType type_{};
+    cufftHandle plan_{};
+    std::size_t in_elem_ = 0, out_elem_ = 0;
+};
+
+// Accumulates the GPU time between start/stop pairs recorded on the stream.
+class EventClock final : public PhaseClock {
+public:
+    explicit EventClock(cudaStream_t s) : stream_(s) {}
+    ~EventClock() override {
+        for (auto& [a, b] : events_) cudaEventDestroy(a), cudaEventDestroy(b);
+    }
+    void start() override {
+        if (used_ == events_.size()) {
+            cudaEvent_t a, b;
+            check(cudaEventCreate(&a), "cudaEventCreate");
+            check(cudaEventCreate(&b), "cudaEventCreate");
+            events_.push_back({a, b});
+        }
+        check(cudaEventRecord(events_[used_].first, stream_), "cudaEventRecord");
+    }
+    void stop() override { check(cudaEventRecord(events_[used_++].second, stream_), "cudaEventRecord"); }
+    double elapsed_ms() override {
+        double total = 0;
+        for (std::size_t i = 0; i < used_; ++i) {
+            check(cudaEventSynchronize(events_[i].second), "cudaEventSynchronize");
+            float ms = 0;
+            check(cudaEventElapsedTime(&ms, events_[i].first, events_[i].second), "cudaEventElapsedTime");
+            total += ms;
+        }
+        return total;
+    }
+    void reset() override { used_ = 0; }
+
+private:
+    cudaStream_t stream_;
+    std::vector<std::pair<cudaEvent_t, cudaEvent_t>> events_;
+    std::size_t used_ = 0;
+};
+
+class CudaBackend final : public Backend {
+public:
+    CudaBackend() {
+        device_ = select_device();
+        if (device_ >= 0) check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    }
+    ~CudaBackend() override {
+        if (stream_) cudaStreamDestroy(stream_);
+    }
+    std::string name() const override { return "cuda"; }
+    std::vector<std::pair<std::string, std::string>> versions() const override {
+        int rt = 0, drv = 0, cufft = 0;
+        cudaRuntimeGetVersion(&rt);
+        cudaDriverGetVersion(&drv);
+        cufftGetVersion(&cufft);
+        std::vector<std::pair<std::string, std::string>> v{{"cuda_runtime", std::to_string(rt)},
+                                                           {"cuda_driver", std::to_string(drv)},
+                                                           {"cufft", std::to_string(cufft)}};
+        if (device_ >= 0) {
+            cudaDeviceProp p{};
+            cudaGetDeviceProperties(&p, device_);
+            v.push_back({"gpu", fmt::format("{} (sm_{}{}, {} MiB)", p.name, p.major, p.minor, p.totalGlobalMem >> 20)});
+        }
+        return v;
+    }
+    bool device_memory() const override { return true; }
+    std::optional<std::string> unavailable() const override {
+        if (device_ < 0) return std::string("no CUDA device is visible to this process");
+        return std::nullopt;
+    }
+    void* allocate(std::size_t bytes) override {
+        void* p = nullptr;
+        check(cudaMalloc(&p, std::max<std::size_t>(bytes, 1)), "cudaMalloc");
+        return p;
+    }
+    void deallocate(void* p) override { cudaFree(p); }
+    void* allocate_host(std::size_t bytes) override {
+        void* p = nullptr;
+        check(cudaMallocHost(&p, std::max<std::size_t>(bytes, 1)), "cudaMallocHost");
+        return p;
+    }
+    void deallocate_host(void* p) override { cudaFreeHost(p); }
+    // Both sides may be device or pinned host memory (unified addressing): the
+    // kernel writes packed blocks straight into host staging buffers.
+    void copy_region(void* dst, const StridedRegion& d, const void* src, const StridedRegion& s,
+                     std::size_t elem_bytes) override {
+        if (s.count() == 0) return;
+        if (d.extent != s.extent) throw std::logic_error("copy_region: extents differ");
+        if (d.contiguous() && s.contiguous()) {
+            bind();
+            check(cudaMemcpyAsync(static_cast<char*>(dst) + d.offset * elem_bytes,
+                                  static_cast<const char*>(src) + s.offset * elem_bytes, s.count() * elem_bytes,
+                                  cudaMemcpyDefault, stream_),
+                  "cudaMemcpyAsync");
+            return;
+        }
+        bind();  // callers may be other threads (the p2p_streams packer)
+        auto plain = [](const StridedRegion& r) {
+            return CopyRegion{{r.extent[0], r.extent[1], r.extent[2]}, {r.stride[0], r.stride[1], r.stride[2]}, r.offset};
+        };
+        check(cuda_copy_region(dst, plain(d), src, plain(s), elem_bytes, stream_), "copy_region kernel");
+    }
+    void copy_to_host(void* host_dst, const void* src, std::size_t bytes) override {
+        check(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDefault, stream_), "cudaMemcpyAsync D2H");
+        synchronize();
+    }
+    void copy_from_host(void* dst, const void* host_src, std::size_t bytes) override {
+        check(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyDefault, stream_), "cudaMemcpyAsync H2D");
+        synchronize();
+    }
+    void synchronize() override {
+        bind();
+        check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    }
+    std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) override {
+        return std::make_unique<CufftPlan>(desc, stream_);
+    }
+    std::unique_ptr<PhaseClock> make_clock() override { return std::make_unique<EventClock>(stream_); }
+    void* native_stream() override { return stream_; }
+
+private:
+    void bind() const {
+        int current = -1;
+        if (cudaGetDevice(&current) != cudaSuccess || current != device_) check(cudaSetDevice(device_), "cudaSetDevice");
+    }
+    int device_ = -1;
+    cudaStream_t stream_ = nullptr;
+};
+
+const bool registered = register_variant<Backend, CudaBackend>("cuda");
+
+}  // namespace
+}  // namespace fftune

@@ -1,0 +1,45 @@
+#include "variants/backends/cuda_copy.hpp"
+
+#include <algorithm>
+
+namespace fftune {
+namespace {
+
+// dst[dst_region] = src[src_region]: one thread per element of the fastest
+// dimension, rows over blockIdx.y (grid-strided), planes over blockIdx.z.
+template <class T>
+__global__ void copy_region_kernel(T* __restrict__ dst, const T* __restrict__ src, long long e0, long long e1,
+                                   long long e2, long long ds0, long long ds1, long long ds2, long long ss0,
+                                   long long ss1, long long ss2) {
+    for (long long i0 = blockIdx.z; i0 < e0; i0 += gridDim.z)
+        for (long long i1 = blockIdx.y; i1 < e1; i1 += gridDim.y)
+            for (long long i2 = blockIdx.x * (long long)blockDim.x + threadIdx.x; i2 < e2;
+                 i2 += (long long)gridDim.x * blockDim.x)
+                dst[i0 * ds0 + i1 * ds1 + i2 * ds2] = src[i0 * ss0 + i1 * ss1 + i2 * ss2];
+}
+
+template <class T>
+cudaError_t launch_copy(void* dst, const CopyRegion& d, const void* src, const CopyRegion& s, cudaStream_t stream) {
+    const dim3 block(256);
+    const dim3 grid(static_cast<unsigned>(std::min<long long>((s.extent[2] + 255) / 256, 1024)),
+                    static_cast<unsigned>(std::min<long long>(s.extent[1], 65535)),
+                    static_cast<unsigned>(std::min<long long>(s.extent[0], 65535)));
+    copy_region_kernel<T><<<grid, block, 0, stream>>>(static_cast<T*>(dst) + d.offset, static_cast<const T*>(src) + s.offset,
+                                                      s.extent[0], s.extent[1], s.extent[2], d.stride[0], d.stride[1],
+                                                      d.stride[2], s.stride[0], s.stride[1], s.stride[2]);
+    return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t cuda_copy_region(void* dst, const CopyRegion& d, const void* src, const CopyRegion& s,
+                             std::size_t elem_bytes, cudaStream_t stream) {
+    switch (elem_bytes) {  // element width in bytes
+        case 4: return launch_copy<float>(dst, d, src, s, stream);
+        case 8: return launch_copy<float2>(dst, d, src, s, stream);
+        case 16: return launch_copy<double2>(dst, d, src, s, stream);
+        default: return cudaErrorInvalidValue;
+    }
+}
+
+}  // namespace fftune

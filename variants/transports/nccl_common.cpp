@@ -1,0 +1,65 @@
+#include "variants/transports/nccl_common.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/mpi_util.hpp"
+
+namespace fftune::nccl {
+
+void check(ncclResult_t r, const char* what) {
+    if (r != ncclSuccess && r != ncclInProgress)
+        throw std::runtime_error(fmt::format("{}: NCCL error: {}", what, ncclGetErrorString(r)));
+}
+
+Comm::Comm(MPI_Comm mpi_comm) {
+    int rank = 0, size = 0;
+    FFTUNE_MPI_CHECK(MPI_Comm_rank(mpi_comm, &rank));
+    FFTUNE_MPI_CHECK(MPI_Comm_size(mpi_comm, &size));
+    ncclUniqueId id{};
+    if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    FFTUNE_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_comm));
+    check(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
+}
+
+Comm::~Comm() {
+    if (comm_) ncclCommDestroy(comm_);
+}
+
+void wait(const Comm& comm, cudaStream_t stream, const char* what) {
+    static const double timeout_s = [] {
+        const char* v = std::getenv("FFTUNE_NCCL_TIMEOUT_S");
+        return v ? std::atof(v) : 300.0;
+    }();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+        const cudaError_t q = cudaStreamQuery(stream);
+        if (q == cudaSuccess) return;
+        if (q != cudaErrorNotReady) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(q)));
+        ncclResult_t async = ncclSuccess;
+        check(ncclCommGetAsyncError(comm.get(), &async), "ncclCommGetAsyncError");
+        if (async != ncclSuccess && async != ncclInProgress) {
+            ncclCommAbort(comm.get());
+            throw std::runtime_error(fmt::format("{}: NCCL asynchronous error: {}", what, ncclGetErrorString(async)));
+        }
+        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
+            ncclCommAbort(comm.get());
+            throw std::runtime_error(fmt::format("{}: no completion after {} s (FFTUNE_NCCL_TIMEOUT_S); communicator aborted",
+                                                 what, timeout_s));
+        }
+        std::this_thread::yield();
+    }
+}
+
+std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) {
+    if (!backend.device_memory())
+        return fmt::format("NCCL moves device memory; backend {} keeps data in host memory", backend.name());
+    if (gpu_aware) return std::string("NCCL does not send through MPI; gpu_aware applies to MPI transports only");
+    return std::nullopt;
+}
+
+}  // namespace fftune::nccl
