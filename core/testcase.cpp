@@ -254,18 +254,24 @@ std::vector<Point> Testcase::points(int p) const {
             else if (grid_mode == GridMode::automatic) gs = {auto_grid(p)};
             else if (grid_mode == GridMode::all) gs = all_grids(p);
             else gs = grids;
-            // Method combinations: the product of the per-phase axes.
+            // Methods: "redistribution" uses each method for every phase;
+            // "redistribution_phases" takes the product of the per-phase axes.
             const int phases = decomposition->redistribution_phases();
-            std::vector<std::vector<std::string>> combos{{}};
-            for (int ph = 0; ph < phases; ++ph) {
-                const auto& axis = redistribution[std::min<std::size_t>(ph, redistribution.size() - 1)];
-                std::vector<std::vector<std::string>> next;
-                for (const auto& c : combos)
-                    for (const auto& m : axis) {
-                        next.push_back(c);
-                        next.back().push_back(m);
-                    }
-                combos = std::move(next);
+            std::vector<std::vector<std::string>> combos;
+            if (redistribution.size() == 1) {
+                for (const auto& m : redistribution[0]) combos.push_back(std::vector<std::string>(phases, m));
+                if (phases == 0) combos = {{}};
+            } else {
+                combos = {{}};
+                for (int ph = 0; ph < phases; ++ph) {
+                    std::vector<std::vector<std::string>> next;
+                    for (const auto& c : combos)
+                        for (const auto& m : redistribution[ph]) {
+                            next.push_back(c);
+                            next.back().push_back(m);
+                        }
+                    combos = std::move(next);
+                }
             }
             for (auto layout : layouts)
                 for (const auto& grid : gs)

@@ -33,7 +33,8 @@ struct Testcase {
     std::vector<Direction> directions;
     std::vector<std::string> decompositions;
     std::vector<LayoutVariant> layouts;
-    std::vector<std::vector<std::string>> redistribution;  // per phase; [0] also for one-phase
+    // One axis: each method for every phase; two axes (redistribution_phases): their product.
+    std::vector<std::vector<std::string>> redistribution;
     enum class GridMode { automatic, all, list } grid_mode = GridMode::automatic;
     std::vector<std::array<int, 2>> grids;
     std::vector<std::string> backends;

@@ -69,6 +69,19 @@ TEST(Testcase, AxesAcceptValueListAndAll) {
     }
 }
 
+TEST(Testcase, OneRedistributionAxisUsesEachMethodInEveryPhase) {
+    json j = minimal();
+    j["decomposition"] = "pencil";
+    j["layout"] = "default";
+    j["redistribution"] = json::array({"a2a_sync", "p2p_sync"});
+    const auto pts = parse_testcase(j, "tc.json").points(2);
+    ASSERT_EQ(pts.size(), 2u);
+    EXPECT_EQ(pts[0].config.redistribution, (std::vector<std::string>{"a2a_sync", "a2a_sync"}));
+    EXPECT_EQ(pts[1].config.redistribution, (std::vector<std::string>{"p2p_sync", "p2p_sync"}));
+    j["redistribution_phases"] = json::array({json::array({"a2a_sync", "p2p_sync"}), "all"});
+    EXPECT_EQ(parse_testcase(j, "tc.json").points(2).size(), 2 * Registry<Transport>::instance().names().size());
+}
+
 TEST(Testcase, SlabsUsePx1AndPencilAllGrids) {
     json j = minimal();
     j["process_grid"] = "all";

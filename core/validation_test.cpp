@@ -42,6 +42,22 @@ TEST(TestFunction, ModesStayBelowNyquistAndWavenumbersAreMinimal) {
     EXPECT_LT(transform_tolerance(Precision::single, 1 << 20), 1e-4);
 }
 
+TEST(TestFunction, FilledFieldMatchesTheFormulaInEveryOrder) {
+    const std::array<index_t, 3> n{9, 10, 11};
+    const auto modes = test_modes(n);
+    for (const auto order : {order_xyz, order_zxy, order_yzx}) {
+        const Layout l{{{2, 3, 1}, {7, 10, 6}}, order};
+        std::vector<double> f;
+        fill_test_input(f, l, n);
+        double err = 0;
+        for (index_t x = 2; x < 7; ++x)
+            for (index_t y = 3; y < 10; ++y)
+                for (index_t z = 1; z < 6; ++z)
+                    err = std::max(err, std::abs(f[l.offset_of({x, y, z})] - test_function(modes, n, x, y, z)));
+        EXPECT_LT(err, 1e-13) << order_name(order);
+    }
+}
+
 int swaps = 0;
 
 class SwappingBackend final : public Backend {

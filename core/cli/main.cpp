@@ -1,6 +1,7 @@
 // fftune command-line interface.
 //   fftune run TESTCASE.json [--out DIR] [--launcher CMD] [--launcher-arg ARG]...
 //   fftune list            registered variants (backends, decompositions, redistributions)
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -74,6 +75,9 @@ int main(int argc, char** argv) {
     run->add_flag("--no-launch", no_launch, "run in this process (the points for its MPI world size)");
     run->add_option("--start-index", start_index, "skip the first N points (resume)")->group("");
     run->add_flag("--dry-run", dry_run, "validate the testcase, print the point counts and exit");
+    std::vector<int> only_ranks;
+    run->add_option("--ranks", only_ranks, "run only these rank counts of the testcase (e.g. --ranks 1,2)")
+        ->delimiter(',');
 
     auto* list = app.add_subcommand("list", "list the registered variants");
 
@@ -92,6 +96,15 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         std::cerr << "fftune: invalid testcase: " << e.what() << "\n";
         return 2;
+    }
+    if (!only_ranks.empty()) {
+        for (int r : only_ranks)
+            if (std::find(tc.ranks.begin(), tc.ranks.end(), r) == tc.ranks.end()) {
+                std::cerr << fmt::format("fftune: --ranks {} is not among the testcase's ranks ({})\n", r,
+                                         fmt::join(tc.ranks, ", "));
+                return 2;
+            }
+        tc.ranks = only_ranks;
     }
     if (dry_run) {
         std::size_t total = 0;

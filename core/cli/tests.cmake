@@ -32,3 +32,7 @@ fftune_cli_test(cli_quick_sweep 0
   REJECT "failed|job died"
   LABELS "sweep;mpi")
 set_tests_properties(cli_quick_sweep PROPERTIES PROCESSORS 4 TIMEOUT 900)
+fftune_cli_test(cli_ranks_subset 0 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --ranks 1,3 --dry-run
+  EXPECT "1 ranks: 864 points" "3 ranks: 1464 points" "total: 2328 points")
+fftune_cli_test(cli_ranks_not_in_testcase 2 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --ranks 8
+  EXPECT "--ranks 8 is not among the testcase's ranks \\(1, 2, 3, 4\\)")

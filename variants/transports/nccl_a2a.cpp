@@ -15,7 +15,7 @@ public:
     std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) const override {
         return nccl::not_applicable(backend, gpu_aware);
     }
-    void setup(const ReshapeContext& ctx) override { comm_ = std::make_unique<nccl::Comm>(ctx.comm); }
+    void setup(const ReshapeContext& ctx) override { comm_ = nccl::shared_comm(ctx.comm); }
 
     void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
                  const ReshapePhases& ph) override {
@@ -53,7 +53,7 @@ public:
     }
 
 private:
-    std::unique_ptr<nccl::Comm> comm_;
+    std::shared_ptr<nccl::Comm> comm_;
 };
 
 const bool registered = register_variant<Transport, NcclA2a>("nccl_a2a");

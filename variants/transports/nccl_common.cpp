@@ -1,6 +1,7 @@
 #include "variants/transports/nccl_common.hpp"
 
 #include <chrono>
+#include <map>
 #include <cstdlib>
 #include <stdexcept>
 #include <thread>
@@ -24,6 +25,15 @@ Comm::Comm(MPI_Comm mpi_comm) {
     if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     FFTUNE_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_comm));
     check(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
+}
+
+std::shared_ptr<Comm> shared_comm(MPI_Comm mpi_comm) {
+    // Keyed by handle; a freed and reused handle finds its old entry expired.
+    static std::map<MPI_Comm, std::weak_ptr<Comm>> cache;
+    if (auto c = cache[mpi_comm].lock()) return c;
+    auto c = std::make_shared<Comm>(mpi_comm);
+    cache[mpi_comm] = c;
+    return c;
 }
 
 Comm::~Comm() {

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -29,6 +30,11 @@ private:
 };
 
 void check(ncclResult_t r, const char* what);
+
+// The communicator for `mpi_comm`, shared by every transport of a plan that
+// uses that phase communicator (forward and inverse): one ncclCommInitRank per
+// phase communicator instead of one per reshape. Collective on first use.
+std::shared_ptr<Comm> shared_comm(MPI_Comm mpi_comm);
 
 // Waits until `stream` is idle, polling ncclCommGetAsyncError; aborts the
 // communicator and throws after FFTUNE_NCCL_TIMEOUT_S seconds (default 300).
