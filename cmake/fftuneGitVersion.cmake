@@ -1,5 +1,9 @@
 # FFTUNE_GIT_SHA: the commit being built, with "-dirty" for uncommitted changes.
+# -DFFTUNE_GIT_SHA=... wins (for copies of a tree whose .git is not its own).
 find_package(Git QUIET)
+if(FFTUNE_GIT_SHA)
+  return()
+endif()
 set(FFTUNE_GIT_SHA "unknown")
 if(GIT_FOUND AND EXISTS "${PROJECT_SOURCE_DIR}/.git")
   execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse HEAD

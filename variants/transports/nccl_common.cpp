@@ -69,6 +69,12 @@ std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware
     if (!backend.device_memory())
         return fmt::format("NCCL moves device memory; backend {} keeps data in host memory", backend.name());
     if (gpu_aware) return std::string("NCCL does not send through MPI; gpu_aware applies to MPI transports only");
+    // NCCL refuses two ranks of one communicator on one GPU (ncclInvalidUsage).
+    int devices = 0;
+    const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (!local_size) local_size = std::getenv("SLURM_NTASKS_PER_NODE");
+    if (local_size && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0 && std::atoi(local_size) > devices)
+        return fmt::format("{} ranks share {} GPUs on this node; NCCL needs one GPU per rank", local_size, devices);
     return std::nullopt;
 }
 
