@@ -1,7 +1,9 @@
 // All2All-Sync (thesis 4.5.2): pack, one MPI_Alltoallv over the phase
 // communicator (per-peer counts, so uneven boxes work), unpack. When every
 // block of a side is contiguous in its array, that side skips its copy and
-// the collective reads/writes the array directly.
+// the collective reads/writes the array directly. The self block never goes
+// through MPI: copy_self moves it inside the backend (on a GPU with host
+// staging it would otherwise cross to the host and back).
 #include <vector>
 
 #include "core/registry.hpp"
@@ -25,8 +27,9 @@ public:
         scounts_.resize(n), sdispls_.resize(n), rcounts_.resize(n), rdispls_.resize(n);
         for (std::size_t p = 0; p < n; ++p) {
             const PeerBlock& b = plan.peers[p];
-            scounts_[p] = mpi_count(b.send_count, "send count");
-            rcounts_[p] = mpi_count(b.recv_count, "recv count");
+            const bool self = static_cast<int>(p) == plan.self;
+            scounts_[p] = self ? 0 : mpi_count(b.send_count, "send count");
+            rcounts_[p] = self ? 0 : mpi_count(b.recv_count, "recv count");
             sdispls_[p] = mpi_count(direct_send_ ? b.send_src.offset : b.send_displ, "send displacement");
             rdispls_[p] = mpi_count(direct_recv_ ? b.recv_dst.offset : b.recv_displ, "recv displacement");
         }
@@ -38,7 +41,8 @@ public:
         {
             PhaseScope scope(timer, ph.pack);
             if (!direct_send_)
-                for (int p = 0; p < n; ++p) pack_peer(ctx, p, src);
+                for (int p = 0; p < n; ++p)
+                    if (p != ctx.plan->self) pack_peer(ctx, p, src);
             ctx.backend->synchronize();  // MPI reads what the backend packed
         }
         {
@@ -49,11 +53,13 @@ public:
                                            sdispls_.data(), ctx.element,
                                            rbuf, rcounts_.data(),
                                            rdispls_.data(), ctx.element, ctx.comm));
+            copy_self(ctx, src, dst);
         }
         {
             PhaseScope scope(timer, ph.unpack);
             if (!direct_recv_)
-                for (int p = 0; p < n; ++p) unpack_peer(ctx, p, dst);
+                for (int p = 0; p < n; ++p)
+                    if (p != ctx.plan->self) unpack_peer(ctx, p, dst);
             ctx.backend->synchronize();  // the receive buffer is reused next time
         }
     }
