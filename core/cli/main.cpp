@@ -17,6 +17,10 @@
 #include "core/runner.hpp"
 #include "core/testcase.hpp"
 #include "core/transport.hpp"
+#ifdef FFTUNE_HAVE_TUNER
+#include "tuner/database.hpp"
+#include "tuner/selector.hpp"
+#endif
 
 namespace {
 
@@ -81,7 +85,103 @@ int main(int argc, char** argv) {
 
     auto* list = app.add_subcommand("list", "list the registered variants");
 
-    CLI11_PARSE(app, argc, argv);
+#ifdef FFTUNE_HAVE_TUNER
+    std::string db_path;
+    auto* ingest = app.add_subcommand("ingest", "merge result JSON lines into the tuning database (idempotent)");
+    std::vector<std::string> ingest_files;
+    ingest->add_option("results", ingest_files, "JSON-lines result files")->required()->check(CLI::ExistingFile);
+    auto* best = app.add_subcommand("best", "the best plan for a problem on this machine, from the tuning database");
+    std::vector<long long> best_size;
+    int best_ranks = 1;
+    std::string best_precision = "double", best_direction = "forward";
+    bool best_json = false;
+    best->add_option("--size", best_size, "Nx Ny Nz")->required()->expected(3);
+    best->add_option("--ranks", best_ranks, "MPI ranks")->required()->check(CLI::PositiveNumber);
+    best->add_option("--precision", best_precision, "single or double")->check(CLI::IsMember({"single", "double"}));
+    best->add_option("--direction", best_direction, "forward or inverse")->check(CLI::IsMember({"forward", "inverse"}));
+    best->add_flag("--json", best_json, "print the answer as JSON");
+    auto* winners = app.add_subcommand("winners", "best and runner-up per problem with a verdict from the 99% CIs");
+    auto* tune = app.add_subcommand("tune", "run a testcase (every point) and ingest its results");
+    std::string tune_testcase, tune_out = "fftune-results", strategy = "exhaustive";
+    tune->add_option("testcase", tune_testcase, "testcase JSON file")->required();
+    tune->add_option("--out", tune_out, "directory for the result files");
+    tune->add_option("--strategy", strategy, "search strategy")->check(CLI::IsMember({"exhaustive"}));
+    std::string machine;
+    for (auto* sub : {ingest, best, winners, tune})
+        sub->add_option("--db", db_path, "tuning database (default: $FFTUNE_DB or ~/.local/share/fftune/tuning.sqlite)");
+    for (auto* sub : {best, winners}) sub->add_option("--machine", machine, "machine fingerprint (default: this machine)");
+#endif
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);  // prints help or the error
+        return rc == 0 ? 0 : 2;      // bad command lines exit 2, like bad testcases
+    }
+
+#ifdef FFTUNE_HAVE_TUNER
+    if (db_path.empty()) db_path = fftune::default_database_path();
+    try {
+        if (ingest->parsed()) {
+            fftune::Database db(db_path, false);
+            const auto st = db.ingest(ingest_files);
+            std::cout << fmt::format("{}: {} files, {} lines: {} added, {} already present, {} unreadable; {} records\n",
+                                     db_path, st.files, st.lines, st.added, st.duplicates, st.unreadable, db.record_count());
+            return 0;
+        }
+        if (best->parsed()) {
+            int initialized = 0;
+            MPI_Initialized(&initialized);
+            if (!initialized) MPI_Init(nullptr, nullptr);  // provenance asks MPI for its version
+            const fftune::Problem problem{"fft3d", {best_size[0], best_size[1], best_size[2]},
+                                          fftune::parse<fftune::Precision>(best_precision),
+                                          fftune::parse<fftune::Direction>(best_direction), best_ranks};
+            for (auto n : best_size)
+                if (n < 1) {
+                    std::cerr << "fftune: --size needs three positive integers\n";
+                    return 2;
+                }
+            const auto s = fftune::select(problem, {db_path, machine});
+            if (best_json) std::cout << nlohmann::json(s).dump(2) << "\n";
+            else
+                std::cout << fmt::format("{}  [{}]  {}{}\n", s.config.key(), s.rung, s.reason,
+                                         s.expected_ms ? fmt::format("; expected {:.4g} ms", *s.expected_ms) : "");
+            MPI_Finalize();
+            return 0;
+        }
+        if (winners->parsed()) {
+            fftune::Database db(db_path, true);
+            std::cout << fmt::format("{:>5} {:>14} {:>6} {:>7}  {:>10}  {:<50} {:>8}  {}\n", "ranks", "size", "prec", "dir",
+                                     "best ms", "best configuration", "margin", "verdict (runner-up)");
+            for (const auto& p : db.problems(machine)) {
+                const auto w = fftune::pick_winner(p, db.measurements(p, machine));
+                if (!w) continue;
+                std::cout << fmt::format("{:>5} {:>14} {:>6} {:>7}  {:>10.4g}  {:<50} {:>7.1f}%  {}{}\n", p.ranks,
+                                         fftune::size_string(p.size), fftune::to_string(p.precision),
+                                         fftune::to_string(p.direction), w->best.median_ms, w->best.key, 100 * w->margin,
+                                         w->verdict, w->runner_up ? " (" + w->runner_up->key + ")" : "");
+            }
+            return 0;
+        }
+        if (tune->parsed()) {
+            const auto tc = fftune::load_testcase(tune_testcase);
+            setenv("FFTUNE_SWEEP_CHILD", "1", 1);
+            const int rc = fftune::run_sweep(tc, {tune_testcase, tune_out, "", {}});
+            const auto merged = (std::filesystem::path(tune_out) / (fftune::sanitize_filename(tc.name) + ".jsonl")).string();
+            fftune::Database db(db_path, false);
+            const auto st = db.ingest({merged});
+            std::cout << fmt::format("{}: {} added, {} already present; {} records\n", db_path, st.added, st.duplicates,
+                                     db.record_count());
+            return rc;
+        }
+    } catch (const fftune::TestcaseError& e) {
+        std::cerr << "fftune: invalid testcase: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "fftune: " << e.what() << "\n";
+        return 1;
+    }
+#endif
 
     if (list->parsed()) {
         std::cout << "backend: " << fftune::Registry<fftune::Backend>::instance().joined_names() << "\n"

@@ -1,0 +1,271 @@
+#include "tuner/database.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace fftune {
+
+using json = nlohmann::json;
+
+namespace {
+
+std::string fnv1a(const std::string& s) {
+    std::uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    return fmt::format("{:016x}", h);
+}
+
+// Prepared statement with bound parameters (no SQL is built from values).
+class Statement {
+public:
+    Statement(sqlite3* db, const char* sql) : db_(db) {
+        if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK)
+            throw DatabaseError(fmt::format("SQL prepare failed: {}", sqlite3_errmsg(db)));
+    }
+    ~Statement() { sqlite3_finalize(st_); }
+    Statement& bind(int i, const std::string& v) {
+        sqlite3_bind_text(st_, i, v.c_str(), -1, SQLITE_TRANSIENT);
+        return *this;
+    }
+    Statement& bind(int i, double v) {
+        sqlite3_bind_double(st_, i, v);
+        return *this;
+    }
+    Statement& bind(int i, long long v) {
+        sqlite3_bind_int64(st_, i, v);
+        return *this;
+    }
+    bool step() {
+        const int rc = sqlite3_step(st_);
+        if (rc == SQLITE_ROW) return true;
+        if (rc == SQLITE_DONE) return false;
+        throw DatabaseError(fmt::format("SQL step failed: {}", sqlite3_errmsg(db_)));
+    }
+    void reset() {
+        sqlite3_reset(st_);
+        sqlite3_clear_bindings(st_);
+    }
+    std::string text(int c) const {
+        const auto* p = sqlite3_column_text(st_, c);
+        return p ? reinterpret_cast<const char*>(p) : "";
+    }
+    double real(int c) const { return sqlite3_column_double(st_, c); }
+    long long integer(int c) const { return sqlite3_column_int64(st_, c); }
+
+private:
+    sqlite3* db_;
+    sqlite3_stmt* st_ = nullptr;
+};
+
+void exec(sqlite3* db, const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string msg = err ? err : "unknown error";
+        sqlite3_free(err);
+        throw DatabaseError(msg);
+    }
+}
+
+constexpr const char* schema_sql = R"(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS records (
+  id INTEGER PRIMARY KEY,
+  record_hash TEXT NOT NULL UNIQUE,
+  machine TEXT NOT NULL, software TEXT NOT NULL,
+  kind TEXT NOT NULL, nx INTEGER NOT NULL, ny INTEGER NOT NULL, nz INTEGER NOT NULL,
+  precision TEXT NOT NULL, direction TEXT NOT NULL, ranks INTEGER NOT NULL,
+  config_key TEXT NOT NULL, config_json TEXT NOT NULL,
+  status TEXT NOT NULL, validated INTEGER NOT NULL, max_rel_error REAL,
+  median_ms REAL, ci_low REAL, ci_high REAL,
+  timestamp TEXT, record_json TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS records_problem ON records (machine, kind, nx, ny, nz, precision, direction, ranks);
+)";
+
+}  // namespace
+
+std::string software_validator(const json& r) {
+    const json& p = r.value("provenance", json::object());
+    return fnv1a(json{p.value("fftune_version", ""), p.value("mpi_library", ""), p.value("fft_libraries", json::object())}.dump());
+}
+
+std::string default_database_path() {
+    if (const char* env = std::getenv("FFTUNE_DB"); env && *env) return env;
+    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/fftune/tuning.sqlite";
+    const char* home = std::getenv("HOME");
+    return std::string(home ? home : ".") + "/.local/share/fftune/tuning.sqlite";
+}
+
+Database::Database(const std::string& path, bool read_only) : path_(path) {
+    if (read_only && !std::filesystem::exists(path))
+        throw DatabaseError(fmt::format("{}: no tuning database here (run fftune ingest or fftune tune first)", path));
+    if (!read_only && std::filesystem::path(path).has_parent_path())
+        std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+        const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+        sqlite3_close(db_);
+        db_ = nullptr;
+        throw DatabaseError(fmt::format("{}: cannot open the database: {}", path, msg));
+    }
+    sqlite3_busy_timeout(db_, 10000);
+    try {
+        if (!read_only) {
+            exec(db_, "BEGIN IMMEDIATE");
+            exec(db_, schema_sql);
+            Statement ins(db_, "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)");
+            ins.bind(1, std::to_string(database_schema_version)).step();
+            exec(db_, "COMMIT");
+        }
+        Statement q(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+        if (!q.step()) throw DatabaseError("no schema version");
+        if (q.text(0) != std::to_string(database_schema_version))
+            throw DatabaseError(fmt::format("schema version {} (this fftune reads version {})", q.text(0),
+                                            database_schema_version));
+    } catch (const DatabaseError& e) {
+        sqlite3_close(db_);
+        db_ = nullptr;
+        throw DatabaseError(fmt::format("{}: not a usable fftune database: {}", path, e.what()));
+    }
+}
+
+Database::~Database() {
+    if (db_) sqlite3_close(db_);
+}
+
+IngestStats Database::ingest(const std::vector<std::string>& files) {
+    IngestStats st;
+    exec(db_, "BEGIN IMMEDIATE");
+    try {
+        Statement ins(db_, R"(INSERT OR IGNORE INTO records
+            (record_hash, machine, software, kind, nx, ny, nz, precision, direction, ranks, config_key, config_json,
+             status, validated, max_rel_error, median_ms, ci_low, ci_high, timestamp, record_json)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?))");
+        for (const auto& file : files) {
+            std::ifstream in(file);
+            if (!in) throw DatabaseError(fmt::format("{}: cannot read", file));
+            ++st.files;
+            std::string line;
+            while (std::getline(in, line)) {
+                if (line.empty()) continue;
+                ++st.lines;
+                json r;
+                try {
+                    r = json::parse(line);
+                    const json& p = r.at("problem");
+                    const auto size = p.at("size").get<std::array<index_t, 3>>();
+                    const bool ok = r.at("status") == "ok";
+                    const bool validated = ok && r.contains("validation") && r["validation"].value("passed", false) == true;
+                    ins.bind(1, fnv1a(r.dump()))
+                        .bind(2, r.at("machine").at("fingerprint").get<std::string>())
+                        .bind(3, software_validator(r))
+                        .bind(4, p.at("kind").get<std::string>())
+                        .bind(5, (long long)size[0]).bind(6, (long long)size[1]).bind(7, (long long)size[2])
+                        .bind(8, p.at("precision").get<std::string>())
+                        .bind(9, p.at("direction").get<std::string>())
+                        .bind(10, p.at("ranks").get<long long>())
+                        .bind(11, r.at("key").get<std::string>())
+                        .bind(12, r.at("config").dump())
+                        .bind(13, r.at("status").get<std::string>())
+                        .bind(14, (long long)validated)
+                        .bind(15, validated ? r["validation"].value("max_rel_error", 0.0) : 0.0)
+                        .bind(16, ok ? r["timing"]["total"]["median"].get<double>() : 0.0)
+                        .bind(17, ok ? r["timing"]["total"]["ci99"][0].get<double>() : 0.0)
+                        .bind(18, ok ? r["timing"]["total"]["ci99"][1].get<double>() : 0.0)
+                        .bind(19, r.value("provenance", json::object()).value("timestamp", ""))
+                        .bind(20, r.dump());
+                } catch (const json::exception&) {
+                    ++st.unreadable;  // a torn line of a job that died, or not a record
+                    ins.reset();
+                    continue;
+                }
+                ins.step();
+                if (sqlite3_changes(db_) > 0) ++st.added;
+                else ++st.duplicates;
+                ins.reset();
+            }
+        }
+        exec(db_, "COMMIT");
+    } catch (...) {
+        exec(db_, "ROLLBACK");
+        throw;
+    }
+    return st;
+}
+
+std::vector<Measurement> Database::measurements(const Problem& problem, const std::string& machine) const {
+    Statement q(db_, R"(SELECT config_key, config_json, median_ms, ci_low, ci_high, max_rel_error, machine, software, timestamp
+        FROM records WHERE status = 'ok' AND validated = 1 AND kind = ? AND nx = ? AND ny = ? AND nz = ?
+        AND precision = ? AND direction = ? AND ranks = ? AND (? = '' OR machine = ?) ORDER BY median_ms)");
+    q.bind(1, problem.kind).bind(2, (long long)problem.size[0]).bind(3, (long long)problem.size[1])
+        .bind(4, (long long)problem.size[2]).bind(5, to_string(problem.precision)).bind(6, to_string(problem.direction))
+        .bind(7, (long long)problem.ranks).bind(8, machine).bind(9, machine);
+    std::vector<Measurement> out;
+    while (q.step()) {
+        Measurement m;
+        m.key = q.text(0);
+        m.config = json::parse(q.text(1)).get<Config>();
+        m.median_ms = q.real(2), m.ci_low = q.real(3), m.ci_high = q.real(4), m.max_rel_error = q.real(5);
+        m.machine = q.text(6), m.software = q.text(7), m.timestamp = q.text(8);
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+std::vector<Problem> Database::problems(const std::string& machine) const {
+    Statement q(db_, R"(SELECT DISTINCT kind, nx, ny, nz, precision, direction, ranks FROM records
+        WHERE status = 'ok' AND validated = 1 AND (? = '' OR machine = ?) ORDER BY ranks, nx * ny * nz, nx, ny, nz, precision, direction)");
+    q.bind(1, machine).bind(2, machine);
+    std::vector<Problem> out;
+    while (q.step())
+        out.push_back({q.text(0), {q.integer(1), q.integer(2), q.integer(3)}, parse<Precision>(q.text(4)),
+                       parse<Direction>(q.text(5)), static_cast<int>(q.integer(6))});
+    return out;
+}
+
+std::vector<std::string> Database::machines() const {
+    Statement q(db_, "SELECT DISTINCT machine FROM records ORDER BY machine");
+    std::vector<std::string> out;
+    while (q.step()) out.push_back(q.text(0));
+    return out;
+}
+
+long long Database::record_count() const {
+    Statement q(db_, "SELECT COUNT(*) FROM records");
+    q.step();
+    return q.integer(0);
+}
+
+std::optional<Winner> pick_winner(const Problem& problem, std::vector<Measurement> ms) {
+    if (ms.empty()) return std::nullopt;
+    // The same configuration measured several times: keep its fastest median.
+    std::sort(ms.begin(), ms.end(), [](const auto& a, const auto& b) { return a.median_ms < b.median_ms; });
+    std::vector<Measurement> unique;
+    for (auto& m : ms)
+        if (std::none_of(unique.begin(), unique.end(), [&](const auto& u) { return u.key == m.key; }))
+            unique.push_back(std::move(m));
+    Winner w;
+    w.problem = problem;
+    w.best = unique.front();
+    w.candidates = static_cast<int>(unique.size());
+    if (unique.size() == 1) {
+        w.verdict = "only one";
+        return w;
+    }
+    w.runner_up = unique[1];
+    const Measurement &a = w.best, &b = *w.runner_up;
+    w.margin = a.median_ms > 0 ? b.median_ms / a.median_ms - 1 : 0;
+    // Disjoint 99% CIs: faster. Each median inside the other's CI: the same within noise.
+    if (a.ci_high < b.ci_low) w.verdict = "faster";
+    else if (b.median_ms <= a.ci_high && a.median_ms >= b.ci_low) w.verdict = "same within noise";
+    else w.verdict = "ambiguous";
+    return w;
+}
+
+}  // namespace fftune

@@ -1,0 +1,84 @@
+// Per-machine tuning database (SQLite). Result records (results/README.md) are
+// merged in by ingest(), idempotently: a record's identity is a hash of its
+// canonical JSON, so ingesting the same files twice adds nothing. Lookups open
+// the file read-only. Schema: tuner/README.md; version in meta.schema_version.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/config.hpp"
+
+struct sqlite3;
+
+namespace fftune {
+
+inline constexpr int database_schema_version = 1;
+
+struct DatabaseError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// One measured, validated configuration of a problem.
+struct Measurement {
+    std::string key;       // Config::key()
+    Config config;
+    double median_ms = 0, ci_low = 0, ci_high = 0;
+    double max_rel_error = 0;
+    std::string machine;   // hardware fingerprint
+    std::string software;  // software validator hash
+    std::string timestamp;
+};
+
+// Best and runner-up of one problem, with a verdict from their 99% CIs.
+struct Winner {
+    Problem problem;
+    Measurement best;
+    std::optional<Measurement> runner_up;
+    double margin = 0;      // runner_up / best - 1
+    std::string verdict;    // "faster", "same within noise", "ambiguous", "only one"
+    int candidates = 0;
+};
+
+struct IngestStats {
+    int files = 0, lines = 0, added = 0, duplicates = 0, unreadable = 0;
+};
+
+class Database {
+public:
+    // Creates the file and schema when `read_only` is false. Throws DatabaseError
+    // naming the path for a missing, corrupt or foreign (other schema version) file.
+    Database(const std::string& path, bool read_only);
+    ~Database();
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+
+    IngestStats ingest(const std::vector<std::string>& files);
+    // Validated ok measurements of `problem` on `machine` (all machines when empty).
+    std::vector<Measurement> measurements(const Problem& problem, const std::string& machine) const;
+    // Every problem with validated measurements on `machine`.
+    std::vector<Problem> problems(const std::string& machine) const;
+    std::vector<std::string> machines() const;
+    long long record_count() const;
+    const std::string& path() const { return path_; }
+
+private:
+    sqlite3* db_ = nullptr;
+    std::string path_;
+};
+
+// Winner of a problem from its measurements (sorted by median on return).
+std::optional<Winner> pick_winner(const Problem& problem, std::vector<Measurement> ms);
+
+// Software validator of a record: hash of fftune version, MPI library, FFT and
+// GPU library versions. A change means older measurements are stale.
+std::string software_validator(const nlohmann::json& record);
+
+// $FFTUNE_DB, else $XDG_DATA_HOME/fftune/tuning.sqlite, else ~/.local/share/fftune/tuning.sqlite.
+std::string default_database_path();
+
+}  // namespace fftune

@@ -1,0 +1,157 @@
+// Tuning database: idempotent ingest, concurrent writers and ingesters, winners
+// and verdicts, and clear errors for missing, corrupt and foreign files.
+#include "tuner/database.hpp"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace fftune {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+struct TempDir {
+    fs::path path = fs::temp_directory_path() / fmt::format("fftune_db_test_{}_{}", getpid(), counter++);
+    TempDir() { fs::create_directories(path); }
+    ~TempDir() { fs::remove_all(path); }
+    std::string file(const std::string& name) const { return (path / name).string(); }
+    static inline int counter = 0;
+};
+
+// A record as the runner writes it (results/README.md), with chosen timing.
+json record(const std::string& method, int nx, double median, double lo, double hi, const std::string& machine = "m1",
+            int ranks = 2, bool passed = true) {
+    const Config c{"fftw", "slab_2d1d", LayoutVariant::default_, {ranks, 1}, {method}, false};
+    return json{{"schema", "fftune.result/1"},
+                {"status", "ok"},
+                {"problem", Problem{"fft3d", {nx, 8, 8}, Precision::double_, Direction::forward, ranks}},
+                {"config", c},
+                {"key", c.key()},
+                {"validation", {{"method", "spectral_laplacian"}, {"max_rel_error", 1e-15}, {"passed", passed}}},
+                {"timing", {{"total", {{"median", median}, {"ci99", {lo, hi}}}}}},
+                {"machine", {{"fingerprint", machine}}},
+                {"provenance", {{"fftune_version", "0.1.0"}, {"timestamp", "2026-11-23T00:00:00Z"}}}};
+}
+
+void write(const std::string& path, const std::vector<json>& records, const std::string& tail = "") {
+    std::ofstream out(path);
+    for (const auto& r : records) out << r.dump() << "\n";
+    out << tail;
+}
+
+const Problem problem2{"fft3d", {16, 8, 8}, Precision::double_, Direction::forward, 2};
+
+TEST(Database, IngestIsIdempotentAndSkipsTornLines) {
+    TempDir dir;
+    write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1), record("a2a_sync", 16, 2.0, 1.9, 2.1)},
+          "{\"status\": \"ok\", \"probl");  // torn last line of a job that died
+    Database db(dir.file("db.sqlite"), false);
+    auto st = db.ingest({dir.file("a.jsonl")});
+    EXPECT_EQ(st.added, 2);
+    EXPECT_EQ(st.unreadable, 1);
+    st = db.ingest({dir.file("a.jsonl"), dir.file("a.jsonl")});
+    EXPECT_EQ(st.added, 0);
+    EXPECT_EQ(st.duplicates, 4);
+    EXPECT_EQ(db.record_count(), 2);
+}
+
+TEST(Database, OnlyValidatedOkRecordsAreCandidates) {
+    TempDir dir;
+    json failed = record("p2p_streams", 16, 0.1, 0.1, 0.1);
+    failed["status"] = "failed";
+    write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1), record("a2a_sync", 16, 0.5, 0.4, 0.6, "m1", 2, false), failed});
+    Database db(dir.file("db.sqlite"), false);
+    db.ingest({dir.file("a.jsonl")});
+    const auto ms = db.measurements(problem2, "m1");
+    ASSERT_EQ(ms.size(), 1u);
+    EXPECT_EQ(ms[0].config.redistribution[0], "p2p_sync");
+    EXPECT_TRUE(db.measurements(problem2, "other").empty());
+}
+
+TEST(Database, WinnerVerdictsFollowTheConfidenceIntervals) {
+    auto m = [](const std::string& key, double med, double lo, double hi) {
+        Measurement x;
+        x.key = key, x.median_ms = med, x.ci_low = lo, x.ci_high = hi;
+        return x;
+    };
+    EXPECT_EQ(pick_winner(problem2, {m("b", 2, 1.9, 2.1), m("a", 1, 0.9, 1.1)})->verdict, "faster");
+    auto w = pick_winner(problem2, {m("a", 1.0, 0.9, 1.2), m("b", 1.05, 0.95, 1.3)});
+    EXPECT_EQ(w->verdict, "same within noise");
+    EXPECT_EQ(w->best.key, "a");
+    EXPECT_NEAR(w->margin, 0.05, 1e-12);
+    EXPECT_EQ(pick_winner(problem2, {m("a", 1.0, 0.99, 1.01), m("b", 1.05, 0.5, 1.3)})->verdict, "ambiguous");
+    EXPECT_EQ(pick_winner(problem2, {m("a", 1, 1, 1)})->verdict, "only one");
+    EXPECT_FALSE(pick_winner(problem2, {}));
+    // The same configuration twice counts once.
+    EXPECT_EQ(pick_winner(problem2, {m("a", 1, 1, 1), m("a", 2, 2, 2)})->verdict, "only one");
+}
+
+TEST(Database, ConcurrentWritersAndIngestersLoseNothingAndDuplicateNothing) {
+    TempDir dir;
+    constexpr int jobs = 6, per_job = 40;
+    std::vector<std::string> files;
+    for (int j = 0; j < jobs; ++j) files.push_back(dir.file(fmt::format("job{}.jsonl", j)));
+    {  // every job writes its own file at the same time, flushing per record like the runner
+        std::vector<std::jthread> writers;
+        for (int j = 0; j < jobs; ++j)
+            writers.emplace_back([&, j] {
+                std::ofstream out(files[j]);
+                for (int i = 0; i < per_job; ++i)
+                    out << record("p2p_sync", 8 + j * per_job + i, 1.0 + i, 1.0, 2.0 + i).dump() << "\n" << std::flush;
+            });
+    }
+    Database(dir.file("db.sqlite"), false);  // create the schema once
+    {  // three ingests of all files race each other
+        std::vector<std::jthread> ingesters;
+        for (int k = 0; k < 3; ++k)
+            ingesters.emplace_back([&] {
+                Database db(dir.file("db.sqlite"), false);
+                db.ingest(files);
+            });
+    }
+    Database db(dir.file("db.sqlite"), true);
+    EXPECT_EQ(db.record_count(), jobs * per_job);
+    EXPECT_EQ(db.problems("m1").size(), std::size_t(jobs * per_job));
+}
+
+TEST(Database, BadFilesFailWithTheirPath) {
+    TempDir dir;
+    try {
+        Database db(dir.file("missing.sqlite"), true);
+        FAIL();
+    } catch (const DatabaseError& e) {
+        EXPECT_NE(std::string(e.what()).find("missing.sqlite: no tuning database"), std::string::npos) << e.what();
+    }
+    std::ofstream(dir.file("corrupt.sqlite")) << "this is not a database, just text that is long enough to be read";
+    try {
+        Database db(dir.file("corrupt.sqlite"), true);
+        FAIL();
+    } catch (const DatabaseError& e) {
+        EXPECT_NE(std::string(e.what()).find("corrupt.sqlite"), std::string::npos) << e.what();
+    }
+    {  // a database of another schema version
+        Database db(dir.file("old.sqlite"), false);
+    }
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(dir.file("old.sqlite").c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "UPDATE meta SET value = '0' WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    try {
+        Database db(dir.file("old.sqlite"), true);
+        FAIL();
+    } catch (const DatabaseError& e) {
+        EXPECT_NE(std::string(e.what()).find("schema version 0 (this fftune reads version 1)"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace fftune

@@ -1,0 +1,172 @@
+#include "tuner/selector.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "core/backend.hpp"
+#include "core/provenance.hpp"
+#include "core/registry.hpp"
+#include "core/testcase.hpp"
+#include "core/transport.hpp"
+
+namespace fftune {
+
+using json = nlohmann::json;
+
+void to_json(json& j, const Selection& s) {
+    j = json{{"config", s.config}, {"key", s.config.key()}, {"rung", s.rung}, {"reason", s.reason},
+             {"distance", s.distance}, {"verdict", s.verdict}};
+    j["expected_ms"] = s.expected_ms ? json(*s.expected_ms) : json(nullptr);
+    j["measured_problem"] = s.measured_problem ? json(*s.measured_problem) : json(nullptr);
+}
+
+void from_json(const json& j, Selection& s) {
+    s.config = j.at("config").get<Config>();
+    s.rung = j.at("rung").get<std::string>();
+    s.reason = j.at("reason").get<std::string>();
+    s.distance = j.at("distance").get<double>();
+    s.verdict = j.at("verdict").get<std::string>();
+    if (!j.at("expected_ms").is_null()) s.expected_ms = j.at("expected_ms").get<double>();
+    if (!j.at("measured_problem").is_null()) s.measured_problem = j.at("measured_problem").get<Problem>();
+}
+
+namespace {
+
+bool usable(const Backend& b) { return !b.unavailable(); }
+
+// Software validator of this build for `backend_name`, as ingest computes it for records.
+std::string current_software(const std::string& backend_name) {
+    if (!Registry<Backend>::instance().contains(backend_name)) return "";
+    auto backend = Registry<Backend>::instance().create(backend_name);
+    return software_validator(json{{"provenance", provenance_info({}, backend.get())}});
+}
+
+bool applies(const Problem& p, const Config& c) {
+    try {
+        return !check_applicable(p, c);
+    } catch (const std::exception&) {
+        return false;  // a name this build does not have
+    }
+}
+
+}  // namespace
+
+Config default_config(const Problem& problem) {
+    // The GPU when there is one (NCCL when built), else FFTW; slabs while every
+    // rank gets an x-plane, pencils on the most square grid beyond that.
+    std::string backend = "fftw";
+    std::string method = "a2a_sync";
+    if (Registry<Backend>::instance().contains("cuda") && usable(*Registry<Backend>::instance().create("cuda"))) {
+        backend = "cuda";
+        if (Registry<Transport>::instance().contains("nccl_a2a")) method = "nccl_a2a";
+    }
+    const int p = problem.ranks;
+    if (p == 1) return {backend, "reference_3d", LayoutVariant::default_, {1, 1}, {}, false};
+    Config slab{backend, "slab_2d1d", LayoutVariant::default_, {p, 1}, {method}, false};
+    if (applies(problem, slab)) return slab;
+    // Pencil grids from the most square one (P1 >= P2 first) to the most elongated.
+    auto grids = all_grids(p);
+    std::stable_sort(grids.begin(), grids.end(), [](const auto& a, const auto& b) {
+        auto skew = [](const std::array<int, 2>& g) { return std::abs(std::log(double(g[0]) / g[1])) - (g[0] >= g[1] ? 1e-9 : 0); };
+        return skew(a) < skew(b);
+    });
+    for (const auto& g : grids) {
+        Config pencil{backend, "pencil", LayoutVariant::default_, g, {method, method}, false};
+        if (applies(problem, pencil)) return pencil;
+    }
+    return slab;  // nothing applies (e.g. more ranks than Nx * Ny); Plan will say why
+}
+
+Selection select(const Problem& problem, const SelectOptions& options) {
+    const std::string path = options.database.empty() ? default_database_path() : options.database;
+    const std::string machine = options.machine.empty() ? machine_info().at("fingerprint").get<std::string>() : options.machine;
+    Selection s;
+    auto fallback = [&](const std::string& why) {
+        s.config = default_config(problem);
+        s.rung = "default";
+        s.reason = why;
+        return s;
+    };
+    std::unique_ptr<Database> db;
+    try {
+        db = std::make_unique<Database>(path, /*read_only=*/true);
+    } catch (const DatabaseError& e) {
+        return fallback(e.what());
+    }
+    try {
+        // Exact: the fastest validated configuration that still applies here.
+        const auto ms = db->measurements(problem, machine);
+        if (auto w = pick_winner(problem, ms)) {
+            for (const auto& m : ms) {
+                if (!applies(problem, m.config)) continue;
+                s.config = m.config;
+                s.expected_ms = m.median_ms;
+                s.measured_problem = problem;
+                s.verdict = m.key == w->best.key ? w->verdict : "";
+                const bool stale = m.software != current_software(m.config.backend);
+                s.rung = stale ? "stale" : "exact";
+                s.reason = stale ? fmt::format("measured here with other software ({}); re-tune to refresh", m.timestamp)
+                                 : fmt::format("fastest of {} validated configurations measured for this problem", w->candidates);
+                return s;
+            }
+        }
+        // Nearest problem: same categorical fields, sizes closest by log ratio.
+        std::optional<Problem> nearest;
+        double best_d = 0;
+        for (const auto& q : db->problems(machine)) {
+            if (q.kind != problem.kind || q.precision != problem.precision || q.direction != problem.direction ||
+                q.ranks != problem.ranks)
+                continue;
+            double d = 0;
+            for (int a = 0; a < 3; ++a) d += std::abs(std::log2(double(problem.size[a]) / double(q.size[a])));
+            if (!nearest || d < best_d) nearest = q, best_d = d;
+        }
+        if (nearest) {
+            for (const auto& m : db->measurements(*nearest, machine)) {
+                if (!applies(problem, m.config)) continue;
+                s.config = m.config;
+                s.rung = "nearest";
+                s.distance = best_d;
+                s.measured_problem = nearest;
+                s.expected_ms = m.median_ms * double(problem.size[0] * problem.size[1] * problem.size[2]) /
+                                double(nearest->size[0] * nearest->size[1] * nearest->size[2]);
+                s.reason = fmt::format("fastest applicable configuration of the nearest measured problem {} "
+                                       "(expected time scaled by the point count)",
+                                       size_string(nearest->size));
+                return s;
+            }
+        }
+        const auto machines = db->machines();
+        if (!machines.empty() && std::find(machines.begin(), machines.end(), machine) == machines.end())
+            return fallback(fmt::format("{} holds measurements of other machines only ({}); this machine is {}", path,
+                                        fmt::join(machines, ", "), machine));
+        return fallback(fmt::format("{} has no validated measurement of a {} problem at {} ranks on this machine", path,
+                                    to_string(problem.precision) + " " + to_string(problem.direction), problem.ranks));
+    } catch (const std::exception& e) {
+        return fallback(fmt::format("{}: lookup failed: {}", path, e.what()));
+    }
+}
+
+Selection select(MPI_Comm comm, const Problem& problem, const SelectOptions& options) {
+    int rank = 0;
+    FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    std::string text;
+    if (rank == 0) text = json(select(problem, options)).dump();
+    int len = static_cast<int>(text.size());
+    FFTUNE_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
+    text.resize(len);
+    FFTUNE_MPI_CHECK(MPI_Bcast(text.data(), len, MPI_CHAR, 0, comm));
+    return json::parse(text).get<Selection>();
+}
+
+std::unique_ptr<Plan> make_plan(MPI_Comm comm, const Problem& problem, const SelectOptions& options, Selection* chosen) {
+    const Selection s = select(comm, problem, options);
+    if (chosen) *chosen = s;
+    return std::make_unique<Plan>(comm, problem, s.config);
+}
+
+}  // namespace fftune

@@ -1,0 +1,15 @@
+# Tuning database, selector and example application: built where SQLite is found
+# (the GPU machine has no sqlite3.h; carry it or build the tuner elsewhere).
+find_package(SQLite3 QUIET)
+if(SQLite3_FOUND)
+  set(FFTUNE_HAVE_TUNER ON)
+  target_sources(fftune PRIVATE tuner/database.cpp tuner/selector.cpp)
+  target_link_libraries(fftune PRIVATE SQLite::SQLite3)
+  target_compile_definitions(fftune_cli PRIVATE FFTUNE_HAVE_TUNER)
+  add_executable(fftune_example_app tuner/example_app.cpp)
+  target_link_libraries(fftune_example_app PRIVATE fftune)
+  message(STATUS "fftune: tuner built (SQLite ${SQLite3_VERSION})")
+else()
+  set(FFTUNE_HAVE_TUNER OFF)
+  message(STATUS "fftune: no SQLite3; the tuner (ingest, tune, best, winners) is not built")
+endif()
