@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/decomposition.hpp"
 #include "core/registry.hpp"
 
 namespace fftune {
@@ -20,15 +21,10 @@ std::vector<double> fill(const Layout& l) {
     return v;
 }
 
-// Split axis `a` of n over p ranks, in memory order `order`.
+// Axis `a` of n split over p ranks (the decompositions' own grid_box), in memory order `order`.
 std::vector<Layout> split(const std::array<index_t, 3>& n, int a, int p, AxisOrder order) {
     std::vector<Layout> out;
-    for (int i = 0; i < p; ++i) {
-        Box3 b{{0, 0, 0}, n};
-        b.lo[a] = split_lo(n[a], p, i);
-        b.hi[a] = split_hi(n[a], p, i);
-        out.push_back({b, order});
-    }
+    for (int i = 0; i < p; ++i) out.push_back({grid_box(n, a, p, i, (a + 1) % 3, 1, 0), order});
     return out;
 }
 

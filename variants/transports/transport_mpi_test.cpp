@@ -8,6 +8,7 @@
 #include <complex>
 
 #include "core/config.hpp"
+#include "core/decomposition.hpp"
 #include "core/registry.hpp"
 
 namespace fftune {
@@ -17,14 +18,10 @@ using Element = std::complex<double>;
 
 Element tag(index_t x, index_t y, index_t z) { return {double(x * 10000 + y * 100 + z), -double(x + 1)}; }
 
+// Axis `a` of n split over p ranks (the decompositions' own grid_box), in memory order `order`.
 std::vector<Layout> split(const std::array<index_t, 3>& n, int a, int p, AxisOrder order) {
     std::vector<Layout> out;
-    for (int i = 0; i < p; ++i) {
-        Box3 b{{0, 0, 0}, n};
-        b.lo[a] = split_lo(n[a], p, i);
-        b.hi[a] = split_hi(n[a], p, i);
-        out.push_back({b, order});
-    }
+    for (int i = 0; i < p; ++i) out.push_back({grid_box(n, a, p, i, (a + 1) % 3, 1, 0), order});
     return out;
 }
 
