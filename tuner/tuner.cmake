@@ -5,7 +5,8 @@ if(SQLite3_FOUND)
   set(FFTUNE_HAVE_TUNER ON)
   target_sources(fftune PRIVATE tuner/database.cpp tuner/selector.cpp)
   target_link_libraries(fftune PRIVATE SQLite::SQLite3)
-  target_compile_definitions(fftune_cli PRIVATE FFTUNE_HAVE_TUNER)
+  target_compile_definitions(fftune_cli PRIVATE FFTUNE_HAVE_TUNER
+    FFTUNE_PLOTTING_DIR="${PROJECT_SOURCE_DIR}/plotting")  # FFTUNE_PLOTTING_DIR in the environment overrides
   add_executable(fftune_example_app tuner/example_app.cpp)
   target_link_libraries(fftune_example_app PRIVATE fftune)
   message(STATUS "fftune: tuner built (SQLite ${SQLite3_VERSION})")

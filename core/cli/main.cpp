@@ -2,7 +2,10 @@
 //   fftune run TESTCASE.json [--out DIR] [--launcher CMD] [--launcher-arg ARG]...
 //   fftune list            registered variants (backends, decompositions, redistributions)
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <unistd.h>
 #include <filesystem>
 #include <iostream>
 
@@ -106,10 +109,16 @@ int main(int argc, char** argv) {
     tune->add_option("testcase", tune_testcase, "testcase JSON file")->required();
     tune->add_option("--out", tune_out, "directory for the result files");
     tune->add_option("--strategy", strategy, "search strategy")->check(CLI::IsMember({"exhaustive"}));
+    auto* report = app.add_subcommand("report", "figures and a Markdown report (plotting/report.py) from the database or result files");
+    std::vector<std::string> report_files;
+    std::string report_out, report_title = "fftune report";
+    report->add_option("results", report_files, "JSON-lines result files (instead of the database)");
+    report->add_option("--out", report_out, "output directory")->required();
+    report->add_option("--title", report_title, "report title");
     std::string machine;
-    for (auto* sub : {ingest, best, winners, tune})
+    for (auto* sub : {ingest, best, winners, tune, report})
         sub->add_option("--db", db_path, "tuning database (default: $FFTUNE_DB or ~/.local/share/fftune/tuning.sqlite)");
-    for (auto* sub : {best, winners}) sub->add_option("--machine", machine, "machine fingerprint (default: this machine)");
+    for (auto* sub : {best, winners, report}) sub->add_option("--machine", machine, "machine fingerprint (default: this machine; report: all)");
 #endif
 
     try {
@@ -162,6 +171,21 @@ int main(int argc, char** argv) {
                                          w->verdict, w->runner_up ? " (" + w->runner_up->key + ")" : "");
             }
             return 0;
+        }
+        if (report->parsed()) {
+            // The plots are Python (matplotlib): hand over to plotting/report.py.
+            const char* dir = std::getenv("FFTUNE_PLOTTING_DIR");
+            const std::string script = std::string(dir ? dir : FFTUNE_PLOTTING_DIR) + "/report.py";
+            std::vector<std::string> args{"python3", script, "--out", report_out, "--title", report_title};
+            if (report_files.empty()) args.insert(args.end(), {"--db", db_path});
+            if (!machine.empty()) args.insert(args.end(), {"--machine", machine});
+            args.insert(args.end(), report_files.begin(), report_files.end());
+            std::vector<char*> cargs;
+            for (auto& a : args) cargs.push_back(a.data());
+            cargs.push_back(nullptr);
+            execvp("python3", cargs.data());
+            std::cerr << "fftune: cannot run python3 " << script << ": " << std::strerror(errno) << "\n";
+            return 1;
         }
         if (tune->parsed()) {
             const auto tc = fftune::load_testcase(tune_testcase);

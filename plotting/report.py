@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""fftune report: figures and a Markdown page from result records.
+
+    python3 plotting/report.py --out DIR (--db tuning.sqlite | RESULTS.jsonl...) [--machine FINGERPRINT]
+
+Reads the records of results/README.md (from JSON-lines files, or the
+record_json column of a tuning database opened read-only) and writes PNG and
+SVG figures plus report.md linking them. Only validated ok records count.
+Exit status 2 with a message (no traceback) when there is nothing to plot.
+"""
+import argparse
+import json
+import math
+import os
+import sqlite3
+import sys
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+class ReportError(Exception):
+    pass
+
+
+def load_records(paths, db, machine):
+    records = []
+    if db:
+        if not os.path.exists(db):
+            raise ReportError(f"{db}: no tuning database here")
+        try:
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            rows = con.execute("SELECT record_json FROM records").fetchall()
+        except sqlite3.DatabaseError as e:
+            raise ReportError(f"{db}: not a usable fftune database: {e}")
+        records += [json.loads(r[0]) for r in rows]
+    for path in paths:
+        try:
+            with open(path) as f:
+                for line in f:
+                    line = line.strip()
+                    if not line:
+                        continue
+                    try:
+                        records.append(json.loads(line))
+                    except json.JSONDecodeError:
+                        pass  # a torn last line of a job that died
+        except OSError as e:
+            raise ReportError(f"{path}: {e.strerror}")
+    ok = [r for r in records if r.get("status") == "ok" and (r.get("validation") or {}).get("passed") is True]
+    if machine:
+        ok = [r for r in ok if r["machine"].get("fingerprint") == machine]
+    if not ok:
+        raise ReportError(f"no validated ok records among {len(records)} read" + (f" for machine {machine}" if machine else ""))
+    return ok
+
+
+def size_label(s):
+    return "x".join(str(n) for n in s)
+
+
+def points(s):
+    return s[0] * s[1] * s[2]
+
+
+def variant(r):
+    c = r["config"]
+    return f'{c["decomposition"]}/{c["layout"]}'
+
+
+def method_label(r):
+    """One name when every phase uses the same method, else phase0+phase1."""
+    m = r["config"]["redistribution"]
+    return m[0] if len(set(m)) == 1 else "+".join(m)
+
+
+def group_problems(records):
+    """(ranks, precision, direction) -> list of records."""
+    groups = defaultdict(list)
+    for r in records:
+        p = r["problem"]
+        groups[(p["ranks"], p["precision"], p["direction"])].append(r)
+    return groups
+
+
+def best_by(records, keyf):
+    best = {}
+    for r in records:
+        k = keyf(r)
+        if k not in best or r["timing"]["total"]["median"] < best[k]["timing"]["total"]["median"]:
+            best[k] = r
+    return best
+
+
+def references(all_records, precision, direction):
+    """Best one-process reference_3d time per size, per backend, from any rank count's run."""
+    refs = defaultdict(dict)
+    for r in all_records:
+        p, c = r["problem"], r["config"]
+        if c["decomposition"] == "reference_3d" and p["precision"] == precision and p["direction"] == direction:
+            key = tuple(p["size"])
+            t = r["timing"]["total"]["median"]
+            name = {"cuda": "cuFFT 3D, one GPU", "fftw": "FFTW 3D, one process"}.get(c["backend"], c["backend"] + " 3D")
+            if key not in refs[name] or t < refs[name][key]:
+                refs[name][key] = t
+    return refs
+
+
+def save(fig, out, name):
+    paths = []
+    for ext in ("png", "svg"):
+        path = os.path.join(out, f"{name}.{ext}")
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+def fig_total(recs, all_records, key, out):
+    ranks, prec, direction = key
+    sizes = sorted({tuple(r["problem"]["size"]) for r in recs}, key=points)
+    best = best_by(recs, lambda r: (variant(r), tuple(r["problem"]["size"])))
+    variants = sorted({v for v, _ in best})
+    fig, ax = plt.subplots(figsize=(8, 5))
+    series = []
+    for v in variants:
+        xs = [s for s in sizes if (v, s) in best]
+        ax.plot([points(s) for s in xs], [best[(v, s)]["timing"]["total"]["median"] for s in xs], marker="o", label=v)
+        series.append(v)
+    for name, ref in references(all_records, prec, direction).items():
+        xs = [s for s in sizes if s in ref]
+        if xs:
+            ax.plot([points(s) for s in xs], [ref[s] for s in xs], "k--", label=f"reference: {name}")
+            series.append(f"reference: {name}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("grid points (Nx·Ny·Nz)")
+    ax.set_ylabel("median time per transform [ms]")
+    ax.set_title(f"Best method per decomposition/layout — {ranks} ranks, {prec}, {direction}")
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+    name = f"total_r{ranks}_{prec}_{direction}"
+    return name, save(fig, out, name), series
+
+
+def fig_relative(recs, key, out):
+    ranks, prec, direction = key
+    sizes = sorted({tuple(r["problem"]["size"]) for r in recs}, key=points)
+    best = best_by(recs, lambda r: (variant(r), tuple(r["problem"]["size"])))
+    fastest = {s: min(best[(v, s2)]["timing"]["total"]["median"] for (v, s2) in best if s2 == s) for s in sizes}
+    variants = sorted({v for v, _ in best})
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for v in variants:
+        xs = [s for s in sizes if (v, s) in best]
+        ax.plot(range(len(xs)), [best[(v, s)]["timing"]["total"]["median"] / fastest[s] for s in xs], marker="o", label=v)
+    ax.set_xticks(range(len(sizes)), [size_label(s) for s in sizes], rotation=30, fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("time ÷ fastest at this size")
+    ax.set_title(f"Relative runtime — {ranks} ranks, {prec}, {direction}")
+    ax.legend(fontsize=7)
+    ax.grid(True, alpha=0.3)
+    name = f"relative_r{ranks}_{prec}_{direction}"
+    return name, save(fig, out, name), variants
+
+
+def fig_phases(recs, key, out):
+    ranks, prec, direction = key
+    best = best_by(recs, lambda r: tuple(r["problem"]["size"]))
+    sizes = sorted(best, key=points)
+    phases = []
+    for s in sizes:
+        for ph in best[s]["timing"]["phase_order"]:
+            kind = ph.split(".")[0]
+            if kind not in phases:
+                phases.append(kind)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    bottom = [0.0] * len(sizes)
+    for kind in phases:
+        vals = [sum(v["median"] for k, v in best[s]["timing"]["phases"].items() if k.split(".")[0] == kind) for s in sizes]
+        ax.bar(range(len(sizes)), vals, bottom=bottom, label=kind)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_xticks(range(len(sizes)), [f"{size_label(s)}\n{best[s]['key'].split('/')[1]}" for s in sizes], fontsize=6)
+    ax.set_ylabel("median time per phase [ms] (max over ranks)")
+    ax.set_title(f"Phase breakdown of the best configuration — {ranks} ranks, {prec}, {direction}")
+    ax.legend(fontsize=7)
+    name = f"phases_r{ranks}_{prec}_{direction}"
+    return name, save(fig, out, name), phases
+
+
+def fig_methods(recs, key, out):
+    ranks, prec, direction = key
+    largest = max({tuple(r["problem"]["size"]) for r in recs}, key=points)
+    at = [r for r in recs if tuple(r["problem"]["size"]) == largest and r["config"]["redistribution"]]
+    best = best_by(at, lambda r: (variant(r), method_label(r)))
+    if not best:
+        return None
+    variants = sorted({v for v, _ in best})
+    methods = sorted({m for _, m in best})
+    fig, ax = plt.subplots(figsize=(9, 5))
+    width = 0.8 / max(1, len(methods))
+    colors = plt.get_cmap("tab20").colors
+    for i, m in enumerate(methods):
+        xs, ys, lo, hi = [], [], [], []
+        for j, v in enumerate(variants):
+            r = best.get((v, m))
+            if r is None:
+                continue
+            t = r["timing"]["total"]
+            xs.append(j + i * width)
+            ys.append(t["median"])
+            lo.append(t["median"] - t["ci99"][0])
+            hi.append(t["ci99"][1] - t["median"])
+        ax.bar(xs, ys, width=width, yerr=[lo, hi], capsize=2, label=m, color=colors[i % len(colors)])
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(variants))], variants, rotation=20, fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("median time [ms], 99% CI")
+    ax.set_title(f"Redistribution methods at {size_label(largest)} — {ranks} ranks, {prec}, {direction}")
+    ax.legend(fontsize=6, ncol=2)
+    name = f"methods_r{ranks}_{prec}_{direction}"
+    return name, save(fig, out, name), methods
+
+
+def winner_rows(recs):
+    rows = []
+    by_problem = defaultdict(dict)
+    for r in recs:
+        p = r["problem"]
+        k = (p["ranks"], tuple(p["size"]), p["precision"], p["direction"])
+        cur = by_problem[k].get(r["key"])
+        if cur is None or r["timing"]["total"]["median"] < cur["timing"]["total"]["median"]:
+            by_problem[k][r["key"]] = r
+    for k in sorted(by_problem, key=lambda k: (k[0], points(k[1]), k[2], k[3])):
+        ranked = sorted(by_problem[k].values(), key=lambda r: r["timing"]["total"]["median"])
+        a = ranked[0]["timing"]["total"]
+        verdict, runner, margin = "only one", "", ""
+        if len(ranked) > 1:
+            b = ranked[1]["timing"]["total"]
+            runner = ranked[1]["key"]
+            margin = f'{100 * (b["median"] / a["median"] - 1):.1f}%'
+            if a["ci99"][1] < b["ci99"][0]:
+                verdict = "faster"
+            elif b["median"] <= a["ci99"][1] and a["median"] >= b["ci99"][0]:
+                verdict = "same within noise"
+            else:
+                verdict = "ambiguous"
+        rows.append((k, ranked[0]["key"], a["median"], runner, margin, verdict, len(ranked)))
+    return rows
+
+
+def scaling_table(recs):
+    best = best_by(recs, lambda r: (tuple(r["problem"]["size"]), r["problem"]["ranks"], r["problem"]["precision"], r["problem"]["direction"]))
+    ranks = sorted({k[1] for k in best})
+    if len(ranks) < 2:
+        return None
+    lines = ["| size | precision | direction | " + " | ".join(f"{p} ranks [ms] (speed-up)" for p in ranks) + " |",
+             "|---|---|---|" + "---|" * len(ranks)]
+    for s, prec, d in sorted({(k[0], k[2], k[3]) for k in best}, key=lambda x: (points(x[0]), x[1], x[2])):
+        base = best.get((s, ranks[0], prec, d))
+        cells = []
+        for p in ranks:
+            r = best.get((s, p, prec, d))
+            if r is None:
+                cells.append("–")
+            else:
+                t = r["timing"]["total"]["median"]
+                cells.append(f"{t:.4g}" + (f" ({base['timing']['total']['median'] / t:.2f}×)" if base else ""))
+        lines.append(f"| {size_label(s)} | {prec} | {d} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def report(records, out, title):
+    os.makedirs(out, exist_ok=True)
+    figures = []
+    for key, recs in sorted(group_problems(records).items()):
+        figures.append((key, fig_total(recs, records, key, out)))
+        figures.append((key, fig_relative(recs, key, out)))
+        figures.append((key, fig_phases(recs, key, out)))
+        m = fig_methods(recs, key, out)
+        if m:
+            figures.append((key, m))
+    machines = sorted({(r["machine"].get("fingerprint"), r["machine"].get("hostname", ""), r["machine"].get("cpu_model", ""),
+                        (r["provenance"].get("fft_libraries") or {}).get("gpu", "")) for r in records})
+    shas = sorted({r["provenance"].get("git_sha", "?") for r in records})
+    stamps = sorted(r["provenance"].get("timestamp", "") for r in records)
+    md = [f"# {title}", "",
+          f"{len(records)} validated records, {stamps[0]} … {stamps[-1]}; fftune commits: {', '.join(shas)}.", ""]
+    for fp, host, cpu, gpu in machines:
+        md.append(f"- machine `{fp}`: {host}, {cpu}" + (f", {gpu}" if gpu else ""))
+    md += ["", "Times are medians of per-iteration maxima over ranks; intervals are 99% CIs of the median.", "",
+           "## Winners", "", "| ranks | size | precision | direction | best | ms | runner-up | margin | verdict | candidates |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for k, best, t, runner, margin, verdict, n in winner_rows(records):
+        md.append(f"| {k[0]} | {size_label(k[1])} | {k[2]} | {k[3]} | `{best}` | {t:.4g} | `{runner}` | {margin} | {verdict} | {n} |")
+    table = scaling_table(records)
+    if table:
+        md += ["", "## Scaling (best configuration per rank count)", "", table]
+    md += ["", "## Figures", ""]
+    for key, (name, paths, series) in figures:
+        md.append(f"### {name}")
+        md.append("")
+        md.append(f"![{name}]({os.path.basename(paths[0])}) ([svg]({os.path.basename(paths[1])}))")
+        md.append("")
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    return figures
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", nargs="*", help="JSON-lines result files")
+    ap.add_argument("--db", help="tuning database (read-only)")
+    ap.add_argument("--machine", help="only this machine fingerprint")
+    ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--title", default="fftune report")
+    args = ap.parse_args(argv)
+    if not args.results and not args.db:
+        ap.error("give result files or --db")
+    try:
+        records = load_records(args.results, args.db, args.machine)
+        figures = report(records, args.out, args.title)
+    except ReportError as e:
+        print(f"fftune report: {e}", file=sys.stderr)
+        return 2
+    print(f"{args.out}/report.md: {len(figures)} figures from {len(records)} records")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

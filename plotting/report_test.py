@@ -1,0 +1,80 @@
+"""Tests of plotting/report.py on a committed fixture (a slice of the H200 results)."""
+import io
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr
+
+sys.path.insert(0, os.path.dirname(__file__))
+import report  # noqa: E402
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "testdata", "fixture.jsonl")
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.out = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_every_figure_with_its_series_and_the_page_links_them(self):
+        records = report.load_records([FIXTURE], None, None)
+        self.assertEqual(len(records), 75)  # 3 skipped and 1 failed record are left out
+        figures = report.report(records, self.out, "fixture")
+        names = {name: series for _, (name, paths, series) in figures}
+        self.assertEqual(set(names), {f"{kind}_r{r}_double_forward" for kind in ("total", "relative", "phases", "methods") for r in (1, 2)})
+        self.assertIn("reference: cuFFT 3D, one GPU", names["total_r2_double_forward"])
+        self.assertIn("slab_2d1d/default", names["total_r2_double_forward"])
+        # pencils that use one method in both phases are labelled by that method
+        self.assertEqual(sorted(names["methods_r2_double_forward"]), ["a2a_sync", "nccl_a2a", "p2p_sync"])
+        self.assertIn("exchange", names["phases_r2_double_forward"])
+        page = open(os.path.join(self.out, "report.md")).read()
+        for name in names:
+            for ext in ("png", "svg"):
+                self.assertTrue(os.path.getsize(os.path.join(self.out, f"{name}.{ext}")) > 1000)
+            self.assertIn(f"]({name}.png)", page)
+        self.assertIn("## Scaling", page)
+        self.assertIn("| 2 | 256x256x128 | double | forward | `cuda/slab_2d1d/default/2x1/nccl_a2a/host`", page)
+
+    def test_winner_verdicts(self):
+        rows = report.winner_rows(report.load_records([FIXTURE], None, None))
+        verdicts = {r[5] for r in rows}
+        self.assertTrue(verdicts <= {"faster", "same within noise", "ambiguous", "only one"})
+        self.assertEqual(len(rows), 6)  # 3 sizes x (1, 2 ranks)
+
+    def test_reads_a_tuning_database(self):
+        db = os.path.join(self.out, "t.sqlite")
+        con = sqlite3.connect(db)
+        con.execute("CREATE TABLE records (record_json TEXT)")
+        with open(FIXTURE) as f:
+            con.executemany("INSERT INTO records VALUES (?)", [(line,) for line in f])
+        con.commit()
+        con.close()
+        self.assertEqual(len(report.load_records([], db, None)), 75)  # 3 skipped and 1 failed left out
+        self.assertEqual(len(report.load_records([], db, "e573fa20c9df0331")), 75)
+
+    def test_nothing_to_plot_is_a_message_not_a_traceback(self):
+        empty = os.path.join(self.out, "empty.jsonl")
+        open(empty, "w").close()
+        for argv in ([empty, "--out", self.out], ["--db", os.path.join(self.out, "none.sqlite"), "--out", self.out],
+                     [FIXTURE, "--machine", "other", "--out", self.out]):
+            err = io.StringIO()
+            with redirect_stderr(err):
+                self.assertEqual(report.main(argv), 2)
+            self.assertTrue(err.getvalue().startswith("fftune report: "), err.getvalue())
+            self.assertNotIn("Traceback", err.getvalue())
+        bad = os.path.join(self.out, "bad.sqlite")
+        open(bad, "w").write("not a database " * 20)
+        err = io.StringIO()
+        with redirect_stderr(err):
+            self.assertEqual(report.main(["--db", bad, "--out", self.out]), 2)
+        self.assertIn("not a usable fftune database", err.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
