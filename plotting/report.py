@@ -271,6 +271,37 @@ def scaling_table(recs):
     return "\n".join(lines)
 
 
+def weak_scaling_table(recs):
+    """Same points per rank at more ranks: efficiency = t(r0, N0) / t(r, N0 * r / r0)."""
+    best = best_by(recs, lambda r: (tuple(r["problem"]["size"]), r["problem"]["ranks"], r["problem"]["precision"], r["problem"]["direction"]))
+    ranks = sorted({k[1] for k in best})
+    if len(ranks) < 2:
+        return None
+    r0 = ranks[0]
+    lines = []
+    for (s, r, prec, d), base in sorted(best.items(), key=lambda kv: (points(kv[0][0]), kv[0][2], kv[0][3])):
+        if r != r0:
+            continue
+        cells, found = [], False
+        for p in ranks[1:]:
+            match = [(k, v) for k, v in best.items() if k[1] == p and k[2] == prec and k[3] == d and points(k[0]) * r0 == points(s) * p]
+            if match:
+                k, v = min(match, key=lambda kv: kv[1]["timing"]["total"]["median"])
+                t = v["timing"]["total"]["median"]
+                cells.append(f"{size_label(k[0])}: {t:.4g} ({base['timing']['total']['median'] / t:.2f})")
+                found = True
+            else:
+                cells.append("–")
+        if found:
+            lines.append(f"| {size_label(s)} | {prec} | {d} | {base['timing']['total']['median']:.4g} | " + " | ".join(cells) + " |")
+    if not lines:
+        return None
+    head = [f"| size at {r0} ranks | precision | direction | {r0} ranks [ms] | " +
+            " | ".join(f"{p} ranks: size, ms (efficiency)" for p in ranks[1:]) + " |",
+            "|---|---|---|---|" + "---|" * (len(ranks) - 1)]
+    return "\n".join(head + lines)
+
+
 def report(records, out, title):
     os.makedirs(out, exist_ok=True)
     figures = []
@@ -296,7 +327,10 @@ def report(records, out, title):
         md.append(f"| {k[0]} | {size_label(k[1])} | {k[2]} | {k[3]} | `{best}` | {t:.4g} | `{runner}` | {margin} | {verdict} | {n} |")
     table = scaling_table(records)
     if table:
-        md += ["", "## Scaling (best configuration per rank count)", "", table]
+        md += ["", "## Strong scaling (best configuration per rank count; speed-up over the fewest ranks)", "", table]
+    weak = weak_scaling_table(records)
+    if weak:
+        md += ["", "## Weak scaling (same points per rank; efficiency = time at the fewest ranks ÷ time here)", "", weak]
     md += ["", "## Figures", ""]
     for key, (name, paths, series) in figures:
         md.append(f"### {name}")

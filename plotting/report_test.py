@@ -38,7 +38,10 @@ class ReportTest(unittest.TestCase):
             for ext in ("png", "svg"):
                 self.assertTrue(os.path.getsize(os.path.join(self.out, f"{name}.{ext}")) > 1000)
             self.assertIn(f"]({name}.png)", page)
-        self.assertIn("## Scaling", page)
+        self.assertIn("## Strong scaling", page)
+        # 128^3 at 1 rank pairs with 256x128x128 at 2 ranks (twice the points)
+        self.assertIn("| 128x128x128 | double | forward | 0.04", page)
+        self.assertIn("256x128x128: 0.1", page)
         self.assertIn("| 2 | 256x256x128 | double | forward | `cuda/slab_2d1d/default/2x1/nccl_a2a/host`", page)
 
     def test_winner_verdicts(self):
