@@ -214,8 +214,34 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     return rec;
 }
 
+PointSelection load_point_selection(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot read the point selection");
+    PointSelection s;
+    try {
+        const json j = json::parse(in);
+        for (const auto& [ranks, list] : j.at("points").items()) {
+            auto& v = s.points[std::stoi(ranks)];
+            v = list.get<std::vector<int>>();
+            std::sort(v.begin(), v.end());
+        }
+        s.warmup = j.at("warmup").get<int>();
+        s.iterations = j.at("iterations").get<int>();
+    } catch (const std::exception& e) {
+        throw std::runtime_error(path + ": not a point selection: " + e.what());
+    }
+    if (s.warmup < 0 || s.iterations < 1) throw std::runtime_error(path + ": warmup must be >= 0 and iterations >= 1");
+    return s;
+}
+
+void save_point_selection(const PointSelection& s, const std::string& path) {
+    json j{{"points", json::object()}, {"warmup", s.warmup}, {"iterations", s.iterations}};
+    for (const auto& [ranks, list] : s.points) j["points"][std::to_string(ranks)] = list;
+    std::ofstream(path) << j.dump() << "\n";
+}
+
 int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int start_index,
-            const std::vector<std::string>& argv) {
+            const std::vector<std::string>& argv, const std::vector<int>* only) {
     int rank = 0, size = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -230,14 +256,18 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
     const auto t0 = std::chrono::steady_clock::now();
     int failed = 0;
     const int total = static_cast<int>(points.size());
+    const auto selected = [&](int i) { return !only || std::binary_search(only->begin(), only->end(), i); };
+    int todo = 0, done = 0;
+    for (int i = std::max(0, start_index); i < total; ++i) todo += selected(i);
     for (int i = std::max(0, start_index); i < total; ++i) {
+        if (!selected(i)) continue;
+        ++done;
         const json rec = run_point(comm, points[i], opts, machine);
         if (rec["status"] == "failed") ++failed;
         if (rank != 0) continue;
         out << rec.dump() << '\n' << std::flush;  // never lose a measured point
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        const int done = i + 1 - std::max(0, start_index);
-        const double eta = elapsed / done * (total - i - 1);
+        const double eta = elapsed / done * (todo - done);
         std::string outcome = rec["status"].get<std::string>();
         if (outcome == "ok")
             outcome += fmt::format(" {:.4g} ms, error {:.2g}", rec["timing"]["total"]["median"].get<double>(),

@@ -2,6 +2,7 @@
 // counts by launching one MPI job per count (parent mode).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,8 +29,19 @@ nlohmann::json run_point(MPI_Comm comm, const Point& point, const RunOptions& op
 // Runs the testcase's points for this job's world size from `start_index` on,
 // appending one JSON line per point to `out_file` (rank 0, flushed per point).
 // Returns the number of failed points.
+// `only`, when given, lists the point indices to run (sorted); others are skipped.
 int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int start_index,
-            const std::vector<std::string>& argv);
+            const std::vector<std::string>& argv, const std::vector<int>* only = nullptr);
+
+// A subset of a testcase's points, with its own iteration counts: what the
+// tuner's search strategies run in each round. JSON file:
+//   {"points": {"<ranks>": [index, ...]}, "warmup": W, "iterations": N}
+struct PointSelection {
+    std::map<int, std::vector<int>> points;  // by rank count, sorted
+    int warmup = 0, iterations = 1;
+};
+PointSelection load_point_selection(const std::string& path);
+void save_point_selection(const PointSelection& s, const std::string& path);
 
 // Some rank's error message, agreed by all ranks (the lowest failing rank's),
 // or nothing when every rank succeeded.
@@ -43,6 +55,7 @@ struct SweepOptions {
     std::string out_dir;
     std::string launcher;               // overrides the testcase's when not empty
     std::vector<std::string> launcher_args;  // appended to the testcase's
+    std::string selection_path;              // a PointSelection file, or empty for every point
 };
 int run_sweep(const Testcase& tc, const SweepOptions& options);
 

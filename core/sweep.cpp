@@ -75,10 +75,24 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
     if (!all) throw std::runtime_error("cannot write " + merged);
     int failed = 0;
     std::vector<json> records;
+    std::optional<PointSelection> selection;
+    if (!opt.selection_path.empty()) selection = load_point_selection(opt.selection_path);
     for (int ranks : tc.ranks) {
         const std::string part = (fs::path(opt.out_dir) / fmt::format("{}-r{}.jsonl", base, ranks)).string();
         const int npoints = static_cast<int>(tc.points(ranks).size());
-        int start = 0;
+        const std::vector<int>* only = nullptr;
+        if (selection) {
+            auto it = selection->points.find(ranks);
+            if (it == selection->points.end() || it->second.empty()) continue;
+            only = &it->second;
+        }
+        // The next point to run at or after index i.
+        auto next_selected = [&](int i) {
+            if (!only) return i;
+            auto it = std::lower_bound(only->begin(), only->end(), i);
+            return it == only->end() ? npoints : *it;
+        };
+        int start = next_selected(0);
         std::vector<json> crash_records;
         while (start < npoints) {
             std::vector<std::string> cmd{launcher, "-n", std::to_string(ranks)};
@@ -86,6 +100,7 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
             cmd.insert(cmd.end(), extra.begin(), extra.end());
             cmd.insert(cmd.end(), {exe, "run", opt.testcase_path, "--out", opt.out_dir, "--no-launch",
                                    "--start-index", std::to_string(start)});
+            if (selection) cmd.insert(cmd.end(), {"--select", opt.selection_path});
             std::cerr << fmt::format("fftune: {} ranks: points {}..{} of {}\n", ranks, start + 1, npoints, npoints);
             const int rc = spawn_and_wait(cmd);
             if (rc == 0) break;
@@ -93,6 +108,7 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
             int next = start;
             for (const auto& r : read_records(part))
                 if (r.contains("point_index")) next = std::max(next, r["point_index"].get<int>() + 1);
+            next = next_selected(next);
             if (next >= npoints) break;
             const auto point = tc.points(ranks)[next];
             json rec{{"schema", "fftune.result/1"},
@@ -107,7 +123,7 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
                      {"provenance", {{"fftune_version", fftune_version()}, {"timestamp", utc_timestamp()}}}};
             std::ofstream(part, std::ios::app) << rec.dump() << '\n';
             std::cerr << fmt::format("fftune: {} ranks: job died (status {}) on point {}; resuming\n", ranks, rc, next + 1);
-            start = next + 1;
+            start = next_selected(next + 1);
         }
         for (auto& r : read_records(part)) {
             if (r.value("status", "") == "failed") ++failed;

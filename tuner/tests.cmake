@@ -11,7 +11,7 @@ fftune_cli_test(tuner_tune 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny
   --out ${PROJECT_BINARY_DIR}/tuner-test/out --db ${db}
   EXPECT "tuning.sqlite: 256 added" REJECT "failed" LABELS "tuner;mpi")
 set_tests_properties(tuner_tune PROPERTIES FIXTURES_REQUIRED tuner_db_clean FIXTURES_SETUP tuner_db PROCESSORS 2)
-fftune_cli_test(tuner_reingest 0 ARGS ingest ${PROJECT_BINARY_DIR}/tuner-test/out/tiny.jsonl --db ${db}
+fftune_cli_test(tuner_reingest 0 ARGS ingest ${PROJECT_BINARY_DIR}/tuner-test/out/round0/tiny.jsonl --db ${db}
   EXPECT "0 added, 256 already present, 0 unreadable; 256 records" LABELS tuner)
 fftune_cli_test(tuner_best_exact 0 ARGS best --size 24 12 10 --ranks 2 --db ${db}
   EXPECT "fftw/[a-z_0-9]+/[a-z]+/2x1/[a-z_0-9+]+/host  \\[exact\\]  fastest of 30 validated" LABELS tuner)
@@ -49,3 +49,15 @@ endforeach()
 fftune_cli_test(tuner_quick_best_nearest 0 ARGS best --size 10 10 10 --ranks 4 --db ${qdb}
   EXPECT "\\[nearest\\]  fastest applicable configuration of the nearest measured problem 9x10x11" LABELS tuner)
 set_tests_properties(tuner_quick_best_nearest PROPERTIES FIXTURES_REQUIRED tuner_quick)
+
+# Search strategies on the tiny sweep, judged against its exhaustive results.
+foreach(s phase halving)
+  fftune_cli_test(tuner_strategy_${s} 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json --strategy ${s}
+    --out ${PROJECT_BINARY_DIR}/tuner-test/${s} --db ${PROJECT_BINARY_DIR}/tuner-test/strategies.sqlite --compare ${PROJECT_BINARY_DIR}/tuner-test/out/round0/tiny.jsonl
+    EXPECT "strategy ${s}: 8 problems; pick = exhaustive best in [0-9]+, within 5% in [0-9]+" LABELS "tuner;mpi")
+  set_tests_properties(tuner_strategy_${s} PROPERTIES FIXTURES_REQUIRED tuner_db PROCESSORS 2)
+endforeach()
+fftune_cli_test(tuner_strategy_halving_rounds 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json --strategy halving
+  --out ${PROJECT_BINARY_DIR}/tuner-test/halving2 --db ${PROJECT_BINARY_DIR}/tuner-test/halving2.sqlite
+  EXPECT "halving: 4 rounds" LABELS "tuner;mpi")
+set_tests_properties(tuner_strategy_halving_rounds PROPERTIES FIXTURES_REQUIRED tuner_db_clean PROCESSORS 2)

@@ -23,6 +23,7 @@
 #ifdef FFTUNE_HAVE_TUNER
 #include "tuner/database.hpp"
 #include "tuner/selector.hpp"
+#include "tuner/strategies.hpp"
 #endif
 
 namespace {
@@ -34,8 +35,8 @@ bool under_launcher() {
     return false;
 }
 
-int run_in_job(const fftune::Testcase& tc, const std::string& out_dir, int start_index,
-               const std::vector<std::string>& argv) {
+int run_in_job(fftune::Testcase tc, const std::string& out_dir, int start_index,
+               const std::vector<std::string>& argv, const std::string& selection_path) {
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
     int rank = 0, size = 0, failed = 0;
@@ -50,7 +51,14 @@ int run_in_job(const fftune::Testcase& tc, const std::string& out_dir, int start
         if (tc.points(size).empty() && rank == 0)
             std::cerr << fmt::format("fftune: the testcase has no points for {} ranks (ranks: {})\n", size,
                                      fmt::join(tc.ranks, ", "));
-        failed = fftune::run_job(MPI_COMM_WORLD, tc, file, start_index, argv);
+        std::vector<int> only;
+        if (!selection_path.empty()) {
+            const auto sel = fftune::load_point_selection(selection_path);
+            tc.warmup = sel.warmup;
+            tc.iterations = sel.iterations;
+            if (auto it = sel.points.find(size); it != sel.points.end()) only = it->second;
+        }
+        failed = fftune::run_job(MPI_COMM_WORLD, tc, file, start_index, argv, selection_path.empty() ? nullptr : &only);
         if (rank == 0 && std::getenv("FFTUNE_SWEEP_CHILD") == nullptr)
             std::cout << fftune::summarize_records(fftune::read_records(file)) << "\nResults: " << file << "\n";
         rc = failed > 0 ? 1 : 0;
@@ -81,6 +89,8 @@ int main(int argc, char** argv) {
         ->allow_extra_args(false);
     run->add_flag("--no-launch", no_launch, "run in this process (the points for its MPI world size)");
     run->add_option("--start-index", start_index, "skip the first N points (resume)")->group("");
+    std::string selection_path;
+    run->add_option("--select", selection_path, "run only the points of a point-selection file (tuner rounds)")->group("");
     run->add_flag("--dry-run", dry_run, "validate the testcase, print the point counts and exit");
     std::vector<int> only_ranks;
     run->add_option("--ranks", only_ranks, "run only these rank counts of the testcase (e.g. --ranks 1,2)")
@@ -108,7 +118,10 @@ int main(int argc, char** argv) {
     std::string tune_testcase, tune_out = "fftune-results", strategy = "exhaustive";
     tune->add_option("testcase", tune_testcase, "testcase JSON file")->required();
     tune->add_option("--out", tune_out, "directory for the result files");
-    tune->add_option("--strategy", strategy, "search strategy")->check(CLI::IsMember({"exhaustive"}));
+    tune->add_option("--strategy", strategy, "exhaustive, phase (pencil phases one at a time) or halving (successive halving)")
+        ->check(CLI::IsMember({"exhaustive", "phase", "halving"}));
+    std::string compare_file;
+    tune->add_option("--compare", compare_file, "exhaustive results to judge the picks against")->check(CLI::ExistingFile);
     auto* report = app.add_subcommand("report", "figures and a Markdown report (plotting/report.py) from the database or result files");
     std::vector<std::string> report_files;
     std::string report_out, report_title = "fftune report";
@@ -190,13 +203,22 @@ int main(int argc, char** argv) {
         if (tune->parsed()) {
             const auto tc = fftune::load_testcase(tune_testcase);
             setenv("FFTUNE_SWEEP_CHILD", "1", 1);
-            const int rc = fftune::run_sweep(tc, {tune_testcase, tune_out, "", {}});
-            const auto merged = (std::filesystem::path(tune_out) / (fftune::sanitize_filename(tc.name) + ".jsonl")).string();
+            const auto result = fftune::tune(tc, tune_testcase, tune_out, strategy);
+            std::vector<std::string> files;
+            for (int k = 0; k < result.rounds; ++k)
+                files.push_back((std::filesystem::path(tune_out) / fmt::format("round{}", k) /
+                                 (fftune::sanitize_filename(tc.name) + ".jsonl")).string());
             fftune::Database db(db_path, false);
-            const auto st = db.ingest({merged});
+            const auto st = db.ingest(files);
+            std::cout << fmt::format("{}: {} rounds, {} points measured, {} problems picked\n", strategy, result.rounds,
+                                     result.points_measured, result.picks.size());
             std::cout << fmt::format("{}: {} added, {} already present; {} records\n", db_path, st.added, st.duplicates,
                                      db.record_count());
-            return rc;
+            if (!compare_file.empty())
+                std::cout << fftune::compare_with_exhaustive(result, fftune::read_records(compare_file));
+            int failed = 0;
+            for (const auto& r : result.records) failed += r.value("status", "") == "failed";
+            return failed > 0 ? 1 : 0;
         }
     } catch (const fftune::TestcaseError& e) {
         std::cerr << "fftune: invalid testcase: " << e.what() << "\n";
@@ -240,10 +262,10 @@ int main(int argc, char** argv) {
         std::cout << fmt::format("total: {} points\n", total);
         return 0;
     }
-    if (no_launch || under_launcher()) return run_in_job(tc, out_dir, start_index, args);
+    if (no_launch || under_launcher()) return run_in_job(tc, out_dir, start_index, args, selection_path);
     try {
         setenv("FFTUNE_SWEEP_CHILD", "1", 1);
-        return fftune::run_sweep(tc, {testcase, out_dir, launcher, launcher_args});
+        return fftune::run_sweep(tc, {testcase, out_dir, launcher, launcher_args, selection_path});
     } catch (const std::exception& e) {
         std::cerr << "fftune: " << e.what() << "\n";
         return 1;

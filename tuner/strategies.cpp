@@ -1,0 +1,208 @@
+#include "tuner/strategies.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "core/provenance.hpp"
+#include "core/runner.hpp"
+
+namespace fftune {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string problem_signature(const json& r) {
+    const json& p = r.at("problem");
+    return fmt::format("{}/{}/{}/{}", p.at("ranks").get<int>(), size_string(p.at("size").get<std::array<index_t, 3>>()),
+                       p.at("precision").get<std::string>(), p.at("direction").get<std::string>());
+}
+
+namespace {
+
+bool usable(const json& r) {
+    return r.value("status", "") == "ok" && r.contains("validation") && r["validation"].value("passed", false) == true;
+}
+double median(const json& r) { return r["timing"]["total"]["median"].get<double>(); }
+
+}  // namespace
+
+std::map<std::string, const json*> best_per_problem(const std::vector<json>& records) {
+    std::map<std::string, const json*> best;
+    for (const auto& r : records) {
+        if (!usable(r)) continue;
+        auto& b = best[problem_signature(r)];
+        if (!b || median(r) < median(*b)) b = &r;
+    }
+    return best;
+}
+
+namespace {
+
+struct Round {
+    const Testcase& tc;
+    std::string testcase_path, out_dir;
+    TuneResult& result;
+
+    // Runs the selected points; returns their records (index -> record) per rank count.
+    std::map<int, std::map<int, json>> run(const std::map<int, std::vector<int>>& points, int warmup, int iterations) {
+        const std::string dir = (fs::path(out_dir) / fmt::format("round{}", result.rounds++)).string();
+        fs::create_directories(dir);
+        PointSelection sel;
+        sel.points = points;
+        sel.warmup = warmup;
+        sel.iterations = iterations;
+        const std::string path = (fs::path(dir) / "selection.json").string();
+        save_point_selection(sel, path);
+        run_sweep(tc, {testcase_path, dir, "", {}, path});
+        std::map<int, std::map<int, json>> out;
+        for (auto& r : read_records((fs::path(dir) / (sanitize_filename(tc.name) + ".jsonl")).string())) {
+            if (r.contains("timing")) {  // skipped points cost nothing
+                ++result.points_measured;
+                result.point_iterations += warmup + iterations;
+            }
+            out[r["problem"]["ranks"].get<int>()][r.value("point_index", -1)] = r;
+            result.records.push_back(std::move(r));
+        }
+        return out;
+    }
+};
+
+std::map<int, std::vector<int>> all_points(const Testcase& tc) {
+    std::map<int, std::vector<int>> pts;
+    for (int r : tc.ranks) {
+        const auto n = static_cast<int>(tc.points(r).size());
+        for (int i = 0; i < n; ++i) pts[r].push_back(i);
+    }
+    return pts;
+}
+
+void halving(Round& round) {
+    const Testcase& tc = round.tc;
+    auto candidates = all_points(tc);
+    int iterations = std::max(1, tc.iterations / 8);
+    for (;;) {
+        const bool last = iterations >= tc.iterations;
+        const auto measured = round.run(candidates, last ? tc.warmup : std::min(tc.warmup, 2), iterations);
+        if (last) break;
+        // Per problem keep the better half, and only those within 1.3x of its best.
+        std::map<int, std::vector<int>> next;
+        for (const auto& [ranks, recs] : measured) {
+            std::map<std::string, std::vector<std::pair<double, int>>> by_problem;
+            for (const auto& [index, r] : recs)
+                if (usable(r)) by_problem[problem_signature(r)].push_back({median(r), index});
+            for (auto& [sig, v] : by_problem) {
+                std::sort(v.begin(), v.end());
+                const std::size_t keep = std::max<std::size_t>(1, (v.size() + 1) / 2);
+                for (std::size_t k = 0; k < v.size() && k < keep; ++k)
+                    if (k == 0 || v[k].first <= 1.3 * v[0].first) next[ranks].push_back(v[k].second);
+            }
+            std::sort(next[ranks].begin(), next[ranks].end());
+        }
+        candidates = std::move(next);
+        iterations = std::min(tc.iterations, iterations * 2);
+    }
+}
+
+void phase_separable(Round& round) {
+    const Testcase& tc = round.tc;
+    const std::string fixed = tc.redistribution.back().front();  // phase 1 while phase 0 is tuned
+    std::map<int, std::vector<int>> first;
+    for (int r : tc.ranks) {
+        const auto pts = tc.points(r);
+        for (const auto& p : pts)
+            if (p.config.redistribution.size() < 2 || p.config.redistribution[1] == fixed) first[r].push_back(p.index);
+    }
+    const auto measured = round.run(first, tc.warmup, tc.iterations);
+    // Best phase-0 method per (problem, layout, grid) of the pencil points.
+    std::map<std::string, std::pair<double, std::string>> best0;
+    auto group = [](const Point& p) {
+        return fmt::format("{}/{}/{}/{}x{}", size_string(p.problem.size), to_string(p.problem.precision),
+                           to_string(p.problem.direction), to_string(p.config.layout), p.config.process_grid[0],
+                           p.config.process_grid[1]) + "/" + p.config.decomposition + "/" + p.config.backend;
+    };
+    std::map<int, std::vector<int>> second;
+    for (int r : tc.ranks) {
+        const auto pts = tc.points(r);
+        auto it = measured.find(r);
+        if (it == measured.end()) continue;
+        for (const auto& [index, rec] : it->second) {
+            const Point& p = pts.at(index);
+            if (p.config.redistribution.size() < 2 || !usable(rec)) continue;
+            auto& b = best0[std::to_string(r) + "/" + group(p)];
+            if (b.second.empty() || median(rec) < b.first) b = {median(rec), p.config.redistribution[0]};
+        }
+        for (const auto& p : pts) {
+            if (p.config.redistribution.size() < 2 || p.config.redistribution[1] == fixed) continue;
+            auto b = best0.find(std::to_string(r) + "/" + group(p));
+            if (b != best0.end() && p.config.redistribution[0] == b->second.second) second[r].push_back(p.index);
+        }
+    }
+    if (!second.empty()) round.run(second, tc.warmup, tc.iterations);
+}
+
+}  // namespace
+
+TuneResult tune(const Testcase& tc, const std::string& testcase_path, const std::string& out_dir,
+                const std::string& strategy) {
+    TuneResult result;
+    result.strategy = strategy;
+    Round round{tc, testcase_path, out_dir, result};
+    if (strategy == "exhaustive") round.run(all_points(tc), tc.warmup, tc.iterations);
+    else if (strategy == "halving") halving(round);
+    else if (strategy == "phase") phase_separable(round);
+    else throw std::invalid_argument("unknown strategy '" + strategy + "' (allowed: exhaustive, halving, phase)");
+    // Picks come from the last measurement of each configuration (the most iterations).
+    std::map<std::pair<std::string, std::string>, const json*> last;
+    for (const auto& r : result.records)
+        if (usable(r)) last[{problem_signature(r), r.at("key").get<std::string>()}] = &r;
+    std::map<std::string, std::pair<double, std::string>> pick;
+    for (const auto& [k, r] : last) {
+        auto& p = pick[k.first];
+        if (p.second.empty() || median(*r) < p.first) p = {median(*r), k.second};
+    }
+    for (const auto& [sig, p] : pick) result.picks[sig] = p.second;
+    return result;
+}
+
+std::string compare_with_exhaustive(const TuneResult& result, const std::vector<json>& exhaustive) {
+    std::map<std::pair<std::string, std::string>, double> t;
+    long long full_cost = 0;
+    for (const auto& r : exhaustive) {
+        if (r.contains("timing")) full_cost += r["timing"].value("warmup", 0) + r["timing"].value("iterations", 0);
+        if (usable(r)) t[{problem_signature(r), r.at("key").get<std::string>()}] = median(r);
+    }
+    const auto best = best_per_problem(exhaustive);
+    int problems = 0, same = 0, within5 = 0, missing = 0;
+    double worst = 1, sum = 0;
+    for (const auto& [sig, b] : best) {
+        auto pick = result.picks.find(sig);
+        if (pick == result.picks.end()) {
+            ++missing;
+            continue;
+        }
+        auto it = t.find({sig, pick->second});
+        if (it == t.end()) {
+            ++missing;
+            continue;
+        }
+        const double ratio = it->second / median(*b);
+        ++problems;
+        same += pick->second == b->at("key").get<std::string>();
+        within5 += ratio <= 1.05;
+        worst = std::max(worst, ratio);
+        sum += ratio;
+    }
+    return fmt::format(
+        "strategy {}: {} problems; pick = exhaustive best in {}, within 5% in {}; pick time / best time: mean {:.3f}, "
+        "worst {:.3f}{}; cost {} point-iterations in {} points over {} rounds = {:.1f}% of exhaustive ({})\n",
+        result.strategy, problems, same, within5, problems ? sum / problems : 0.0, worst,
+        missing ? fmt::format(" ({} problems without a comparable pick)", missing) : "", result.point_iterations,
+        result.points_measured, result.rounds, full_cost ? 100.0 * result.point_iterations / full_cost : 0.0, full_cost);
+}
+
+}  // namespace fftune

@@ -1,0 +1,43 @@
+// Search strategies of `fftune tune` (each round is an ordinary sweep over a
+// PointSelection, so crash-resume, validation and flushing all apply):
+//  - exhaustive: every point, full iterations;
+//  - phase: pencil redistribution phases tuned one at a time (phase 0 with
+//    phase 1 fixed to the first method, then phase 1 with the best phase 0);
+//    other decompositions as in exhaustive;
+//  - halving: successive halving: every point with few iterations, then the
+//    better half (and only those within 1.3x of the current best) with twice
+//    as many, until the testcase's iterations are reached.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/testcase.hpp"
+
+namespace fftune {
+
+struct TuneResult {
+    std::string strategy;
+    std::vector<nlohmann::json> records;          // every record of every round
+    std::map<std::string, std::string> picks;     // problem signature -> configuration key
+    long long point_iterations = 0;               // sum over measured points of warmup + iterations
+    int points_measured = 0;                      // points that ran (not skipped)
+    int rounds = 0;
+};
+
+// "ranks/size/precision/direction", the unit a strategy picks a winner for.
+std::string problem_signature(const nlohmann::json& record);
+// Fastest validated ok record per problem signature.
+std::map<std::string, const nlohmann::json*> best_per_problem(const std::vector<nlohmann::json>& records);
+
+TuneResult tune(const Testcase& tc, const std::string& testcase_path, const std::string& out_dir,
+                const std::string& strategy);
+
+// How close the picks come to the exhaustive best (times from `exhaustive`) and
+// what they cost, as a short text table.
+std::string compare_with_exhaustive(const TuneResult& result, const std::vector<nlohmann::json>& exhaustive);
+
+}  // namespace fftune
