@@ -236,6 +236,14 @@ std::vector<std::string> Database::machines() const {
     return out;
 }
 
+std::vector<json> Database::validated_records(const std::string& machine) const {
+    Statement q(db_, "SELECT record_json FROM records WHERE status = 'ok' AND validated = 1 AND (? = '' OR machine = ?)");
+    q.bind(1, machine).bind(2, machine);
+    std::vector<json> out;
+    while (q.step()) out.push_back(json::parse(q.text(0)));
+    return out;
+}
+
 long long Database::record_count() const {
     Statement q(db_, "SELECT COUNT(*) FROM records");
     q.step();

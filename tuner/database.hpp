@@ -63,6 +63,8 @@ public:
     // Every problem with validated measurements on `machine`.
     std::vector<Problem> problems(const std::string& machine) const;
     std::vector<std::string> machines() const;
+    // Every validated ok record of `machine` (all machines when empty), as written by the runner.
+    std::vector<nlohmann::json> validated_records(const std::string& machine) const;
     long long record_count() const;
     const std::string& path() const { return path_; }
 

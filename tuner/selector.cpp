@@ -1,5 +1,9 @@
 #include "tuner/selector.hpp"
 
+#include <set>
+
+#include "tuner/model.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -137,6 +141,24 @@ Selection select(const Problem& problem, const SelectOptions& options) {
                 s.reason = fmt::format("fastest applicable configuration of the nearest measured problem {} "
                                        "(expected time scaled by the point count)",
                                        size_string(nearest->size));
+                return s;
+            }
+        }
+        // Cost model calibrated on this machine's measurements.
+        const auto mine = db->validated_records(machine);
+        if (!mine.empty()) {
+            const CostModel model = CostModel::fit(mine);
+            std::set<std::string> backends;
+            for (const auto& r : mine) backends.insert(r["config"]["backend"].get<std::string>());
+            std::optional<std::pair<Config, double>> best;
+            for (const auto& b : backends)
+                if (auto c = model.best(problem, b); c && (!best || c->second < best->second)) best = c;
+            if (best) {
+                s.config = best->first;
+                s.rung = "model";
+                s.expected_ms = best->second;
+                s.reason = fmt::format("alpha-beta model fitted to {} measurements of this machine predicts {:.4g} ms",
+                                       mine.size(), best->second);
                 return s;
             }
         }

@@ -7,9 +7,10 @@
 // Rungs, in order: exact (this machine, this problem, validated; "stale" when
 // the software changed since) -> nearest problem (same kind, precision,
 // direction and ranks; sizes by log2 ratio; the configuration must apply) ->
-// documented default. A missing, corrupt or foreign-machine database never
+// model (alpha-beta model fitted to this machine's measurements, tuner/model.hpp)
+// -> documented default. A missing, corrupt or foreign-machine database never
 // fails a lookup: it falls through to the default and says why. (The
-// per-rank-size and alpha-beta model rungs of DESIGN.md are not built yet.)
+// per-rank-size rung of DESIGN.md is not built.)
 #pragma once
 
 #include <memory>
@@ -32,7 +33,7 @@ struct SelectOptions {
 
 struct Selection {
     Config config;
-    std::string rung;        // exact | stale | nearest | default
+    std::string rung;        // exact | stale | nearest | model | default
     std::string reason;
     double distance = 0;     // nearest: sum over axes of |log2(N / N_measured)|
     std::optional<double> expected_ms;  // the measured median it is based on

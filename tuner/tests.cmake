@@ -17,8 +17,8 @@ fftune_cli_test(tuner_best_exact 0 ARGS best --size 24 12 10 --ranks 2 --db ${db
   EXPECT "fftw/[a-z_0-9]+/[a-z]+/2x1/[a-z_0-9+]+/host  \\[exact\\]  fastest of 30 validated" LABELS tuner)
 fftune_cli_test(tuner_best_nearest 0 ARGS best --size 20 12 12 --ranks 2 --direction inverse --db ${db} --json
   EXPECT "\"rung\": \"nearest\"" "\"distance\": 0\\.52" LABELS tuner)
-fftune_cli_test(tuner_best_default 0 ARGS best --size 20 12 12 --ranks 3 --db ${db}
-  EXPECT "\\[default\\]  .*no validated measurement of a double forward problem at 3 ranks" LABELS tuner)
+fftune_cli_test(tuner_best_default 0 ARGS best --size 20 12 12 --ranks 3 --precision single --db ${db}
+  EXPECT "\\[default\\]  .*no validated measurement of a single forward problem at 3 ranks" LABELS tuner)
 fftune_cli_test(tuner_best_missing_db 0 ARGS best --size 8 8 8 --ranks 1 --db ${PROJECT_BINARY_DIR}/tuner-test/none.sqlite
   EXPECT "\\[default\\]  .*none.sqlite: no tuning database here" LABELS tuner)
 fftune_cli_test(tuner_best_bad_size 2 ARGS best --size 8 8 --ranks 1 EXPECT "--size" LABELS tuner)
@@ -61,3 +61,10 @@ fftune_cli_test(tuner_strategy_halving_rounds 0 ARGS tune ${PROJECT_SOURCE_DIR}/
   --out ${PROJECT_BINARY_DIR}/tuner-test/halving2 --db ${PROJECT_BINARY_DIR}/tuner-test/halving2.sqlite
   EXPECT "halving: 4 rounds" LABELS "tuner;mpi")
 set_tests_properties(tuner_strategy_halving_rounds PROPERTIES FIXTURES_REQUIRED tuner_db_clean PROCESSORS 2)
+fftune_add_test(model_test SOURCES tuner/model_test.cpp LABELS unit)
+fftune_cli_test(tuner_model 0 ARGS model --db ${db}
+  EXPECT "fftw/a2a_sync +alpha [0-9.e-]+ ms per peer, beta [0-9.e+-]+ GB/s" "model \\(leave one problem out\\): [0-9]+ problems" LABELS tuner)
+set_tests_properties(tuner_model PROPERTIES FIXTURES_REQUIRED tuner_db)
+fftune_cli_test(tuner_best_model 0 ARGS best --size 20 12 12 --ranks 3 --db ${db}
+  EXPECT "\\[model\\]  alpha-beta model fitted to [0-9]+ measurements" LABELS tuner)
+set_tests_properties(tuner_best_model PROPERTIES FIXTURES_REQUIRED tuner_db)

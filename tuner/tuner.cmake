@@ -3,7 +3,7 @@
 find_package(SQLite3 QUIET)
 if(SQLite3_FOUND)
   set(FFTUNE_HAVE_TUNER ON)
-  target_sources(fftune PRIVATE tuner/database.cpp tuner/selector.cpp tuner/strategies.cpp)
+  target_sources(fftune PRIVATE tuner/database.cpp tuner/selector.cpp tuner/strategies.cpp tuner/model.cpp)
   target_link_libraries(fftune PRIVATE SQLite::SQLite3)
   target_compile_definitions(fftune_cli PRIVATE FFTUNE_HAVE_TUNER
     FFTUNE_PLOTTING_DIR="${PROJECT_SOURCE_DIR}/plotting")  # FFTUNE_PLOTTING_DIR in the environment overrides

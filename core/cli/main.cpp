@@ -22,6 +22,7 @@
 #include "core/transport.hpp"
 #ifdef FFTUNE_HAVE_TUNER
 #include "tuner/database.hpp"
+#include "tuner/model.hpp"
 #include "tuner/selector.hpp"
 #include "tuner/strategies.hpp"
 #endif
@@ -128,10 +129,11 @@ int main(int argc, char** argv) {
     report->add_option("results", report_files, "JSON-lines result files (instead of the database)");
     report->add_option("--out", report_out, "output directory")->required();
     report->add_option("--title", report_title, "report title");
+    auto* model = app.add_subcommand("model", "fit the alpha-beta cost model to the database and check it (leave one problem out)");
     std::string machine;
-    for (auto* sub : {ingest, best, winners, tune, report})
+    for (auto* sub : {ingest, best, winners, tune, report, model})
         sub->add_option("--db", db_path, "tuning database (default: $FFTUNE_DB or ~/.local/share/fftune/tuning.sqlite)");
-    for (auto* sub : {best, winners, report}) sub->add_option("--machine", machine, "machine fingerprint (default: this machine; report: all)");
+    for (auto* sub : {best, winners, report, model}) sub->add_option("--machine", machine, "machine fingerprint (default: this machine; report: all)");
 #endif
 
     try {
@@ -183,6 +185,17 @@ int main(int argc, char** argv) {
                                          fftune::to_string(p.direction), w->best.median_ms, w->best.key, 100 * w->margin,
                                          w->verdict, w->runner_up ? " (" + w->runner_up->key + ")" : "");
             }
+            return 0;
+        }
+        if (model->parsed()) {
+            fftune::Database db(db_path, true);
+            const auto records = db.validated_records(machine);
+            const auto m = fftune::CostModel::fit(records);
+            for (const auto& [link, f] : m.links())
+                if (std::count(link.begin(), link.end(), '/') == 1)  // per backend/transport; variants are finer
+                    std::cout << fmt::format("{:<24} alpha {:.3g} ms per peer, beta {:.3g} GB/s ({} phases)\n", link, f.alpha_ms,
+                                         f.ms_per_byte > 0 ? 1e-6 / f.ms_per_byte : 0.0, f.samples);
+            std::cout << fftune::model_accuracy(records);
             return 0;
         }
         if (report->parsed()) {
