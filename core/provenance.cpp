@@ -1,5 +1,7 @@
 #include "core/provenance.hpp"
 
+#include "core/mpi_util.hpp"
+
 #include <mpi.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -119,6 +121,7 @@ nlohmann::json provenance_info(const std::vector<std::string>& argv, Backend* ba
             {"mpi_library", mpi},
             {"mpi_standard", fmt::format("{}.{}", version, subversion)},
             {"mpi_thread_multiple", thread_level == MPI_THREAD_MULTIPLE},
+            {"mpi_gpu_aware", mpi_gpu_aware()},
             {"fft_libraries", libs},
             {"command_line", cmd},
             {"timestamp", utc_timestamp()}};

@@ -12,7 +12,7 @@ namespace {
 TEST(Provenance, RecordsSoftwareAndMachine) {
     auto backend = Registry<Backend>::instance().create("fftw");
     const auto p = provenance_info({"fftune", "run", "x.json"}, backend.get());
-    for (const char* key : {"fftune_version", "git_sha", "compiler", "mpi_library", "mpi_standard", "timestamp", "command_line"})
+    for (const char* key : {"fftune_version", "git_sha", "compiler", "mpi_library", "mpi_standard", "mpi_gpu_aware", "timestamp", "command_line"})
         EXPECT_TRUE(p.contains(key)) << key << " missing in " << p.dump();
     const std::string mpi = p.at("mpi_library").get<std::string>();
     EXPECT_FALSE(mpi.empty());

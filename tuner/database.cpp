@@ -92,7 +92,8 @@ CREATE INDEX IF NOT EXISTS records_problem ON records (machine, kind, nx, ny, nz
 
 std::string software_validator(const json& r) {
     const json& p = r.value("provenance", json::object());
-    return fnv1a(json{p.value("fftune_version", ""), p.value("mpi_library", ""), p.value("fft_libraries", json::object())}.dump());
+    return fnv1a(json{p.value("fftune_version", ""), p.value("mpi_library", ""), p.value("fft_libraries", json::object()),
+                      p.value("mpi_gpu_aware", false)}.dump());
 }
 
 std::string default_database_path() {
