@@ -241,7 +241,7 @@ void save_point_selection(const PointSelection& s, const std::string& path) {
 }
 
 int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int start_index,
-            const std::vector<std::string>& argv, const std::vector<int>* only) {
+            const std::vector<std::string>& argv, const std::vector<int>* only, bool append) {
     int rank = 0, size = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -250,8 +250,20 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
     RunOptions opts{tc.warmup, tc.iterations, tc.validate, argv};
     std::ofstream out;
     if (rank == 0) {
-        out.open(out_file, start_index > 0 ? std::ios::app : std::ios::trunc);
+        append = append || start_index > 0;
+        // A job killed mid-write leaves a torn last line: end it, so the next
+        // record starts on its own line (read_records drops the torn one).
+        bool torn = false;
+        if (append) {
+            std::ifstream old(out_file, std::ios::binary | std::ios::ate);
+            if (old && old.tellg() > 0) {
+                old.seekg(-1, std::ios::end);
+                torn = old.get() != '\n';
+            }
+        }
+        out.open(out_file, append ? std::ios::app : std::ios::trunc);
         if (!out) throw std::runtime_error("cannot write " + out_file);
+        if (torn) out << '\n';
     }
     const auto t0 = std::chrono::steady_clock::now();
     int failed = 0;

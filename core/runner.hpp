@@ -30,8 +30,9 @@ nlohmann::json run_point(MPI_Comm comm, const Point& point, const RunOptions& op
 // appending one JSON line per point to `out_file` (rank 0, flushed per point).
 // Returns the number of failed points.
 // `only`, when given, lists the point indices to run (sorted); others are skipped.
+// The file is appended to when start_index > 0 or `append` (resumed jobs).
 int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int start_index,
-            const std::vector<std::string>& argv, const std::vector<int>* only = nullptr);
+            const std::vector<std::string>& argv, const std::vector<int>* only = nullptr, bool append = false);
 
 // A subset of a testcase's points, with its own iteration counts: what the
 // tuner's search strategies run in each round. JSON file:

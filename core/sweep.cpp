@@ -1,10 +1,5 @@
 // Parent mode of `fftune run`: one launcher job per rank count, resumed past
 // any point on which a job died, results merged into one JSON-lines file.
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,10 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "core/process.hpp"
 #include "core/provenance.hpp"
 #include "core/runner.hpp"
-
-extern char** environ;
 
 namespace fftune {
 
@@ -23,38 +17,10 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string self_executable() {
-    std::error_code ec;
-    auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (ec) throw std::runtime_error("cannot find the fftune executable: " + ec.message());
-    return p.string();
-}
-
-// Exit status of the command (128 + signal when killed by a signal).
-int spawn_and_wait(const std::vector<std::string>& cmd) {
-    std::vector<char*> args;
-    for (const auto& a : cmd) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    if (int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ); rc != 0)
-        throw std::runtime_error(fmt::format("cannot start '{}': {}", cmd[0], std::strerror(rc)));
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) throw std::runtime_error("waitpid failed");
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return 1;
-}
-
+// No shell: the launcher name comes from the testcase.
 bool is_open_mpi(const std::string& launcher) {
-    const std::string cmd = launcher + " --version 2>&1";
-    FILE* f = popen(cmd.c_str(), "r");
-    if (!f) return false;
-    char buf[256];
-    std::string text;
-    while (fgets(buf, sizeof buf, f)) text += buf;
-    pclose(f);
-    return text.find("Open MPI") != std::string::npos || text.find("OpenRTE") != std::string::npos;
+    const auto r = run_capture({launcher, "--version"});
+    return r.output.find("Open MPI") != std::string::npos || r.output.find("OpenRTE") != std::string::npos;
 }
 
 }  // namespace

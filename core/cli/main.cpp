@@ -1,12 +1,14 @@
 // fftune command-line interface.
 //   fftune run TESTCASE.json [--out DIR] [--launcher CMD] [--launcher-arg ARG]...
 //   fftune list            registered variants (backends, decompositions, redistributions)
+//   fftune jobs slurm|status|resubmit, fftune init-site   SLURM job arrays (jobs/README.md)
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <unistd.h>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -20,6 +22,8 @@
 #include "core/runner.hpp"
 #include "core/testcase.hpp"
 #include "core/transport.hpp"
+#include "jobs/cluster_profile.hpp"
+#include "jobs/slurm_arrays.hpp"
 #ifdef FFTUNE_HAVE_TUNER
 #include "tuner/database.hpp"
 #include "tuner/model.hpp"
@@ -36,8 +40,33 @@ bool under_launcher() {
     return false;
 }
 
+// The points of a job-array task (--manifest/--task) still missing from its
+// result file (a resubmitted task resumes). Rank 0 decides; all ranks get it.
+std::vector<int> task_points_to_run(const fftune::Testcase& tc, const std::string& manifest, const std::string& task,
+                                    const std::string& file, int size) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::vector<int> only;
+    std::string error;
+    if (rank == 0) try {
+            only = fftune::manifest_task_points(manifest, task, tc, size);
+            for (const auto& r : fftune::read_records(file))
+                if (r.contains("problem") && r["problem"].value("ranks", 0) == size)
+                    std::erase(only, r.value("point_index", -1));
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+    if (auto err = fftune::agree_error(MPI_COMM_WORLD, error)) throw std::runtime_error(*err);
+    int n = static_cast<int>(only.size());
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    only.resize(n);
+    MPI_Bcast(only.data(), n, MPI_INT, 0, MPI_COMM_WORLD);
+    return only;
+}
+
 int run_in_job(fftune::Testcase tc, const std::string& out_dir, int start_index,
-               const std::vector<std::string>& argv, const std::string& selection_path) {
+               const std::vector<std::string>& argv, const std::string& selection_path,
+               const std::string& manifest = {}, const std::string& task = {}) {
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
     int rank = 0, size = 0, failed = 0;
@@ -59,7 +88,10 @@ int run_in_job(fftune::Testcase tc, const std::string& out_dir, int start_index,
             tc.iterations = sel.iterations;
             if (auto it = sel.points.find(size); it != sel.points.end()) only = it->second;
         }
-        failed = fftune::run_job(MPI_COMM_WORLD, tc, file, start_index, argv, selection_path.empty() ? nullptr : &only);
+        const bool from_manifest = !manifest.empty();
+        if (from_manifest) only = task_points_to_run(tc, manifest, task, file, size);
+        failed = fftune::run_job(MPI_COMM_WORLD, tc, file, start_index, argv,
+                                 selection_path.empty() && !from_manifest ? nullptr : &only, from_manifest);
         if (rank == 0 && std::getenv("FFTUNE_SWEEP_CHILD") == nullptr)
             std::cout << fftune::summarize_records(fftune::read_records(file)) << "\nResults: " << file << "\n";
         rc = failed > 0 ? 1 : 0;
@@ -97,7 +129,38 @@ int main(int argc, char** argv) {
     run->add_option("--ranks", only_ranks, "run only these rank counts of the testcase (e.g. --ranks 1,2)")
         ->delimiter(',');
 
+    std::string manifest, task;
+    run->add_option("--manifest", manifest, "job-array manifest (with --task; written by `fftune jobs slurm`)")->group("");
+    run->add_option("--task", task, "ARRAY:INDEX: run the manifest points of this array task")->group("");
+
     auto* list = app.add_subcommand("list", "list the registered variants");
+
+    auto* jobs = app.add_subcommand("jobs", "SLURM job arrays: generate and submit, status, resubmit (jobs/README.md)");
+    jobs->require_subcommand(1);
+    auto* jobs_slurm = jobs->add_subcommand("slurm", "write job arrays (one per resource shape) and a merge job for a testcase");
+    std::string jobs_testcase, cluster_profile, jobs_dir, jobs_db;
+    bool jobs_submit = false;
+    jobs_slurm->add_option("testcase", jobs_testcase, "testcase JSON file")->required()->check(CLI::ExistingFile);
+    jobs_slurm->add_option("--cluster", cluster_profile, "cluster profile JSON (fftune init-site writes one)")
+        ->required()->check(CLI::ExistingFile);
+    jobs_slurm->add_option("--out", jobs_dir, "job directory (scripts, manifest, results, logs)")->required();
+    jobs_slurm->add_option("--db", jobs_db, "database the merge job ingests into (default: fftune's default location)");
+    jobs_slurm->add_flag("--submit", jobs_submit, "submit with sbatch and print the job ids");
+    auto* jobs_submit_dir = jobs->add_subcommand("submit", "submit a job directory written without --submit");
+    jobs_submit_dir->add_option("dir", jobs_dir, "job directory")->required()->check(CLI::ExistingDirectory);
+    auto* jobs_status = jobs->add_subcommand("status", "done / failed / running / pending per array task");
+    bool status_json = false;
+    for (auto* sub : {jobs_status}) sub->add_option("dir", jobs_dir, "job directory")->required()->check(CLI::ExistingDirectory);
+    jobs_status->add_flag("--json", status_json, "one JSON object per task");
+    auto* jobs_resubmit = jobs->add_subcommand("resubmit", "resubmit only the failed tasks, and a new merge job");
+    bool resubmit_failed_flag = false;
+    jobs_resubmit->add_option("dir", jobs_dir, "job directory")->required()->check(CLI::ExistingDirectory);
+    jobs_resubmit->add_flag("--failed", resubmit_failed_flag, "the failed tasks (required: says what is resubmitted)")->required();
+    auto* init_site = app.add_subcommand("init-site", "write a starting cluster profile from sinfo and scontrol");
+    std::string site_out;
+    bool site_force = false;
+    init_site->add_option("--out", site_out, "profile file (default: <ClusterName>.json)");
+    init_site->add_flag("--force", site_force, "overwrite an existing profile");
 
 #ifdef FFTUNE_HAVE_TUNER
     std::string db_path;
@@ -242,6 +305,66 @@ int main(int argc, char** argv) {
     }
 #endif
 
+    try {
+        if (jobs_slurm->parsed()) {
+            const auto tc = fftune::load_testcase(jobs_testcase);
+            const auto profile = fftune::load_cluster_profile(cluster_profile);
+            const auto arrays = fftune::write_job_dir(tc, profile, {jobs_testcase, jobs_dir, jobs_db});
+            std::size_t tasks = 0;
+            for (const auto& a : arrays) {
+                tasks += a.tasks.size();
+                std::cout << fmt::format("array {}: {} tasks\n", a.name, a.tasks.size());
+            }
+            std::cout << fmt::format("{} arrays, {} tasks written to {}\n", arrays.size(), tasks, jobs_dir);
+            if (jobs_submit) std::cout << fftune::submit_job_dir(std::filesystem::weakly_canonical(
+                                 std::filesystem::absolute(jobs_dir)).string());
+            return 0;
+        }
+        if (jobs_submit_dir->parsed()) {
+            std::cout << fftune::submit_job_dir(jobs_dir);
+            return 0;
+        }
+        if (jobs_status->parsed()) {
+            const auto states = fftune::job_dir_status(jobs_dir);
+            if (status_json)
+                for (const auto& s : states)
+                    std::cout << nlohmann::json{{"array", s.array}, {"task", s.task}, {"state", s.state},
+                                                {"detail", s.detail}, {"points", s.points}, {"recorded", s.recorded},
+                                                {"failed_points", s.failed_points}}.dump()
+                              << "\n";
+            else
+                std::cout << fftune::format_status(states, jobs_dir);
+            return 0;
+        }
+        if (jobs_resubmit->parsed()) {
+            std::cout << fftune::resubmit_failed(jobs_dir);
+            return 0;
+        }
+        if (init_site->parsed()) {
+            const auto profile = fftune::profile_from_this_slurm();
+            if (site_out.empty()) site_out = fftune::sanitize_filename(profile.name) + ".json";
+            if (std::filesystem::exists(site_out) && !site_force) {
+                std::cerr << "fftune: " << site_out << " exists (use --force to overwrite)\n";
+                return 2;
+            }
+            std::ofstream(site_out) << fftune::to_json(profile).dump(2) << "\n";
+            std::cout << fmt::format("{}: partition {} ({} nodes, {} CPUs and {} GPUs per node), MaxArraySize {}, launcher {}\n"
+                                     "Check account, qos, modules and binding before the first submission.\n",
+                                     site_out, profile.partition, profile.target().nodes, profile.target().cpus_per_node,
+                                     profile.target().gpus_per_node, profile.max_array_size, profile.launcher);
+            return 0;
+        }
+    } catch (const fftune::TestcaseError& e) {
+        std::cerr << "fftune: invalid testcase: " << e.what() << "\n";
+        return 2;
+    } catch (const fftune::ProfileError& e) {
+        std::cerr << "fftune: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "fftune: " << e.what() << "\n";
+        return 1;
+    }
+
     if (list->parsed()) {
         std::cout << "backend: " << fftune::Registry<fftune::Backend>::instance().joined_names() << "\n"
                   << "decomposition: " << fftune::Registry<fftune::Decomposition>::instance().joined_names() << "\n"
@@ -275,7 +398,11 @@ int main(int argc, char** argv) {
         std::cout << fmt::format("total: {} points\n", total);
         return 0;
     }
-    if (no_launch || under_launcher()) return run_in_job(tc, out_dir, start_index, args, selection_path);
+    if (manifest.empty() != task.empty()) {
+        std::cerr << "fftune: --manifest and --task go together\n";
+        return 2;
+    }
+    if (no_launch || under_launcher()) return run_in_job(tc, out_dir, start_index, args, selection_path, manifest, task);
     try {
         setenv("FFTUNE_SWEEP_CHILD", "1", 1);
         return fftune::run_sweep(tc, {testcase, out_dir, launcher, launcher_args, selection_path});
