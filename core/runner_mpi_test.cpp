@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -141,6 +142,32 @@ TEST(RunJob, AFailingPointDoesNotAbortTheSweep) {
         EXPECT_NE(summary.find("2 ok"), std::string::npos) << summary;
         EXPECT_NE(summary.find("test_throws_in_execute"), std::string::npos) << summary;
         std::filesystem::remove(shared);
+    }
+}
+
+// A resumed job appends after a torn last line (a job killed mid-write)
+// without gluing its first record onto it.
+TEST(RunJob, AppendAfterATornLineKeepsEveryNewRecord) {
+    const json j{{"name", "append test"}, {"problem", "fft3d"}, {"sizes", json::array({json::array({9, 10, 11})})},
+                 {"ranks", world_size()}, {"decomposition", "slab_2d1d"}, {"layout", "default"},
+                 {"redistribution", {"p2p_sync", "a2a_sync"}}, {"warmup", 0}, {"iterations", 1}};
+    const Testcase tc = parse_testcase(j, "inline");
+    std::string file = (std::filesystem::temp_directory_path() / fmt::format("fftune_append_test_{}.jsonl", getpid())).string();
+    int len = static_cast<int>(file.size());
+    MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    file.resize(len);
+    MPI_Bcast(file.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
+    const std::vector<int> first{0}, second{1};
+    run_job(MPI_COMM_WORLD, tc, file, 0, {"test"}, &first);
+    if (world_rank() == 0) std::ofstream(file, std::ios::app) << R"({"status": "ok", "torn)";
+    MPI_Barrier(MPI_COMM_WORLD);
+    run_job(MPI_COMM_WORLD, tc, file, 0, {"test"}, &second, true);
+    if (world_rank() == 0) {
+        const auto records = read_records(file);
+        ASSERT_EQ(records.size(), 2u);
+        EXPECT_EQ(records[0].at("point_index"), 0);
+        EXPECT_EQ(records[1].at("point_index"), 1);
+        std::filesystem::remove(file);
     }
 }
 

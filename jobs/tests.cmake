@@ -8,3 +8,16 @@ if(FFTUNE_HAVE_TUNER)  # the merge job runs `fftune ingest`
   set_tests_properties(jobs_slurm_e2e PROPERTIES LABELS "slurm;mpi" PROCESSORS 2 TIMEOUT 1200
     PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL:")
 endif()
+
+# Bad input on the command line fails before anything is written, exit 2.
+set(jobs_data ${PROJECT_SOURCE_DIR}/jobs/testdata)
+fftune_cli_test(jobs_bad_profile 2 ARGS jobs slurm ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json
+  --cluster ${jobs_data}/bad_profile.json --out ${PROJECT_BINARY_DIR}/jobs-test/bad
+  EXPECT "bad_profile.json: /partitions/cpu/gpus: unknown key 'gpus' \\(allowed: nodes, cpus_per_node, gpus_per_node, max_time\\)"
+  LABELS jobs)
+fftune_cli_test(jobs_too_many_ranks 2 ARGS jobs slurm ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json
+  --cluster ${jobs_data}/one_core.json --out ${PROJECT_BINARY_DIR}/jobs-test/small
+  EXPECT "2 ranks need 2 nodes \\(1 ranks per node\\), but partition 'cpu' has 1" LABELS jobs)
+fftune_cli_test(jobs_status_not_a_job_dir 1 ARGS jobs status ${jobs_data}
+  EXPECT "no jobs.json: not a job directory" LABELS jobs)
+fftune_cli_test(jobs_resubmit_needs_failed 2 ARGS jobs resubmit ${jobs_data} EXPECT "--failed is required" LABELS jobs)
