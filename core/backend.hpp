@@ -3,9 +3,11 @@
 // backend-agnostic and lives in core/.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,41 @@ public:
     virtual void reset() = 0;
 };
 
+// Thrown while setting a configuration up when the library refuses it for a
+// reason the harness could not rule out beforehand (cufftXt plan creation for
+// a size it does not support). The runner records the point as skipped, with
+// this message as the reason, instead of failed.
+struct Unsupported : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// One whole 3D real transform (r2c forward, c2r inverse) spread over every
+// device the process drives: cufftXt on the cuda backend (reference_cufftxt).
+// Its data lives in storage of its own (cufftXt descriptors, one slab per GPU)
+// and is transformed there in place, so a transform is split into untimed
+// copies in and out and the timed execute():
+//   load(d, in)   caller's buffer -> storage, ready for execute (and kept for reload)
+//   reload(d)     storage := what load() put there (execute overwrote it)
+//   execute(d)    the transform, in place; the only timed part
+//   store(d, out) storage -> caller's buffer
+// The caller's buffers are backend memory in the plan's layouts: real
+// (Nx, Ny, Nz) and complex (Nx, Ny, Nz/2+1), z contiguous, x slowest.
+class MultiDeviceFft {
+public:
+    virtual ~MultiDeviceFft() = default;
+    virtual void load(Direction d, const void* in) = 0;
+    virtual void reload(Direction d) = 0;
+    virtual void execute(Direction d) = 0;
+    virtual void store(Direction d, void* out) = 0;
+    // A clock for execute(): its interval covers the work on every device.
+    virtual std::unique_ptr<PhaseClock> make_clock() = 0;
+    virtual int devices() const = 0;
+    // Device memory it holds (storage and library work areas, all devices),
+    // and pinned host memory it stages copies through.
+    virtual std::size_t device_bytes() const = 0;
+    virtual std::size_t host_bytes() const = 0;
+};
+
 class Backend {
 public:
     static constexpr const char* kind = "backend";
@@ -81,6 +118,21 @@ public:
     virtual void synchronize() = 0;
 
     virtual std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) = 0;
+    // Why this backend cannot run a whole n-point transform over every device
+    // of the process (too few devices, no such library), or nothing. The
+    // library may still refuse the size at creation (throws Unsupported).
+    virtual std::optional<std::string> multi_device_unavailable(const std::array<index_t, 3>& n,
+                                                                Precision precision) const {
+        (void)n;
+        (void)precision;
+        return "backend " + name() + " has no transform spread over several devices";
+    }
+    virtual std::unique_ptr<MultiDeviceFft> make_multi_device_fft(const std::array<index_t, 3>& n,
+                                                                  Precision precision) {
+        (void)n;
+        (void)precision;
+        throw std::logic_error("backend " + name() + " has no transform spread over several devices");
+    }
     // The queue backend work runs on (a cudaStream_t on GPU backends, else null),
     // for device-direct transports that enqueue their own communication.
     virtual void* native_stream() { return nullptr; }

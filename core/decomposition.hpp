@@ -20,6 +20,9 @@ struct ChainStep {
     std::vector<int> axes;  // fft: transformed axes, slowest first (z last for r2c)
     int phase = 0;          // reshape: redistribution phase index
     int color = 0;          // reshape: MPI_Comm_split color of this rank's phase communicator
+    // fft: one transform over every device this process drives (the backend's
+    // MultiDeviceFft: cufftXt on the cuda backend); the whole grid, the only step.
+    bool all_devices = false;
 };
 
 struct Chain {

@@ -16,6 +16,9 @@ public:
 
     // Index of the phase called `name`, adding it on first use.
     int phase(const std::string& name);
+    // The same with a clock of the caller's instead of the backend's (a phase
+    // whose work runs on several devices); `clock` is dropped if the phase exists.
+    int phase(const std::string& name, std::unique_ptr<PhaseClock> clock);
     const std::vector<std::string>& names() const { return names_; }
 
     void start(int id) { clocks_[id]->start(); }

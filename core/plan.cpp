@@ -66,6 +66,9 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
     if (config.gpu_aware && !mpi_gpu_aware())
         return std::string("the MPI library is not GPU-aware (") + mpi_gpu_aware_evidence() + ")";
     if (auto why = decomposition->not_applicable(problem, config)) return why;
+    const auto steps = decomposition->chain(problem, config, 0).steps;
+    if (std::any_of(steps.begin(), steps.end(), [](const ChainStep& s) { return s.all_devices; }))
+        if (auto why = backend->multi_device_unavailable(problem.size, problem.precision)) return why;
     for (const auto& method : config.redistribution) {
         const auto transport = Registry<Transport>::instance().create(method);
         if (auto why = transport->not_applicable(*backend, config.gpu_aware)) return why;
@@ -81,10 +84,14 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
     if (auto why = check_applicable(problem, config))
         throw std::invalid_argument("configuration " + config.key() + " does not apply: " + *why);
     backend_ = Registry<Backend>::instance().create(config.backend);
-    layouts_ = Registry<Decomposition>::instance()
-                   .create(config.decomposition)
-                   ->chain(problem, config, comm_.rank())
-                   .layouts;
+    const Chain chain = Registry<Decomposition>::instance().create(config.decomposition)->chain(problem, config, comm_.rank());
+    layouts_ = chain.layouts;
+    if (std::any_of(chain.steps.begin(), chain.steps.end(), [](const ChainStep& s) { return s.all_devices; })) {
+        if (chain.steps.size() != 1)
+            throw std::logic_error("a transform over every device must be the only step of its chain");
+        // May throw Unsupported (the library refuses the size): the runner records a skip.
+        multi_ = backend_->make_multi_device_fft(problem.size, problem.precision);
+    }
 
     const std::size_t cb = complex_bytes(problem.precision);
     MPI_Datatype element = MPI_DATATYPE_NULL;
@@ -96,8 +103,10 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
     for (std::size_t i = 0; i < layouts_.size(); ++i)
         work_bytes = std::max(work_bytes, static_cast<std::size_t>(layouts_[i].box.count()) *
                                               (i == 0 ? real_bytes(problem.precision) : cb));
-    work_[0] = Buffer(*backend_, work_bytes);
-    work_[1] = Buffer(*backend_, work_bytes);
+    if (!multi_) {  // a MultiDeviceFft keeps its own storage
+        work_[0] = Buffer(*backend_, work_bytes);
+        work_[1] = Buffer(*backend_, work_bytes);
+    }
 
     build(Direction::forward);
     build(Direction::inverse);
@@ -173,7 +182,11 @@ void Plan::build(Direction dir) {
         Stage stage;
         stage.in = k == 0 ? user_in : (k % 2 == 1 ? work_a : work_b);
         stage.out = k + 1 == nsteps ? user_out : (k % 2 == 0 ? work_a : work_b);
-        if (step.kind == ChainStep::Kind::fft) {
+        if (step.kind == ChainStep::Kind::fft && step.all_devices) {
+            // In place in the MultiDeviceFft's storage, timed by its all-device clock.
+            stage.name = fft_stage_name(step.axes);
+            stage.fft_phase = pipe->timer.phase(stage.name, multi_->make_clock());
+        } else if (step.kind == ChainStep::Kind::fft) {
             FftKind kind = dir == Direction::forward
                                ? (i == 0 ? FftKind::r2c : FftKind::c2c_forward)
                                : (i == 0 ? FftKind::c2r : FftKind::c2c_backward);
@@ -238,17 +251,45 @@ std::size_t Plan::output_bytes() const {
     return static_cast<std::size_t>(output_count()) * complex_bytes(problem_.precision);
 }
 std::size_t Plan::workspace_bytes() const {
-    return work_[0].bytes() + work_[1].bytes() + send_.bytes() + recv_.bytes();
+    return work_[0].bytes() + work_[1].bytes() + send_.bytes() + recv_.bytes() + (multi_ ? multi_->device_bytes() : 0);
 }
 std::size_t Plan::host_staging_bytes() const {
-    return host_send_.bytes() + host_recv_.bytes() + host_src_.bytes() + host_dst_.bytes();
+    return host_send_.bytes() + host_recv_.bytes() + host_src_.bytes() + host_dst_.bytes() +
+           (multi_ ? multi_->host_bytes() : 0);
 }
 
-void Plan::forward(const void* in, void* out) { run(*pipelines_[0], in, out); }
-void Plan::inverse(const void* in, void* out) { run(*pipelines_[1], in, out); }
+void Plan::forward(const void* in, void* out) { run(Direction::forward, in, out); }
+void Plan::inverse(const void* in, void* out) { run(Direction::inverse, in, out); }
 
-void Plan::run(Pipeline& p, const void* in, void* out) {
+void Plan::stage(Direction d, const void* in) {
+    if (multi_) multi_->load(d, in);
+}
+
+void Plan::restage(Direction d) {
+    if (multi_) multi_->reload(d);
+}
+
+void Plan::run_staged(Direction d, const void* in, void* out) {
+    if (!multi_) return run(d, in, out);
+    Pipeline& p = *pipelines_[static_cast<int>(d)];
+    PhaseScope scope(p.timer, p.stages.front().fft_phase);
+    multi_->execute(d);
+}
+
+std::unique_ptr<PhaseClock> Plan::make_clock() { return multi_ ? multi_->make_clock() : backend_->make_clock(); }
+
+int Plan::devices() const { return multi_ ? multi_->devices() : 1; }
+
+void Plan::run(Direction d, const void* in, void* out) {
     if (in == out) throw std::invalid_argument("fftune::Plan: in-place transforms are not supported");
+    if (multi_) {
+        // Copy in, transform in place, copy out: the caller's `in` is preserved.
+        multi_->load(d, in);
+        run_staged(d, in, out);
+        multi_->store(d, out);
+        return;
+    }
+    Pipeline& p = *pipelines_[static_cast<int>(d)];
     void* slots[4] = {const_cast<void*>(in), out, work_[0].data(), work_[1].data()};
     for (auto& s : p.stages) {
         void* src = slots[s.in];

@@ -60,6 +60,25 @@ public:
     void forward(const void* in, void* out);
     void inverse(const void* in, void* out);
 
+    // Timed execution, as the runner measures it. forward()/inverse() are
+    // complete transforms of the caller's buffers. A plan that transforms data
+    // in storage of its own (reference_cufftxt: cufftXt descriptors spread over
+    // every GPU, transformed in place) splits that up so that only the
+    // transform is timed: stage(d, in) copies the input there, restage(d)
+    // restores it before each timed run (untimed), and run_staged(d, in, out)
+    // transforms it and leaves the result there (`out` is not written; the
+    // copy out is part of forward()/inverse() only). For every other plan
+    // stage() and restage() do nothing and run_staged() is forward()/inverse().
+    void stage(Direction d, const void* in);
+    void restage(Direction d);
+    void run_staged(Direction d, const void* in, void* out);
+    // Clock for whole transforms: the backend's; for a plan spanning several
+    // devices, one whose interval covers the work on all of them.
+    std::unique_ptr<PhaseClock> make_clock();
+    // Devices one rank's transform runs on: 1, or every GPU of the process
+    // for a transform over all devices (reference_cufftxt).
+    int devices() const;
+
     // Per-phase times accumulated since the last collect, in phase_names() order.
     const std::vector<std::string>& phase_names(Direction d) const;
     std::vector<double> collect_phase_times(Direction d);
@@ -69,12 +88,13 @@ private:
     struct Reshape;
     struct Pipeline;
     void build(Direction d);
-    void run(Pipeline& p, const void* in, void* out);
+    void run(Direction d, const void* in, void* out);
 
     Problem problem_;
     Config config_;
     Communicator comm_;
     std::unique_ptr<Backend> backend_;
+    std::unique_ptr<MultiDeviceFft> multi_;  // a chain of one all-devices step; destroyed before backend_
     std::vector<Layout> layouts_;  // this rank's forward chain
     std::vector<std::unique_ptr<Communicator>> phase_comms_;
     Datatype element_;

@@ -36,16 +36,28 @@ std::optional<std::string> agree_error(MPI_Comm comm, const std::string& local_e
 namespace {
 
 // Runs `fn` on every rank; returns the agreed error, if any rank threw.
+// `unsupported`, when given, is set on every rank when the ranks that threw
+// all threw Unsupported (the library refused the configuration): the point
+// is then skipped, not failed. A real failure on any rank wins.
 template <class F>
-std::optional<std::string> collective_try(MPI_Comm comm, F&& fn) {
+std::optional<std::string> collective_try(MPI_Comm comm, F&& fn, bool* unsupported = nullptr) {
     std::string error;
+    int kind = 0;  // 0 ok, 1 Unsupported, 2 failed
     try {
         fn();
+    } catch (const Unsupported& e) {
+        error = e.what();
+        kind = 1;
     } catch (const std::exception& e) {
         error = e.what();
-        if (error.empty()) error = "unknown error";
+        kind = 2;
     }
-    return agree_error(comm, error);
+    if (kind != 0 && error.empty()) error = "unknown error";
+    int worst = kind;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&kind, &worst, 1, MPI_INT, MPI_MAX, comm));
+    if (unsupported) *unsupported = worst == 1;
+    // Agree on a message of the kind that decides the outcome.
+    return agree_error(comm, kind == worst ? error : std::string());
 }
 
 json base_record(const Point& point, const json& machine, const RunOptions& options) {
@@ -105,9 +117,16 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     double setup_ms = 0;
     FFTUNE_MPI_CHECK(MPI_Barrier(comm));
     const auto t0 = std::chrono::steady_clock::now();
-    if (auto err = collective_try(comm, [&] { plan = std::make_unique<Plan>(comm, point.problem, point.config); })) {
-        rec["status"] = "failed";
-        rec["error"] = "setup: " + *err;
+    bool unsupported = false;
+    if (auto err = collective_try(comm, [&] { plan = std::make_unique<Plan>(comm, point.problem, point.config); },
+                                  &unsupported)) {
+        if (unsupported) {
+            rec["status"] = "skipped";
+            rec["reason"] = *err;
+        } else {
+            rec["status"] = "failed";
+            rec["error"] = "setup: " + *err;
+        }
         return rec;
     }
     // Setup is host work (planning, allocation, communicators): host clock, max over ranks.
@@ -126,15 +145,19 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         prepare_input(*plan, dir, real_buf, complex_buf);
         const void* src = dir == Direction::forward ? real_buf.data() : complex_buf.data();
         void* dst = dir == Direction::forward ? complex_buf.data() : real_buf.data();
-        auto total_clock = plan->backend().make_clock();
+        auto total_clock = plan->make_clock();
         phases = plan->phase_names(dir);
         stride = 1 + phases.size();
         samples.reserve(iters * stride);
+        // Plans that transform in storage of their own (reference_cufftxt) copy
+        // the input there outside the timed region; for the others these
+        // calls do nothing and run_staged() is forward()/inverse().
+        plan->stage(dir, src);
         for (int it = 0; it < warm + iters; ++it) {
+            plan->restage(dir);
             FFTUNE_MPI_CHECK(MPI_Barrier(comm));
             total_clock->start();
-            if (dir == Direction::forward) plan->forward(src, dst);
-            else plan->inverse(src, dst);
+            plan->run_staged(dir, src, dst);
             total_clock->stop();
             const double total = total_clock->elapsed_ms();
             total_clock->reset();
@@ -165,6 +188,7 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     json timing;
     timing["mode"] = "attribution";  // phases run one after another; each phase timed alone
     timing["clock"] = plan->backend().device_memory() ? "cuda_event" : "host_steady_clock";
+    timing["devices"] = plan->devices();  // per rank: 1, or every GPU of the process (reference_cufftxt)
     timing["warmup"] = warm;
     timing["iterations"] = iters;
     timing["setup_ms"] = setup_ms;

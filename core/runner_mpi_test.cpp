@@ -51,7 +51,26 @@ struct DropsData final : Transport {
     bool separate_pack_phases() const override { return false; }
     void execute(const ReshapeContext&, const void*, void*, PhaseTimer&, const ReshapePhases&) override {}
 };
+// The library refuses the configuration in setup (rank 0 only): a skip, not a failure.
+struct UnsupportedInSetup final : Transport {
+    bool separate_pack_phases() const override { return false; }
+    void setup(const ReshapeContext&) override {
+        if (world_rank() == 0) throw Unsupported("injected: the library refuses this size");
+    }
+    void execute(const ReshapeContext&, const void*, void*, PhaseTimer&, const ReshapePhases&) override {}
+};
+// Rank 0 is refused, the last rank fails outright: the failure wins.
+struct UnsupportedAndFailingInSetup final : Transport {
+    bool separate_pack_phases() const override { return false; }
+    void setup(const ReshapeContext&) override {
+        if (world_rank() == world_size() - 1) throw std::runtime_error("injected real failure");
+        if (world_rank() == 0) throw Unsupported("injected: the library refuses this size");
+    }
+    void execute(const ReshapeContext&, const void*, void*, PhaseTimer&, const ReshapePhases&) override {}
+};
 const bool r1 = register_variant<Transport, ThrowsInSetup>("test_throws_in_setup");
+const bool r4 = register_variant<Transport, UnsupportedInSetup>("test_unsupported_in_setup");
+const bool r5 = register_variant<Transport, UnsupportedAndFailingInSetup>("test_unsupported_and_failing_in_setup");
 const bool r2 = register_variant<Transport, ThrowsInExecute>("test_throws_in_execute");
 const bool r3 = register_variant<Transport, DropsData>("test_drops_data");
 
@@ -108,6 +127,17 @@ TEST(RunPoint, ThrowingConfigurationsFailWithTheAgreedError) {
     const json exec = run_point(MPI_COMM_WORLD, point("test_throws_in_execute"), quick, machine_info());
     EXPECT_EQ(exec.at("status"), "failed");
     EXPECT_NE(exec.at("error").get<std::string>().find("injected execution failure"), std::string::npos);
+}
+
+TEST(RunPoint, WhatTheLibraryRefusesInSetupIsSkippedWithItsReason) {
+    const json r = run_point(MPI_COMM_WORLD, point("test_unsupported_in_setup"), quick, machine_info());
+    EXPECT_EQ(r.at("status"), "skipped") << r.dump();
+    EXPECT_NE(r.at("reason").get<std::string>().find("the library refuses this size"), std::string::npos) << r.dump();
+    EXPECT_FALSE(r.contains("error"));
+    EXPECT_FALSE(r.contains("timing"));
+    const json mixed = run_point(MPI_COMM_WORLD, point("test_unsupported_and_failing_in_setup"), quick, machine_info());
+    EXPECT_EQ(mixed.at("status"), "failed") << mixed.dump();
+    EXPECT_NE(mixed.at("error").get<std::string>().find("injected real failure"), std::string::npos) << mixed.dump();
 }
 
 TEST(RunPoint, WrongResultsFailValidation) {

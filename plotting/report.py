@@ -95,18 +95,45 @@ def best_by(records, keyf):
     return best
 
 
+def devices(r):
+    """GPUs one rank's transform ran on: 1, or every GPU of the process (reference_cufftxt)."""
+    return r["timing"].get("devices", 1)
+
+
+def reference_name(r):
+    """Series name of a reference record (reference_3d, reference_cufftxt), else None."""
+    c = r["config"]
+    if c["decomposition"] == "reference_3d":
+        return {"cuda": "cuFFT 3D, one GPU", "fftw": "FFTW 3D, one process"}.get(c["backend"], c["backend"] + " 3D")
+    if c["decomposition"] == "reference_cufftxt":
+        return f"cufftXt, {devices(r)} GPUs of one process"
+    return None
+
+
 def references(all_records, precision, direction):
-    """Best one-process reference_3d time per size, per backend, from any rank count's run."""
+    """Best reference time per size, per reference (reference_3d per backend, reference_cufftxt per GPU count), from any rank count's run."""
     refs = defaultdict(dict)
     for r in all_records:
-        p, c = r["problem"], r["config"]
-        if c["decomposition"] == "reference_3d" and p["precision"] == precision and p["direction"] == direction:
+        p = r["problem"]
+        name = reference_name(r)
+        if name and p["precision"] == precision and p["direction"] == direction:
             key = tuple(p["size"])
             t = r["timing"]["total"]["median"]
-            name = {"cuda": "cuFFT 3D, one GPU", "fftw": "FFTW 3D, one process"}.get(c["backend"], c["backend"] + " 3D")
             if key not in refs[name] or t < refs[name][key]:
                 refs[name][key] = t
     return refs
+
+
+def multi_device_table(records):
+    """Records whose one rank drove several GPUs (reference_cufftxt): references, not contenders."""
+    best = best_by([r for r in records if devices(r) > 1],
+                   lambda r: (tuple(r["problem"]["size"]), r["problem"]["precision"], r["problem"]["direction"], r["key"], devices(r)))
+    if not best:
+        return None
+    lines = ["| size | precision | direction | configuration | GPUs | ms |", "|---|---|---|---|---|---|"]
+    for (s, prec, d, key, n), r in sorted(best.items(), key=lambda kv: (points(kv[0][0]), kv[0][1:])):
+        lines.append(f"| {size_label(s)} | {prec} | {d} | `{key}` | {n} | {r['timing']['total']['median']:.4g} |")
+    return "\n".join(lines)
 
 
 def save(fig, out, name):
@@ -305,19 +332,22 @@ def weak_scaling_table(recs):
 def report(records, out, title):
     os.makedirs(out, exist_ok=True)
     figures = []
+    # A rank that drove several GPUs (reference_cufftxt) is drawn as a reference
+    # line, not compared with plans that use one GPU per rank.
+    all_records, records = records, [r for r in records if devices(r) == 1]
     for key, recs in sorted(group_problems(records).items()):
-        figures.append((key, fig_total(recs, records, key, out)))
+        figures.append((key, fig_total(recs, all_records, key, out)))
         figures.append((key, fig_relative(recs, key, out)))
         figures.append((key, fig_phases(recs, key, out)))
         m = fig_methods(recs, key, out)
         if m:
             figures.append((key, m))
     machines = sorted({(r["machine"].get("fingerprint"), r["machine"].get("hostname", ""), r["machine"].get("cpu_model", ""),
-                        (r["provenance"].get("fft_libraries") or {}).get("gpu", "")) for r in records})
-    shas = sorted({r["provenance"].get("git_sha", "?") for r in records})
-    stamps = sorted(r["provenance"].get("timestamp", "") for r in records)
+                        (r["provenance"].get("fft_libraries") or {}).get("gpu", "")) for r in all_records})
+    shas = sorted({r["provenance"].get("git_sha", "?") for r in all_records})
+    stamps = sorted(r["provenance"].get("timestamp", "") for r in all_records)
     md = [f"# {title}", "",
-          f"{len(records)} validated records, {stamps[0]} … {stamps[-1]}; fftune commits: {', '.join(shas)}.", ""]
+          f"{len(all_records)} validated records, {stamps[0]} … {stamps[-1]}; fftune commits: {', '.join(shas)}.", ""]
     for fp, host, cpu, gpu in machines:
         md.append(f"- machine `{fp}`: {host}, {cpu}" + (f", {gpu}" if gpu else ""))
     md += ["", "Times are medians of per-iteration maxima over ranks; intervals are 99% CIs of the median.", "",
@@ -331,6 +361,9 @@ def report(records, out, title):
     weak = weak_scaling_table(records)
     if weak:
         md += ["", "## Weak scaling (same points per rank; efficiency = time at the fewest ranks ÷ time here)", "", weak]
+    multi = multi_device_table(all_records)
+    if multi:
+        md += ["", "## References over several GPUs of one process (not in the tables above: one rank, many GPUs)", "", multi]
     md += ["", "## Figures", ""]
     for key, (name, paths, series) in figures:
         md.append(f"### {name}")

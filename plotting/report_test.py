@@ -44,6 +44,24 @@ class ReportTest(unittest.TestCase):
         self.assertIn("256x128x128: 0.1", page)
         self.assertIn("| 2 | 256x256x128 | double | forward | `cuda/slab_2d1d/default/2x1/nccl_a2a/host`", page)
 
+    def test_cufftxt_is_a_reference_line_not_a_contender(self):
+        records = report.load_records([FIXTURE], None, None)
+        ref3d = next(r for r in records if r["config"]["decomposition"] == "reference_3d" and r["problem"]["ranks"] == 1)
+        xt = json.loads(json.dumps(ref3d))
+        xt["config"]["decomposition"] = "reference_cufftxt"
+        xt["key"] = "cuda/reference_cufftxt/default/1x1/none/host"
+        xt["timing"]["devices"] = 4
+        xt["timing"]["total"]["median"] = ref3d["timing"]["total"]["median"] / 100  # faster than anything
+        figures = report.report(records + [xt], self.out, "fixture")
+        names = {name: series for _, (name, paths, series) in figures}
+        self.assertIn("reference: cufftXt, 4 GPUs of one process", names["total_r1_double_forward"])
+        self.assertIn("reference: cufftXt, 4 GPUs of one process", names["total_r2_double_forward"])
+        self.assertNotIn("reference_cufftxt/default", names["total_r1_double_forward"])
+        page = open(os.path.join(self.out, "report.md")).read()
+        self.assertIn("## References over several GPUs of one process", page)
+        winners = page.split("## Winners")[1].split("##")[0]
+        self.assertNotIn("reference_cufftxt", winners)
+
     def test_winner_verdicts(self):
         rows = report.winner_rows(report.load_records([FIXTURE], None, None))
         verdicts = {r[5] for r in rows}

@@ -4,5 +4,9 @@ fftune_add_test(backend_test SOURCES variants/backends/backend_test.cpp LABELS u
 set_tests_properties(backend_test PROPERTIES ENVIRONMENT FFTUNE_TEST_BACKEND=fftw)
 if(CMAKE_CUDA_COMPILER)
   fftune_add_test(backend_gpu_test REUSE backend_test LABELS gpu ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
+  # cufftXt over every GPU of one process; skipped (with the reason) below 2 GPUs.
+  fftune_add_test(reference_cufftxt_gpu_test SOURCES variants/decompositions/reference_cufftxt_test.cpp
+    LABELS gpu MPI_RANKS 1)
+  target_link_libraries(reference_cufftxt_gpu_test PRIVATE CUDA::cudart)
 endif()
 fftune_add_test(transport_mpi_test SOURCES variants/transports/transport_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)

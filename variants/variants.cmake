@@ -17,7 +17,9 @@ target_sources(fftune PRIVATE
 if(CMAKE_CUDA_COMPILER)
   target_sources(fftune PRIVATE
     variants/backends/cuda_backend.cpp
-    variants/backends/cuda_copy.cu)
+    variants/backends/cuda_copy.cu
+    variants/backends/cufftxt.cpp
+    variants/decompositions/reference_cufftxt.cpp)
   target_link_libraries(fftune PRIVATE CUDA::cudart CUDA::cufft)
   if(FFTUNE_NCCL_LIBRARY AND FFTUNE_NCCL_INCLUDE_DIR)
     target_sources(fftune PRIVATE

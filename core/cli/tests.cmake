@@ -22,7 +22,7 @@ fftune_cli_test(cli_bad_grid 2 ARGS run ${data}/bad_grid.json
   EXPECT "/process_grid/1: 3x2 needs 6 ranks")
 fftune_cli_test(cli_missing_file 2 ARGS run ${data}/does_not_exist.json EXPECT "cannot open")
 fftune_cli_test(cli_list 0 ARGS list
-  EXPECT "decomposition: pencil, reference_3d, slab_1d2d, slab_2d1d" "redistribution: .*p2p_streams")
+  EXPECT "decomposition: pencil, reference_3d, (reference_cufftxt, )?slab_1d2d, slab_2d1d" "redistribution: .*p2p_streams")
 fftune_cli_test(cli_quick_dry_run 0 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --dry-run
   EXPECT "total: 5856 points")
 # The main job: every applicable point validated, none failed.

@@ -13,6 +13,7 @@
 #include "core/backend.hpp"
 #include "core/registry.hpp"
 #include "variants/backends/cuda_copy.hpp"
+#include "variants/backends/cufftxt.hpp"
 
 namespace fftune {
 namespace {
@@ -279,6 +280,18 @@ public:
     }
     std::unique_ptr<PhaseClock> make_clock() override { return std::make_unique<EventClock>(stream_); }
     void* native_stream() override { return stream_; }
+    // cufftXt over every GPU of the process, on this backend's stream (cufftxt.cpp).
+    std::optional<std::string> multi_device_unavailable(const std::array<index_t, 3>& n,
+                                                        Precision precision) const override {
+        if (auto why = unavailable()) return why;
+        return cufftxt_unavailable(n, precision);
+    }
+    std::unique_ptr<MultiDeviceFft> make_multi_device_fft(const std::array<index_t, 3>& n,
+                                                          Precision precision) override {
+        if (auto why = unavailable()) throw Unsupported(*why);
+        bind();
+        return make_cufftxt(n, precision, *this, stream_, device_);
+    }
 
 private:
     void bind() const {

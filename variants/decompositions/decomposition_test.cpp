@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/plan.hpp"
 #include "core/registry.hpp"
 #include "core/testcase.hpp"
 
@@ -151,6 +152,39 @@ TEST(Reference3d, OneStageOnOneProcess) {
     EXPECT_TRUE(d->not_applicable(problem, realigned));
     problem.ranks = 2;
     EXPECT_TRUE(d->not_applicable(problem, config));
+}
+
+// Built with the CUDA toolkit only. Its chain is reference_3d's with one step
+// over every device; without a multi-device backend it is skipped with the reason.
+TEST(ReferenceCufftxt, OneStepOverEveryDeviceOnOneProcess) {
+    if (!Registry<Decomposition>::instance().contains("reference_cufftxt")) GTEST_SKIP() << "built without CUDA";
+    const auto d = Registry<Decomposition>::instance().create("reference_cufftxt");
+    EXPECT_EQ(d->redistribution_phases(), 0);
+    Problem problem{"fft3d", {64, 48, 40}, Precision::double_, Direction::forward, 1};
+    const Config config{"cuda", "reference_cufftxt", LayoutVariant::default_, {1, 1}, {}, false};
+    ASSERT_FALSE(d->not_applicable(problem, config));
+    check_chains(problem, config);
+    const Chain c = d->chain(problem, config, 0);
+    const Chain ref = Registry<Decomposition>::instance().create("reference_3d")->chain(problem, config, 0);
+    EXPECT_EQ(c.layouts, ref.layouts);  // what validation reads is reference_3d's layout
+    ASSERT_EQ(c.steps.size(), 1u);
+    EXPECT_TRUE(c.steps[0].all_devices);
+    EXPECT_FALSE(ref.steps[0].all_devices);
+    EXPECT_EQ(c.steps[0].axes, (std::vector<int>{axis_x, axis_y, axis_z}));
+    Config realigned = config;
+    realigned.layout = LayoutVariant::realigned;
+    EXPECT_TRUE(d->not_applicable(problem, realigned));
+    problem.ranks = 2;
+    const auto why = d->not_applicable(problem, config);
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find("one process"), std::string::npos) << *why;
+    // The CPU backend has no transform over several devices: skipped, never run.
+    problem.ranks = 1;
+    Config fftw = config;
+    fftw.backend = "fftw";
+    const auto no_devices = check_applicable(problem, fftw);
+    ASSERT_TRUE(no_devices);
+    EXPECT_NE(no_devices->find("several devices"), std::string::npos) << *no_devices;
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Decompositions,

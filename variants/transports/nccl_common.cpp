@@ -1,8 +1,8 @@
 #include "variants/transports/nccl_common.hpp"
 
 #include <chrono>
-#include <map>
 #include <cstdlib>
+#include <map>
 #include <stdexcept>
 #include <thread>
 
@@ -63,6 +63,17 @@ void wait(const Comm& comm, cudaStream_t stream, const char* what) {
         }
         std::this_thread::yield();
     }
+}
+
+void TransportBase::post(const ReshapeContext& ctx, int to, int from, const void* src, void* dst,
+                         cudaStream_t stream) const {
+    const ReshapePlan& plan = *ctx.plan;
+    const std::size_t e = plan.elem_bytes;
+    const PeerBlock &s = plan.peers[to], &r = plan.peers[from];
+    if (s.send_count > 0)
+        check(ncclSend(send_pointer(ctx, to, src), s.send_count * e, ncclUint8, to, comm_->get(), stream), "ncclSend");
+    if (r.recv_count > 0)
+        check(ncclRecv(recv_pointer(ctx, from, dst), r.recv_count * e, ncclUint8, from, comm_->get(), stream), "ncclRecv");
 }
 
 std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) {

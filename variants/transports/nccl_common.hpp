@@ -1,6 +1,8 @@
 // NCCL plumbing shared by the device-direct transports: a communicator per
-// phase communicator (unique id broadcast over MPI), and completion polling
-// with a timeout so that a hang becomes an error instead of a stuck job.
+// phase communicator (unique id broadcast over MPI), completion polling with a
+// timeout so that a hang becomes an error instead of a stuck job, and a base
+// class (TransportBase) holding what every NCCL transport does the same way,
+// so that each transport file keeps only its exchange schedule.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,6 +14,7 @@
 
 #include "core/backend.hpp"
 #include "core/reshape.hpp"
+#include "core/transport.hpp"
 
 namespace fftune::nccl {
 
@@ -42,5 +45,39 @@ void wait(const Comm& comm, cudaStream_t stream, const char* what);
 
 // NCCL needs device buffers; MPI's gpu_aware flag does not apply to it.
 std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware);
+
+// Base of the NCCL transports: applicability, the shared communicator (set up
+// per reshape), the backend's stream, the send/receive calls of one peer pair
+// and the completion wait. Derived classes write execute() from these, in the
+// order their schedule needs.
+class TransportBase : public fftune::Transport {
+public:
+    bool uses_mpi() const override { return false; }
+    std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) const override {
+        return nccl::not_applicable(backend, gpu_aware);
+    }
+    void setup(const ReshapeContext& ctx) override { comm_ = shared_comm(ctx.comm); }
+
+protected:
+    // The queue everything runs on: the backend's stream.
+    static cudaStream_t stream(const ReshapeContext& ctx) {
+        return static_cast<cudaStream_t>(ctx.backend->native_stream());
+    }
+    // ncclSend of this rank's block for `to` and ncclRecv of the block from
+    // `from`, each only when it is not empty; call inside group().
+    void post(const ReshapeContext& ctx, int to, int from, const void* src, void* dst, cudaStream_t stream) const;
+    // ncclGroupStart, the calls `f` makes, ncclGroupEnd.
+    template <class F>
+    static void group(F&& f) {
+        check(ncclGroupStart(), "ncclGroupStart");
+        f();
+        check(ncclGroupEnd(), "ncclGroupEnd");
+    }
+    // nccl::wait on this transport's communicator.
+    void wait(cudaStream_t stream, const char* what) const { nccl::wait(*comm_, stream, what); }
+
+private:
+    std::shared_ptr<Comm> comm_;
+};
 
 }  // namespace fftune::nccl

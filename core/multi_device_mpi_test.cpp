@@ -1,0 +1,217 @@
+// The Plan's and the runner's path for a transform over every device of a
+// process (what reference_cufftxt uses on the GPU), on the CPU: a stand-in
+// backend whose MultiDeviceFft works like the cufftXt one (storage of its own
+// in the padded in-place r2c layout, transformed in place, copied in and
+// restored outside the timed part) but computes with FFTW. Checks validation
+// through it, what is timed, and that a size the library refuses at creation
+// is a skip with the library's reason. MPI test at 1 and 2 ranks (one process
+// only: at 2 ranks every point is skipped).
+#include <fftw3.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/decomposition.hpp"
+#include "core/plan.hpp"
+#include "core/provenance.hpp"
+#include "core/registry.hpp"
+#include "core/runner.hpp"
+
+namespace fftune {
+namespace {
+
+using json = nlohmann::json;
+
+int world_size() {
+    int p = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    return p;
+}
+
+struct Counts {
+    int loads = 0, reloads = 0, executes = 0, stores = 0;
+};
+Counts counts;
+
+// Double precision only; real arrays dense (Nx, Ny, Nz), storage padded rows of 2(Nz/2+1).
+class FakeMultiDeviceFft final : public MultiDeviceFft {
+public:
+    FakeMultiDeviceFft(const std::array<index_t, 3>& n, Backend& backend)
+        : n_(n), row_(2 * (n[2] / 2 + 1)), backend_(backend),
+          data_(static_cast<std::size_t>(n[0] * n[1] * row_)), loaded_(data_.size()) {
+        auto* real = data_.data();
+        auto* cplx = reinterpret_cast<fftw_complex*>(data_.data());
+        r2c_ = fftw_plan_dft_r2c_3d(int(n[0]), int(n[1]), int(n[2]), real, cplx, FFTW_ESTIMATE);
+        c2r_ = fftw_plan_dft_c2r_3d(int(n[0]), int(n[1]), int(n[2]), cplx, real, FFTW_ESTIMATE);
+    }
+    ~FakeMultiDeviceFft() override {
+        fftw_destroy_plan(r2c_);
+        fftw_destroy_plan(c2r_);
+    }
+    void load(Direction d, const void* in) override {
+        ++counts.loads;
+        if (d == Direction::forward) {
+            const auto* src = static_cast<const double*>(in);
+            for (index_t xy = 0; xy < n_[0] * n_[1]; ++xy)
+                std::memcpy(&loaded_[xy * row_], src + xy * n_[2], n_[2] * sizeof(double));
+        } else {
+            std::memcpy(loaded_.data(), in, bytes());
+        }
+        reload(d);
+    }
+    void reload(Direction) override {
+        ++counts.reloads;
+        std::copy(loaded_.begin(), loaded_.end(), data_.begin());  // in place: the FFTW plans stay valid
+    }
+    void execute(Direction d) override {
+        ++counts.executes;
+        fftw_execute(d == Direction::forward ? r2c_ : c2r_);
+    }
+    void store(Direction d, void* out) override {
+        ++counts.stores;
+        if (d == Direction::forward) {
+            std::memcpy(out, data_.data(), bytes());
+        } else {
+            auto* dst = static_cast<double*>(out);
+            for (index_t xy = 0; xy < n_[0] * n_[1]; ++xy)
+                std::memcpy(dst + xy * n_[2], &data_[xy * row_], n_[2] * sizeof(double));
+        }
+    }
+    std::unique_ptr<PhaseClock> make_clock() override { return backend_.make_clock(); }
+    int devices() const override { return 2; }
+    std::size_t device_bytes() const override { return 2 * bytes(); }
+    std::size_t host_bytes() const override { return 0; }
+
+private:
+    std::size_t bytes() const { return data_.size() * sizeof(double); }
+    std::array<index_t, 3> n_;
+    index_t row_;
+    Backend& backend_;
+    std::vector<double> data_, loaded_;
+    fftw_plan r2c_{}, c2r_{};
+};
+
+// The fftw backend plus the stand-in; refuses Nx = 7 at creation like cuFFT refusing a size.
+class FakeMultiDeviceBackend final : public Backend {
+public:
+    FakeMultiDeviceBackend() : inner_(Registry<Backend>::instance().create("fftw")) {}
+    std::string name() const override { return "test_multi_device"; }
+    std::vector<std::pair<std::string, std::string>> versions() const override { return inner_->versions(); }
+    bool device_memory() const override { return false; }
+    void* allocate(std::size_t b) override { return inner_->allocate(b); }
+    void deallocate(void* p) override { inner_->deallocate(p); }
+    void* allocate_host(std::size_t b) override { return inner_->allocate_host(b); }
+    void deallocate_host(void* p) override { inner_->deallocate_host(p); }
+    void copy_region(void* d, const StridedRegion& dr, const void* s, const StridedRegion& sr, std::size_t e) override {
+        inner_->copy_region(d, dr, s, sr, e);
+    }
+    void copy_to_host(void* d, const void* s, std::size_t b) override { inner_->copy_to_host(d, s, b); }
+    void copy_from_host(void* d, const void* s, std::size_t b) override { inner_->copy_from_host(d, s, b); }
+    void synchronize() override { inner_->synchronize(); }
+    std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) override { return inner_->make_fft(desc); }
+    std::unique_ptr<PhaseClock> make_clock() override { return inner_->make_clock(); }
+    std::optional<std::string> multi_device_unavailable(const std::array<index_t, 3>&, Precision p) const override {
+        if (p != Precision::double_) return std::string("the stand-in computes in double only");
+        return std::nullopt;
+    }
+    std::unique_ptr<MultiDeviceFft> make_multi_device_fft(const std::array<index_t, 3>& n, Precision) override {
+        if (n[0] == 7) throw Unsupported("injected: the library refuses Nx = 7");
+        return std::make_unique<FakeMultiDeviceFft>(n, *this);
+    }
+
+private:
+    std::unique_ptr<Backend> inner_;
+};
+
+// reference_cufftxt's chain, registered in every build (reference_cufftxt needs CUDA).
+class AllDevices final : public Decomposition {
+public:
+    int redistribution_phases() const override { return 0; }
+    bool uses_process_grid() const override { return false; }
+    std::optional<std::string> not_applicable(const Problem& problem, const Config&) const override {
+        if (problem.ranks != 1) return std::string("one process only");
+        return std::nullopt;
+    }
+    Chain chain(const Problem& problem, const Config&, int) const override {
+        Chain c;
+        c.layouts = {{{{0, 0, 0}, problem.size}, order_xyz}, {{{0, 0, 0}, complex_size(problem.size)}, order_xyz}};
+        ChainStep all;
+        all.axes = {axis_x, axis_y, axis_z};
+        all.all_devices = true;
+        c.steps = {all};
+        return c;
+    }
+};
+
+const bool registered_backend = register_variant<Backend, FakeMultiDeviceBackend>("test_multi_device");
+const bool registered_decomposition = register_variant<Decomposition, AllDevices>("test_all_devices");
+
+Point point(std::array<index_t, 3> n, Direction dir, const std::string& backend = "test_multi_device") {
+    Point pt;
+    pt.problem = {"fft3d", n, Precision::double_, dir, world_size()};
+    pt.config = {backend, "test_all_devices", LayoutVariant::default_, {world_size(), 1}, {}, false};
+    return pt;
+}
+
+TEST(MultiDevice, ValidatesAndTimesOnlyTheExecution) {
+    const RunOptions options{2, 5, false, {"multi_device_mpi_test"}};
+    for (auto dir : all_values<Direction>()) {
+        counts = {};
+        const json r = run_point(MPI_COMM_WORLD, point({9, 10, 11}, dir), options, machine_info());
+        if (world_size() > 1) {
+            EXPECT_EQ(r.at("status"), "skipped") << r.dump();
+            EXPECT_EQ(r.at("reason"), "one process only");
+            continue;
+        }
+        ASSERT_EQ(r.at("status"), "ok") << r.dump();
+        const json& t = r.at("timing");
+        EXPECT_EQ(t.at("devices"), 2);
+        EXPECT_EQ(t.at("phase_order"), json::array({"fft.xyz"}));
+        EXPECT_EQ(t.at("total").at("n"), 5);
+        EXPECT_GT(r.at("workspace_bytes").get<long long>(), 0);
+        // The input is loaded once, restored before each of the 7 runs, and
+        // never copied out while timing; the inverse first makes its spectrum
+        // with one whole forward (load, execute, store).
+        const int extra = dir == Direction::inverse ? 1 : 0;
+        EXPECT_EQ(counts.loads, 1 + extra) << to_string(dir);
+        EXPECT_EQ(counts.reloads, 1 + extra + 7) << to_string(dir);
+        EXPECT_EQ(counts.executes, 7 + extra) << to_string(dir);
+        EXPECT_EQ(counts.stores, extra) << to_string(dir);
+    }
+}
+
+TEST(MultiDevice, PlanValidatesThroughTheStandIn) {
+    if (world_size() > 1) GTEST_SKIP() << "one process only";
+    const RunOptions options{1, 2, true, {"multi_device_mpi_test"}};
+    for (const std::array<index_t, 3> n : {std::array<index_t, 3>{9, 10, 11}, {12, 7, 6}})
+        for (auto dir : all_values<Direction>()) {
+            const json r = run_point(MPI_COMM_WORLD, point(n, dir), options, machine_info());
+            ASSERT_EQ(r.at("status"), "ok") << r.dump();
+            EXPECT_TRUE(r.at("validation").at("passed").get<bool>()) << r.dump();
+            EXPECT_EQ(r.at("validation").at("checks").size(), 3u);
+            EXPECT_LT(r.at("validation").at("max_rel_error").get<double>(), 1e-10);
+        }
+}
+
+TEST(MultiDevice, WhatTheBackendCannotDoIsSkippedWithTheReason) {
+    if (world_size() > 1) GTEST_SKIP() << "one process only";
+    const RunOptions options{1, 2, true, {"multi_device_mpi_test"}};
+    // Refused when the plan is made: skipped, with the library's message.
+    const json refused = run_point(MPI_COMM_WORLD, point({7, 10, 11}, Direction::forward), options, machine_info());
+    EXPECT_EQ(refused.at("status"), "skipped") << refused.dump();
+    EXPECT_EQ(refused.at("reason"), "injected: the library refuses Nx = 7");
+    // Ruled out beforehand, by the backend.
+    Point single = point({9, 10, 11}, Direction::forward);
+    single.problem.precision = Precision::single;
+    const json s = run_point(MPI_COMM_WORLD, single, options, machine_info());
+    EXPECT_EQ(s.at("status"), "skipped") << s.dump();
+    EXPECT_EQ(s.at("reason"), "the stand-in computes in double only");
+    // A backend without such a transform.
+    const json fftw = run_point(MPI_COMM_WORLD, point({9, 10, 11}, Direction::forward, "fftw"), options, machine_info());
+    EXPECT_EQ(fftw.at("status"), "skipped") << fftw.dump();
+    EXPECT_NE(fftw.at("reason").get<std::string>().find("several devices"), std::string::npos) << fftw.dump();
+}
+
+}  // namespace
+}  // namespace fftune
