@@ -362,7 +362,7 @@ std::vector<TaskState> job_dir_status(const std::string& dir) {
         const auto name = a["name"].get<std::string>();
         for (const auto& s : a["submissions"]) {
             ids.push_back(s["job_id"]);
-            if (s["tasks"] == "all")
+            if (s["tasks"].is_string())  // "all"
                 for (int t = 0; t < a["tasks"].get<int>(); ++t) job_of[{name, t}] = s["job_id"];
             else
                 for (int t : s["tasks"]) job_of[{name, t}] = s["job_id"];
@@ -494,14 +494,15 @@ std::vector<int> manifest_task_points(const std::string& manifest, const std::st
         ++line_no;
         if (line.empty()) continue;
         const auto m = json::parse(line);
-        if (m["array"] != array || m["task"] != index) continue;
+        if (m["array"].get<std::string>() != array || m["task"].get<int>() != index) continue;
         const int ranks = m["ranks"], i = m["index"];
         if (ranks != world_size)
             throw std::runtime_error(fmt::format("{}:{}: task {} needs {} ranks, but this job has {}", manifest, line_no,
                                                  task, ranks, world_size));
         const auto same = [&](const Point& p) {
-            return p.config.key() == m["config"] && json(p.problem.size) == m["size"] &&
-                   to_string(p.problem.precision) == m["precision"] && to_string(p.problem.direction) == m["direction"];
+            return p.config.key() == m["config"].get<std::string>() && json(p.problem.size) == m["size"] &&
+                   to_string(p.problem.precision) == m["precision"].get<std::string>() &&
+                   to_string(p.problem.direction) == m["direction"].get<std::string>();
         };
         if (i < 0 || i >= static_cast<int>(points.size()) || !same(points[i]))
             throw std::runtime_error(fmt::format("{}:{}: point {} ({} {}) is not the same point in this fftune's enumeration "
