@@ -9,6 +9,7 @@ fftune_add_test(provenance_test SOURCES core/provenance_test.cpp LABELS unit)
 fftune_add_test(validation_test SOURCES core/validation_test.cpp LABELS unit)
 fftune_add_test(plan_mpi_test SOURCES core/plan_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 fftune_add_test(runner_mpi_test SOURCES core/runner_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+fftune_add_test(probe_mpi_test SOURCES core/probe_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 if(CMAKE_CUDA_COMPILER)
   # The same engine tests on the GPU (mpirun's local ranks inherit the environment).
   fftune_add_test(plan_gpu_mpi_test REUSE plan_mpi_test LABELS gpu MPI_RANKS 1 2 4
