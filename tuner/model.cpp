@@ -80,6 +80,68 @@ struct Sums {
     }
 };
 
+// Weighted non-negative least squares t = o * 1 + alpha * x1 + b * x2 (the probe fit):
+// normal equations over every subset of the three parameters, the feasible one
+// with the least weighted residual (ties: fewer parameters, alpha before o).
+struct Sums3 {
+    double a[3][3] = {}, y[3] = {}, tt = 0;
+    int n = 0;
+    void add(double x1, double x2, double t, double w) {
+        const double x[3] = {1, x1, x2};
+        for (int i = 0; i < 3; ++i) {
+            for (int j = 0; j < 3; ++j) a[i][j] += w * x[i] * x[j];
+            y[i] += w * x[i] * t;
+        }
+        tt += w * t * t, ++n;
+    }
+    LinkFit solve() const {
+        LinkFit best;
+        best.samples = n;
+        double best_ssr = tt;  // all zero
+        // Subsets by bit mask over (o, alpha, 1/beta), fewer parameters first, alpha-based before o-based.
+        for (int mask : {2, 4, 1, 6, 5, 3, 7}) {
+            int idx[3], k = 0;
+            for (int i = 0; i < 3; ++i)
+                if (mask & (1 << i)) idx[k++] = i;
+            // Gaussian elimination on the k x k sub-system.
+            double m[3][4];
+            for (int i = 0; i < k; ++i) {
+                for (int j = 0; j < k; ++j) m[i][j] = a[idx[i]][idx[j]];
+                m[i][k] = y[idx[i]];
+            }
+            bool ok = true;
+            for (int c = 0; c < k && ok; ++c) {
+                int piv = c;
+                for (int r = c + 1; r < k; ++r)
+                    if (std::abs(m[r][c]) > std::abs(m[piv][c])) piv = r;
+                if (std::abs(m[piv][c]) <= 1e-12 * std::abs(a[idx[c]][idx[c]])) ok = false;  // collinear
+                if (!ok) break;
+                std::swap(m[c], m[piv]);
+                for (int r = 0; r < k; ++r) {
+                    if (r == c) continue;
+                    const double f = m[r][c] / m[c][c];
+                    for (int j = c; j <= k; ++j) m[r][j] -= f * m[c][j];
+                }
+            }
+            if (!ok) continue;
+            double b[3] = {0, 0, 0};
+            for (int i = 0; i < k; ++i) b[idx[i]] = m[i][k] / m[i][i];
+            if (b[0] < 0 || b[1] < 0 || b[2] < 0) continue;
+            // Weighted residual: t'Wt - 2 b'X'Wt + b'X'WX b.
+            double ssr = tt;
+            for (int i = 0; i < 3; ++i) {
+                ssr -= 2 * b[i] * y[i];
+                for (int j = 0; j < 3; ++j) ssr += b[i] * a[i][j] * b[j];
+            }
+            if (ssr < best_ssr - 1e-12 * tt) {  // clearly better, not by rounding
+                best_ssr = ssr;
+                best.call_ms = b[0], best.alpha_ms = b[1], best.ms_per_byte = b[2];
+            }
+        }
+        return best;
+    }
+};
+
 // The entry of `m` (keyed by world size) nearest `ranks` by log ratio; ties go to the smaller world.
 template <class Map>
 auto nearest_world(const Map& m, int ranks) {
@@ -100,6 +162,38 @@ double rate_at(const std::map<long long, double>& rates, double n) {
     auto lo = std::prev(hi);
     const double f = (std::log2(n) - std::log2(double(lo->first))) / (std::log2(double(hi->first)) - std::log2(double(lo->first)));
     return lo->second + std::clamp(f, 0.0, 1.0) * (hi->second - lo->second);
+}
+
+// FFT stages of rank 0's chain: per stage and transformed axis a,
+// rate(N_a) * (complex elements of the stage) * log2 N_a; the contiguous rate
+// when a is the fastest axis of the stage's input and output layouts, else the strided one.
+// A decomposition this build lacks: the whole transform as one stage.
+double stage_fft_ms(const Problem& p, const Config& c, const CostModel::StrideRates& r) {
+    const auto& contiguous = r.contiguous.empty() ? r.mean : r.contiguous;
+    const auto& strided = r.strided.empty() ? r.mean : r.strided;
+    Chain chain;
+    try {
+        chain = Registry<Decomposition>::instance().create(c.decomposition)->chain(p, c, 0);
+    } catch (const std::exception&) {
+        const auto nc = complex_size(p.size);
+        chain.layouts = {{{{0, 0, 0}, p.size}, order_xyz}, {{{0, 0, 0}, nc}, order_xyz}};
+        chain.steps = {{ChainStep::Kind::fft, {axis_x, axis_y, axis_z}, 0, 0}};
+    }
+    double t = 0;
+    for (std::size_t i = 0; i < chain.steps.size(); ++i) {
+        const ChainStep& step = chain.steps[i];
+        if (step.kind != ChainStep::Kind::fft) continue;
+        const double elems = double(chain.layouts[i + 1].box.count());  // complex, after the stage
+        for (int a : step.axes) {
+            const double n = double(p.size[a]);
+            if (n < 2) continue;
+            // Contiguous only when the axis is the fastest of both the input and the output layout
+            // (a realigned stage that writes another order pays strided stores).
+            const bool dense = chain.layouts[i].order[2] == a && chain.layouts[i + 1].order[2] == a;
+            t += rate_at(dense ? contiguous : strided, n) * elems * std::log2(n);
+        }
+    }
+    return t;
 }
 
 }  // namespace
@@ -139,11 +233,11 @@ CostModel CostModel::fit(const std::vector<json>& records, const std::vector<jso
     }
     for (const auto& [k, s] : sums) m.links_[k] = s.solve();
 
-    // Probe calibrations. Exchanges: t = alpha * (q - 1) + m * (q - 1) / beta per
+    // Probe calibrations. Exchanges: t = o + alpha * (q - 1) + m * (q - 1) / beta per
     // (backend/transport, world), weighted by 1/t^2 (relative error: 8 B and 16 MiB
-    // messages count alike, so alpha is not lost under the large messages' times).
-    std::map<std::string, std::map<int, Sums>> probe_sums;
-    std::map<std::string, std::map<int, std::map<long long, std::vector<double>>>> probe_rates;
+    // messages count alike, so o and alpha are not lost under the large messages' times).
+    std::map<std::string, std::map<int, Sums3>> probe_sums;
+    std::map<std::string, std::map<int, std::map<std::string, std::map<long long, std::vector<double>>>>> probe_rates;
     for (const auto& r : probes) {
         if (r.value("kind", "") != "probe" || r.value("status", "") != "ok") continue;
         const std::string probe = r.at("probe").get<std::string>();
@@ -154,7 +248,8 @@ CostModel CostModel::fit(const std::vector<json>& records, const std::vector<jso
             const double q = r.at("peers").get<double>(), bytes = r.at("bytes_per_peer").get<double>();
             probe_sums[backend + "/" + r.at("transport").get<std::string>()][world].add(q - 1, bytes * (q - 1), t, 1 / (t * t));
         } else if (probe == "fft") {
-            probe_rates[backend + "/" + r.at("precision").get<std::string>()][world][r.at("n").get<long long>()].push_back(
+            probe_rates[backend + "/" + r.at("precision").get<std::string>()][world][r.value("stride", "contiguous")]
+                       [r.at("n").get<long long>()].push_back(
                 r.at("ms_per_point_log2n").get<double>());
         }
     }
@@ -162,16 +257,20 @@ CostModel CostModel::fit(const std::vector<json>& records, const std::vector<jso
         for (const auto& [world, s] : by_world) m.probe_links_[k][world] = s.solve();
     for (const auto& [k, by_world] : probe_rates) {
         FftRates& f = m.probe_fft_[k];
-        for (const auto& [world, by_n] : by_world)
-            for (const auto& [n, v] : by_n) {
-                f.by_world[world][n] = std::accumulate(v.begin(), v.end(), 0.0) / v.size();  // contiguous and strided alike
-                f.samples += static_cast<int>(v.size());
-            }
+        for (const auto& [world, by_stride] : by_world)
+            for (const auto& [stride, by_n] : by_stride)
+                for (const auto& [n, v] : by_n) {
+                    StrideRates& sr = f.by_world[world];
+                    (stride == "contiguous" ? sr.contiguous : sr.strided)[n] = std::accumulate(v.begin(), v.end(), 0.0) / v.size();
+                    sr.mean[n] = (sr.contiguous.count(n) && sr.strided.count(n)) ? (sr.contiguous[n] + sr.strided[n]) / 2
+                                                                                  : (stride == "contiguous" ? sr.contiguous : sr.strided)[n];
+                    f.samples += static_cast<int>(v.size());
+                }
     }
     return m;
 }
 
-const std::map<long long, double>* CostModel::probe_rates(const std::string& key, int ranks, int* world) const {
+const CostModel::StrideRates* CostModel::probe_rates(const std::string& key, int ranks, int* world) const {
     const auto f = probe_fft_.find(key);
     if (f == probe_fft_.end() || f->second.by_world.empty()) return nullptr;
     const auto it = nearest_world(f->second.by_world, ranks);
@@ -197,11 +296,7 @@ std::vector<std::string> CostModel::backends() const {
 std::optional<double> CostModel::predict(const Problem& p, const Config& c) const {
     double t = 0;
     if (const auto* rates = probe_rates(fft_key(c.backend, p.precision), p.ranks, nullptr)) {
-        // Sum over axes of rate(N_a) * (complex points per rank) * log2 N_a.
-        const auto nc = complex_size(p.size);
-        const double complex_per_rank = double(nc[0]) * double(nc[1]) * double(nc[2]) / p.ranks;
-        for (int a = 0; a < 3; ++a)
-            if (p.size[a] > 1) t += rate_at(*rates, double(p.size[a])) * complex_per_rank * std::log2(double(p.size[a]));
+        t = stage_fft_ms(p, c, *rates);
     } else {
         auto f = fft_.find(fft_variant_key(c, p.precision));
         if (f == fft_.end()) f = fft_.find(fft_key(c.backend, p.precision));
@@ -218,7 +313,7 @@ std::optional<double> CostModel::predict(const Problem& p, const Config& c) cons
             if (l == links_.end()) return std::nullopt;
             fit = &l->second;
         }
-        t += fit->alpha_ms * (qs[k] - 1) + phase_bytes(p, qs[k]) * fit->ms_per_byte;
+        t += fit->call_ms + fit->alpha_ms * (qs[k] - 1) + phase_bytes(p, qs[k]) * fit->ms_per_byte;
     }
     return t;
 }
@@ -251,8 +346,8 @@ std::string CostModel::describe() const {
         const auto probe = probe_links_.find(k);
         if (probe != probe_links_.end())
             for (const auto& [world, f] : probe->second)
-                s += fmt::format("{:<24} alpha {:.3g} ms per peer, beta {:.3g} GB/s  [probe: {} exchanges at {} ranks]\n", k,
-                                 f.alpha_ms, gbs(f), f.samples, world);
+                s += fmt::format("{:<24} alpha {:.3g} ms per peer, beta {:.3g} GB/s, {:.3g} ms per call  [probe: {} exchanges at {} ranks]\n",
+                                 k, f.alpha_ms, gbs(f), f.call_ms, f.samples, world);
         if (const auto l = links_.find(k); l != links_.end())
             s += fmt::format("{:<24} alpha {:.3g} ms per peer, beta {:.3g} GB/s  [sweep: {} phases{}]\n", k, l->second.alpha_ms,
                              gbs(l->second), l->second.samples, probe != probe_links_.end() ? "; not used, the probe is" : "");
@@ -264,11 +359,16 @@ std::string CostModel::describe() const {
     for (const auto& k : fkeys) {
         const auto probe = probe_fft_.find(k);
         if (probe != probe_fft_.end())
-            for (const auto& [world, rates] : probe->second.by_world) {
-                const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end(),
-                                                          [](const auto& a, const auto& b) { return a.second < b.second; });
-                s += fmt::format("fft {:<20} {:.3g}..{:.3g} ms per point*log2 n over n = {}..{}  [probe: {} lengths at {} ranks]\n",
-                                 k, lo->second, hi->second, rates.begin()->first, rates.rbegin()->first, rates.size(), world);
+            for (const auto& [world, r] : probe->second.by_world) {
+                auto range = [](const std::map<long long, double>& rates) {
+                    if (rates.empty()) return std::string("none");
+                    const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end(),
+                                                              [](const auto& a, const auto& b) { return a.second < b.second; });
+                    return fmt::format("{:.3g}..{:.3g}", lo->second, hi->second);
+                };
+                s += fmt::format("fft {:<20} contiguous {}, strided {} ms per point*log2 n over n = {}..{}  [probe: {} lengths at {} ranks]\n",
+                                 k, range(r.contiguous), range(r.strided), r.mean.begin()->first, r.mean.rbegin()->first,
+                                 r.mean.size(), world);
             }
         if (const auto f = fft_.find(k); f != fft_.end())
             s += fmt::format("fft {:<20} {:.3g} ms per point*log2 N  [sweep: {} records{}]\n", k, f->second, fft_samples_.at(k),
@@ -318,8 +418,10 @@ std::optional<std::pair<Config, double>> CostModel::best(const Problem& p, const
 
 std::string model_accuracy(const std::vector<json>& records, const std::vector<json>& probes) {
     const auto best = best_per_problem(records);
-    int problems = 0, right = 0, unpredicted = 0;
+    int problems = 0, right = 0, close = 0, unpredicted = 0;
     double lost_sum = 0, lost_max = 0;
+    struct PerRanks { int problems = 0, right = 0; double lost = 0; };
+    std::map<int, PerRanks> by_ranks;
     std::map<std::pair<std::string, std::string>, double> measured;
     std::map<std::string, Config> configs;
     for (const auto& r : records)
@@ -335,11 +437,17 @@ std::string model_accuracy(const std::vector<json>& records, const std::vector<j
             if (usable(r) && problem_signature(r) != sig) others.push_back(r);
         const CostModel m = CostModel::fit(others, probes);
         const Problem p = b->at("problem").get<Problem>();
-        // Among the configurations measured for this problem, which does the model rank first?
+        // Among the configurations measured for this problem, which does the model rank first
+        // (ties to fewer redistribution phases, as in best())?
         std::optional<std::pair<double, std::string>> pick;
         for (const auto& [k, t] : measured) {
             if (k.first != sig) continue;
-            if (auto pr = m.predict(p, configs.at(k.second)); pr && (!pick || *pr < pick->first)) pick = {*pr, k.second};
+            const auto pr = m.predict(p, configs.at(k.second));
+            if (!pr) continue;
+            const bool tie = pick && std::abs(*pr - pick->first) <= 1e-9 * pick->first;
+            if (!pick || (*pr < pick->first && !tie) ||
+                (tie && configs.at(k.second).redistribution.size() < configs.at(pick->second).redistribution.size()))
+                pick = {*pr, k.second};
         }
         if (!pick) {
             ++unpredicted;
@@ -348,16 +456,25 @@ std::string model_accuracy(const std::vector<json>& records, const std::vector<j
         ++problems;
         const double t_best = b->at("timing").at("total").at("median").get<double>();
         const double lost = measured[{sig, pick->second}] / t_best - 1;
-        right += pick->second == b->at("key").get<std::string>();
+        const bool hit = pick->second == b->at("key").get<std::string>();
+        right += hit;
+        close += lost <= 0.05;
         lost_sum += lost;
         lost_max = std::max(lost_max, lost);
+        PerRanks& pr = by_ranks[p.ranks];
+        ++pr.problems, pr.right += hit, pr.lost += lost;
     }
-    return fmt::format("model{} (leave one problem out): {} problems; predicted winner = measured winner in {} ({:.0f}%); "
-                       "measured time of its pick over the best: mean +{:.1f}%, worst +{:.1f}%{}\n",
+    std::string ranks_line;
+    for (const auto& [ranks, pr] : by_ranks)
+        ranks_line += fmt::format("{}{} ranks: {}/{} right, mean +{:.1f}%", ranks_line.empty() ? "  by rank count: " : "; ", ranks,
+                                  pr.right, pr.problems, 100.0 * pr.lost / pr.problems);
+    return fmt::format("model{} (leave one problem out): {} problems; predicted winner = measured winner in {} ({:.0f}%), "
+                       "within 5% in {}; measured time of its pick over the best: mean +{:.1f}%, worst +{:.1f}%{}\n{}",
                        probes.empty() ? "" : fmt::format(" with {} probe records", probes.size()), problems, right,
-                       problems ? 100.0 * right / problems : 0.0,
+                       problems ? 100.0 * right / problems : 0.0, close,
                        problems ? 100.0 * lost_sum / problems : 0.0, 100.0 * lost_max,
-                       unpredicted ? fmt::format("; {} problems without coefficients", unpredicted) : "");
+                       unpredicted ? fmt::format("; {} problems without coefficients", unpredicted) : "",
+                       ranks_line.empty() ? "" : ranks_line + "\n");
 }
 
 }  // namespace fftune

@@ -1,16 +1,23 @@
 // Alpha-beta cost model (thesis 2.5.3) of one machine. A redistribution phase
-// with transport t among q ranks costs alpha_t * (q - 1) + bytes_sent_per_rank / beta_t;
-// the local FFTs cost a rate times the work. Coefficients come from two sources:
+// with transport t among q ranks costs o_t + alpha_t * (q - 1) + bytes_sent_per_rank / beta_t
+// (o_t, a per-call overhead, only from probes that saw several peer counts;
+// else 0); the local FFTs cost a rate times the work. Coefficients come from
+// two sources:
 //
 //  - probe (preferred): fftune probe's microbenchmarks (core/probe.hpp).
-//    alpha, beta per (backend, transport) and world size of the probing job, by
-//    least squares on relative error over message sizes and peer counts;
+//    o, alpha, beta per (backend, transport) and world size of the probing job,
+//    t = o + alpha * (q - 1) + m * (q - 1) / beta, by non-negative least squares
+//    on relative error over message sizes and peer counts;
 //    FFT: ms per (complex point * log2 n) per (backend, precision), by
-//    transform length n (mean of contiguous and strided) and world size. A 3D
-//    transform costs sum over axes of rate(N_a) * complex points per rank * log2 N_a
-//    (complex points = Nx * Ny * (Nz/2 + 1): the r2c along z does half the work
-//    of a complex transform). The probe of the world size nearest the problem's
-//    rank count is used (concurrency on a node changes both rates).
+//    transform length n, contiguous and strided, and world size. Each FFT
+//    stage of the configuration's chain (rank 0's boxes, the largest of a
+//    balanced split) costs sum over its axes a of
+//    rate(N_a) * (complex elements of the stage) * log2 N_a, with the contiguous
+//    rate when a is the fastest axis of both the stage's input and output
+//    layouts and the strided rate otherwise (so decompositions and layouts
+//    differ); the r2c counts its complex output (half the work of a complex
+//    transform). The probe of the world size nearest the problem's rank count
+//    is used (concurrency on a node changes both rates).
 //  - sweep (fallback): fitted to the phases of measured records: FFT phases ->
 //    c per (backend, precision) (and per decomposition/layout) with
 //    t = c * (points per rank) * log2 N; pack + exchange + unpack -> alpha, beta
@@ -33,6 +40,7 @@
 namespace fftune {
 
 struct LinkFit {
+    double call_ms = 0;           // per exchange call (probe fits with several peer counts; else 0)
     double alpha_ms = 0;          // per message (peer)
     double ms_per_byte = 0;       // 1 / beta
     int samples = 0;
@@ -61,11 +69,18 @@ public:
     std::string sources(const Problem& problem, const Config& config) const;
 
 private:
+public:
+    // ms per (point * log2 n) by transform length n, from one world size's probe.
+    struct StrideRates {
+        std::map<long long, double> contiguous, strided, mean;
+    };
+
+private:
     struct FftRates {
-        std::map<int, std::map<long long, double>> by_world;  // world -> n -> ms per (point * log2 n)
+        std::map<int, StrideRates> by_world;
         int samples = 0;
     };
-    const std::map<long long, double>* probe_rates(const std::string& key, int ranks, int* world) const;
+    const StrideRates* probe_rates(const std::string& key, int ranks, int* world) const;
     const LinkFit* probe_link(const std::string& key, int ranks, int* world) const;
 
     std::map<std::string, double> fft_;                            // sweep: "backend/precision[/variant]"

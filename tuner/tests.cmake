@@ -83,8 +83,9 @@ set_tests_properties(tuner_probe PROPERTIES FIXTURES_REQUIRED tuner_db_clean FIX
 fftune_cli_test(tuner_probe_reingest 0 ARGS ingest ${PROJECT_BINARY_DIR}/tuner-test/probe.jsonl --db ${pdb}
   EXPECT "0 added, 39 already present, 0 unreadable; 0 records, 39 probe records" LABELS tuner)
 fftune_cli_test(tuner_probe_model 0 ARGS model --db ${pdb}
-  EXPECT "fftw/a2a_sync +alpha [0-9.e-]+ ms per peer, beta [0-9.e+-]+ GB/s  \\[probe: 3 exchanges at 2 ranks\\]"
-  "fft fftw/double +[0-9.e-]+\\.\\.[0-9.e-]+ ms per point\\*log2 n over n = 4\\.\\.64  \\[probe: 3 lengths at 1 ranks\\]" LABELS tuner)
+  EXPECT "fftw/a2a_sync +alpha [0-9.e-]+ ms per peer, beta [0-9.e+-]+ GB/s, 0 ms per call  \\[probe: 3 exchanges at 2 ranks\\]"
+  "fft fftw/double +contiguous [0-9.e-]+\\.\\.[0-9.e-]+, strided [0-9.e-]+\\.\\.[0-9.e-]+ ms per point\\*log2 n over n = 4\\.\\.64  \\[probe: 3 lengths at 1 ranks\\]"
+  LABELS tuner)
 fftune_cli_test(tuner_probe_best_model 0 ARGS best --size 100 90 80 --ranks 2 --precision single --direction inverse --db ${pdb}
   EXPECT "\\[model\\]  alpha-beta model \\(39 probe records, 0 measurements of this machine\\) predicts [0-9.e-]+ ms; coefficients: fft fftw/single: probe at 2 ranks; [a-z_0-9]+: probe at 2 ranks; expected [0-9.e-]+ ms"
   LABELS tuner)
