@@ -89,6 +89,12 @@ public:
     virtual std::size_t host_bytes() const = 0;
 };
 
+// The accelerators of this node as a backend sees them (machine fingerprint).
+struct DeviceInfo {
+    std::string model;  // e.g. "NVIDIA H200"
+    int count = 0;      // devices visible on this node
+};
+
 class Backend {
 public:
     static constexpr const char* kind = "backend";
@@ -101,6 +107,8 @@ public:
     virtual bool device_memory() const = 0;
     // Why the backend cannot run here (e.g. no GPU), or nothing.
     virtual std::optional<std::string> unavailable() const { return std::nullopt; }
+    // GPUs of this node (model, count) for the machine class; host backends have none.
+    virtual DeviceInfo device_info() const { return {}; }
 
     virtual void* allocate(std::size_t bytes) = 0;
     virtual void deallocate(void* p) = 0;

@@ -72,7 +72,27 @@ long long read_mem_bytes() {
 }
 }  // namespace
 
-nlohmann::json machine_info() {
+DeviceInfo node_devices(const Registry<Backend>& registry) {
+    for (const auto& name : registry.names()) {
+        try {
+            if (const DeviceInfo d = registry.create(name)->device_info(); d.count > 0) return d;
+        } catch (const std::exception&) {
+            // a backend that cannot even start here has no devices to report
+        }
+    }
+    return {};
+}
+
+std::string machine_fingerprint(const nlohmann::json& m) {
+    std::string hw = fmt::format("{}|{}|{}", m.value("cpu_model", ""), m.value("cpu_count", 0u), m.value("arch", ""));
+    if (const int gpus = m.value("gpu_count", 0); gpus > 0) hw += fmt::format("|{}x{}", gpus, m.value("gpu_model", ""));
+    // FNV-1a 64: stable across builds and standard libraries, unlike std::hash.
+    std::uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : hw) h = (h ^ c) * 1099511628211ull;
+    return fmt::format("{:016x}", h);
+}
+
+nlohmann::json machine_info(const DeviceInfo& devices) {
     utsname u{};
     uname(&u);
     char host[256] = {0};
@@ -83,14 +103,16 @@ nlohmann::json machine_info() {
                      {"memory_bytes", read_mem_bytes()},
                      {"os", fmt::format("{} {}", u.sysname, u.release)},
                      {"arch", u.machine},
-                     {"gpus", nlohmann::json::array()}};
-    const std::string hw = fmt::format("{}|{}|{}", m["cpu_model"].get<std::string>(),
-                                       m["cpu_count"].get<unsigned>(), m["arch"].get<std::string>());
-    // FNV-1a 64: stable across builds and standard libraries, unlike std::hash.
-    std::uint64_t h = 14695981039346656037ull;
-    for (unsigned char c : hw) h = (h ^ c) * 1099511628211ull;
-    m["fingerprint"] = fmt::format("{:016x}", h);
+                     {"gpu_model", devices.model},
+                     {"gpu_count", devices.count},
+                     {"gpus", std::vector<std::string>(static_cast<std::size_t>(std::max(0, devices.count)), devices.model)}};
+    m["fingerprint"] = machine_fingerprint(m);
     return m;
+}
+
+nlohmann::json machine_info() {
+    static const DeviceInfo devices = node_devices();  // hardware does not change while we run
+    return machine_info(devices);
 }
 
 nlohmann::json provenance_info(const std::vector<std::string>& argv, Backend* backend) {

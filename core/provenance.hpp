@@ -7,12 +7,23 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/backend.hpp"
+#include "core/registry.hpp"
 
 namespace fftune {
 
-// Host, CPU model and count, memory, OS; GPU fields are added by GPU backends.
+// Host, CPU model and count, memory, OS, and the node's GPUs (gpu_model,
+// gpu_count, gpus: one model name per device) as node_devices() finds them.
 // "fingerprint" hashes the hardware fields (not the host name).
 nlohmann::json machine_info();
+nlohmann::json machine_info(const DeviceInfo& devices);
+// FNV-1a of cpu_model|cpu_count|arch, plus |<gpu_count>x<gpu_model> when the
+// node has GPUs: the machine class (4xH200 and 2xH200 differ). Without GPUs the
+// hash is the one records had before GPU fields existed, so CPU databases keep matching.
+std::string machine_fingerprint(const nlohmann::json& machine);
+// GPUs of this node: the first backend of `registry` that reports any (the
+// cuda backend where built and a device is visible); none on CPU-only builds.
+// Asks each backend through Backend::device_info(), so the core needs no CUDA.
+DeviceInfo node_devices(const Registry<Backend>& registry = Registry<Backend>::instance());
 // fftune version and git sha, compiler, MPI library, backend library versions,
 // command line, UTC timestamp.
 nlohmann::json provenance_info(const std::vector<std::string>& argv, Backend* backend);

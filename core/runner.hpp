@@ -60,6 +60,13 @@ struct SweepOptions {
 };
 int run_sweep(const Testcase& tc, const SweepOptions& options);
 
+// One MPI job of `ranks` processes running this executable with `args`:
+//   launcher -n ranks [--oversubscribe] extra... /proc/self/exe args...
+// (--oversubscribe for Open MPI when ranks exceed the cores). Returns its exit
+// status, 128 + signal when it was killed. Used by run_sweep and `fftune probe`.
+int launch_self(const std::string& launcher, int ranks, const std::vector<std::string>& extra,
+                const std::vector<std::string>& args);
+
 // Human-readable summary of records (status counts, best plan per problem, failures).
 std::string summarize_records(const std::vector<nlohmann::json>& records);
 std::vector<nlohmann::json> read_records(const std::string& path);

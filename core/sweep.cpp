@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
@@ -25,6 +26,19 @@ bool is_open_mpi(const std::string& launcher) {
 
 }  // namespace
 
+int launch_self(const std::string& launcher, int ranks, const std::vector<std::string>& extra,
+                const std::vector<std::string>& args) {
+    static std::map<std::string, bool> open_mpi;  // asking the launcher once is enough
+    if (!open_mpi.count(launcher)) open_mpi[launcher] = is_open_mpi(launcher);
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::string> cmd{launcher, "-n", std::to_string(ranks)};
+    if (open_mpi[launcher] && static_cast<unsigned>(ranks) > cores) cmd.push_back("--oversubscribe");
+    cmd.insert(cmd.end(), extra.begin(), extra.end());
+    cmd.push_back(self_executable());
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    return spawn_and_wait(cmd);
+}
+
 int run_sweep(const Testcase& tc, const SweepOptions& opt) {
     namespace fs = std::filesystem;
     fs::create_directories(opt.out_dir);
@@ -33,9 +47,6 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
     const std::string launcher = opt.launcher.empty() ? tc.launcher : opt.launcher;
     std::vector<std::string> extra = tc.launcher_args;
     extra.insert(extra.end(), opt.launcher_args.begin(), opt.launcher_args.end());
-    const bool open_mpi = is_open_mpi(launcher);
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const std::string exe = self_executable();
 
     std::ofstream all(merged, std::ios::trunc);
     if (!all) throw std::runtime_error("cannot write " + merged);
@@ -61,14 +72,11 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
         int start = next_selected(0);
         std::vector<json> crash_records;
         while (start < npoints) {
-            std::vector<std::string> cmd{launcher, "-n", std::to_string(ranks)};
-            if (open_mpi && static_cast<unsigned>(ranks) > cores) cmd.push_back("--oversubscribe");
-            cmd.insert(cmd.end(), extra.begin(), extra.end());
-            cmd.insert(cmd.end(), {exe, "run", opt.testcase_path, "--out", opt.out_dir, "--no-launch",
-                                   "--start-index", std::to_string(start)});
-            if (selection) cmd.insert(cmd.end(), {"--select", opt.selection_path});
+            std::vector<std::string> args{"run", opt.testcase_path, "--out", opt.out_dir, "--no-launch",
+                                          "--start-index", std::to_string(start)};
+            if (selection) args.insert(args.end(), {"--select", opt.selection_path});
             std::cerr << fmt::format("fftune: {} ranks: points {}..{} of {}\n", ranks, start + 1, npoints, npoints);
-            const int rc = spawn_and_wait(cmd);
+            const int rc = launch_self(launcher, ranks, extra, args);
             if (rc == 0) break;
             // The job died: the first point without a record is the one it died on.
             int next = start;

@@ -12,6 +12,7 @@ fftune_add_test(plan_mpi_test SOURCES core/plan_mpi_test.cpp LABELS engine MPI_R
 fftune_add_test(runner_mpi_test SOURCES core/runner_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 # The multi-device path (reference_cufftxt's) through a CPU stand-in for cufftXt.
 fftune_add_test(multi_device_mpi_test SOURCES core/multi_device_mpi_test.cpp LABELS engine MPI_RANKS 1 2)
+fftune_add_test(probe_mpi_test SOURCES core/probe_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 if(CMAKE_CUDA_COMPILER)
   # The same engine tests on the GPU (mpirun's local ranks inherit the environment).
   fftune_add_test(plan_gpu_mpi_test REUSE plan_mpi_test LABELS gpu MPI_RANKS 1 2 4

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -88,6 +89,33 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE INDEX IF NOT EXISTS records_problem ON records (machine, kind, nx, ny, nz, precision, direction, ranks);
 )";
 
+// Version 2 adds the probe table (version 1 files get it by migrate_sql).
+constexpr const char* probes_sql = R"(
+CREATE TABLE IF NOT EXISTS probes (
+  id INTEGER PRIMARY KEY,
+  record_hash TEXT NOT NULL UNIQUE,
+  machine TEXT NOT NULL, software TEXT NOT NULL,
+  probe TEXT NOT NULL, backend TEXT NOT NULL, world INTEGER NOT NULL,
+  transport TEXT NOT NULL, peers INTEGER NOT NULL, bytes_per_peer INTEGER NOT NULL,
+  precision TEXT NOT NULL, n INTEGER NOT NULL, batch INTEGER NOT NULL, stride TEXT NOT NULL,
+  status TEXT NOT NULL, validated INTEGER NOT NULL,
+  median_ms REAL, ci_low REAL, ci_high REAL,
+  timestamp TEXT, record_json TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS probes_machine ON probes (machine, probe, backend);
+)";
+
+int read_version(sqlite3* db) {
+    Statement q(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+    if (!q.step()) throw DatabaseError("no schema version");
+    try {
+        return std::stoi(q.text(0));
+    } catch (const std::exception&) {
+        throw DatabaseError(fmt::format("schema version '{}' is not a number", q.text(0)));
+    }
+}
+
+bool is_probe(const json& r) { return r.value("kind", "") == "probe"; }
+
 }  // namespace
 
 std::string software_validator(const json& r) {
@@ -103,6 +131,64 @@ std::string default_database_path() {
     return std::string(home ? home : ".") + "/.local/share/fftune/tuning.sqlite";
 }
 
+namespace {
+
+void bind_record(Statement& ins, const json& r) {
+    const json& p = r.at("problem");
+    const auto size = p.at("size").get<std::array<index_t, 3>>();
+    const bool ok = r.at("status") == "ok";
+    const bool validated = ok && r.contains("validation") && r["validation"].value("passed", false) == true;
+    ins.bind(1, fnv1a(r.dump()))
+        .bind(2, r.at("machine").at("fingerprint").get<std::string>())
+        .bind(3, software_validator(r))
+        .bind(4, p.at("kind").get<std::string>())
+        .bind(5, (long long)size[0]).bind(6, (long long)size[1]).bind(7, (long long)size[2])
+        .bind(8, p.at("precision").get<std::string>())
+        .bind(9, p.at("direction").get<std::string>())
+        .bind(10, p.at("ranks").get<long long>())
+        .bind(11, r.at("key").get<std::string>())
+        .bind(12, r.at("config").dump())
+        .bind(13, r.at("status").get<std::string>())
+        .bind(14, (long long)validated)
+        .bind(15, validated ? r["validation"].value("max_rel_error", 0.0) : 0.0)
+        .bind(16, ok ? r["timing"]["total"]["median"].get<double>() : 0.0)
+        .bind(17, ok ? r["timing"]["total"]["ci99"][0].get<double>() : 0.0)
+        .bind(18, ok ? r["timing"]["total"]["ci99"][1].get<double>() : 0.0)
+        .bind(19, r.value("provenance", json::object()).value("timestamp", ""))
+        .bind(20, r.dump());
+}
+
+// Exchange probes fill transport/peers/bytes, FFT probes precision/n/batch/stride; the other columns stay empty.
+void bind_probe(Statement& ins, const json& r) {
+    const std::string probe = r.at("probe").get<std::string>();
+    if (probe != "exchange" && probe != "fft") throw std::invalid_argument("unknown probe " + probe);
+    const bool ok = r.at("status") == "ok";
+    const bool exchange = probe == "exchange";
+    const bool validated = ok && (!exchange || r.at("validation").value("passed", false) == true);
+    ins.bind(1, fnv1a(r.dump()))
+        .bind(2, r.at("machine").at("fingerprint").get<std::string>())
+        .bind(3, software_validator(r))
+        .bind(4, probe)
+        .bind(5, r.at("backend").get<std::string>())
+        .bind(6, r.at("world").get<long long>())
+        .bind(7, exchange ? r.at("transport").get<std::string>() : std::string())
+        .bind(8, exchange ? r.at("peers").get<long long>() : 0ll)
+        .bind(9, exchange ? r.at("bytes_per_peer").get<long long>() : 0ll)
+        .bind(10, exchange ? std::string() : r.at("precision").get<std::string>())
+        .bind(11, exchange ? 0ll : r.at("n").get<long long>())
+        .bind(12, exchange ? 0ll : r.at("batch").get<long long>())
+        .bind(13, exchange ? std::string() : r.at("stride").get<std::string>())
+        .bind(14, r.at("status").get<std::string>())
+        .bind(15, (long long)validated)
+        .bind(16, ok ? r["timing"]["total"]["median"].get<double>() : 0.0)
+        .bind(17, ok ? r["timing"]["total"]["ci99"][0].get<double>() : 0.0)
+        .bind(18, ok ? r["timing"]["total"]["ci99"][1].get<double>() : 0.0)
+        .bind(19, r.value("provenance", json::object()).value("timestamp", ""))
+        .bind(20, r.dump());
+}
+
+}  // namespace
+
 Database::Database(const std::string& path, bool read_only) : path_(path) {
     if (read_only && !std::filesystem::exists(path))
         throw DatabaseError(fmt::format("{}: no tuning database here (run fftune ingest or fftune tune first)", path));
@@ -117,18 +203,32 @@ Database::Database(const std::string& path, bool read_only) : path_(path) {
     }
     sqlite3_busy_timeout(db_, 10000);
     try {
+        // Versions this build reads: 1 (no probes table) and 2. Writers migrate 1 to 2 in place.
+        auto check = [&](int v) {
+            if (v < 1 || v > database_schema_version)
+                throw DatabaseError(fmt::format("schema version {} (this fftune reads versions 1 to {})", v,
+                                                database_schema_version));
+            return v;
+        };
         if (!read_only) {
             exec(db_, "BEGIN IMMEDIATE");
-            exec(db_, schema_sql);
-            Statement ins(db_, "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)");
-            ins.bind(1, std::to_string(database_schema_version)).step();
-            exec(db_, "COMMIT");
+            try {
+                exec(db_, "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+                Statement ins(db_, "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)");
+                ins.bind(1, std::to_string(database_schema_version)).step();
+                if (check(read_version(db_)) < database_schema_version) {
+                    exec(db_, probes_sql);  // v1 -> v2: records unchanged, probes added
+                    exec(db_, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+                }
+                exec(db_, schema_sql);
+                exec(db_, probes_sql);
+                exec(db_, "COMMIT");
+            } catch (...) {
+                sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+                throw;
+            }
         }
-        Statement q(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
-        if (!q.step()) throw DatabaseError("no schema version");
-        if (q.text(0) != std::to_string(database_schema_version))
-            throw DatabaseError(fmt::format("schema version {} (this fftune reads version {})", q.text(0),
-                                            database_schema_version));
+        version_ = check(read_version(db_));
     } catch (const DatabaseError& e) {
         sqlite3_close(db_);
         db_ = nullptr;
@@ -148,6 +248,10 @@ IngestStats Database::ingest(const std::vector<std::string>& files) {
             (record_hash, machine, software, kind, nx, ny, nz, precision, direction, ranks, config_key, config_json,
              status, validated, max_rel_error, median_ms, ci_low, ci_high, timestamp, record_json)
             VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?))");
+        Statement probe(db_, R"(INSERT OR IGNORE INTO probes
+            (record_hash, machine, software, probe, backend, world, transport, peers, bytes_per_peer, precision, n,
+             batch, stride, status, validated, median_ms, ci_low, ci_high, timestamp, record_json)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?))");
         for (const auto& file : files) {
             std::ifstream in(file);
             if (!in) throw DatabaseError(fmt::format("{}: cannot read", file));
@@ -157,39 +261,24 @@ IngestStats Database::ingest(const std::vector<std::string>& files) {
                 if (line.empty()) continue;
                 ++st.lines;
                 json r;
+                Statement* st_used = &ins;
                 try {
                     r = json::parse(line);
-                    const json& p = r.at("problem");
-                    const auto size = p.at("size").get<std::array<index_t, 3>>();
-                    const bool ok = r.at("status") == "ok";
-                    const bool validated = ok && r.contains("validation") && r["validation"].value("passed", false) == true;
-                    ins.bind(1, fnv1a(r.dump()))
-                        .bind(2, r.at("machine").at("fingerprint").get<std::string>())
-                        .bind(3, software_validator(r))
-                        .bind(4, p.at("kind").get<std::string>())
-                        .bind(5, (long long)size[0]).bind(6, (long long)size[1]).bind(7, (long long)size[2])
-                        .bind(8, p.at("precision").get<std::string>())
-                        .bind(9, p.at("direction").get<std::string>())
-                        .bind(10, p.at("ranks").get<long long>())
-                        .bind(11, r.at("key").get<std::string>())
-                        .bind(12, r.at("config").dump())
-                        .bind(13, r.at("status").get<std::string>())
-                        .bind(14, (long long)validated)
-                        .bind(15, validated ? r["validation"].value("max_rel_error", 0.0) : 0.0)
-                        .bind(16, ok ? r["timing"]["total"]["median"].get<double>() : 0.0)
-                        .bind(17, ok ? r["timing"]["total"]["ci99"][0].get<double>() : 0.0)
-                        .bind(18, ok ? r["timing"]["total"]["ci99"][1].get<double>() : 0.0)
-                        .bind(19, r.value("provenance", json::object()).value("timestamp", ""))
-                        .bind(20, r.dump());
-                } catch (const json::exception&) {
+                    if (is_probe(r)) {
+                        st_used = &probe;
+                        bind_probe(probe, r);
+                    } else {
+                        bind_record(ins, r);
+                    }
+                } catch (const std::exception&) {  // json errors, an unknown probe kind
                     ++st.unreadable;  // a torn line of a job that died, or not a record
-                    ins.reset();
+                    st_used->reset();
                     continue;
                 }
-                ins.step();
-                if (sqlite3_changes(db_) > 0) ++st.added;
+                st_used->step();
+                if (sqlite3_changes(db_) > 0) ++st.added, st.probes_added += st_used == &probe;
                 else ++st.duplicates;
-                ins.reset();
+                st_used->reset();
             }
         }
         exec(db_, "COMMIT");
@@ -231,7 +320,8 @@ std::vector<Problem> Database::problems(const std::string& machine) const {
 }
 
 std::vector<std::string> Database::machines() const {
-    Statement q(db_, "SELECT DISTINCT machine FROM records ORDER BY machine");
+    Statement q(db_, version_ >= 2 ? "SELECT machine FROM records UNION SELECT machine FROM probes ORDER BY machine"
+                                   : "SELECT DISTINCT machine FROM records ORDER BY machine");
     std::vector<std::string> out;
     while (q.step()) out.push_back(q.text(0));
     return out;
@@ -247,6 +337,22 @@ std::vector<json> Database::validated_records(const std::string& machine) const 
 
 long long Database::record_count() const {
     Statement q(db_, "SELECT COUNT(*) FROM records");
+    q.step();
+    return q.integer(0);
+}
+
+std::vector<json> Database::probe_records(const std::string& machine) const {
+    if (version_ < 2) return {};
+    Statement q(db_, "SELECT record_json FROM probes WHERE status = 'ok' AND validated = 1 AND (? = '' OR machine = ?) ORDER BY id");
+    q.bind(1, machine).bind(2, machine);
+    std::vector<json> out;
+    while (q.step()) out.push_back(json::parse(q.text(0)));
+    return out;
+}
+
+long long Database::probe_count() const {
+    if (version_ < 2) return 0;
+    Statement q(db_, "SELECT COUNT(*) FROM probes");
     q.step();
     return q.integer(0);
 }

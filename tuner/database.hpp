@@ -1,7 +1,9 @@
-// Per-machine tuning database (SQLite). Result records (results/README.md) are
-// merged in by ingest(), idempotently: a record's identity is a hash of its
-// canonical JSON, so ingesting the same files twice adds nothing. Lookups open
-// the file read-only. Schema: tuner/README.md; version in meta.schema_version.
+// Per-machine tuning database (SQLite). Result records and probe records
+// (results/README.md) are merged in by ingest(), idempotently: a record's
+// identity is a hash of its canonical JSON, so ingesting the same files twice
+// adds nothing. Lookups open the file read-only. Schema: tuner/README.md;
+// version in meta.schema_version (version 1 files are migrated in place when
+// opened for writing, and read as they are otherwise).
 #pragma once
 
 #include <optional>
@@ -17,7 +19,7 @@ struct sqlite3;
 
 namespace fftune {
 
-inline constexpr int database_schema_version = 1;
+inline constexpr int database_schema_version = 2;
 
 struct DatabaseError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -46,6 +48,7 @@ struct Winner {
 
 struct IngestStats {
     int files = 0, lines = 0, added = 0, duplicates = 0, unreadable = 0;
+    int probes_added = 0;  // of `added`: probe records (fftune probe)
 };
 
 class Database {
@@ -66,11 +69,17 @@ public:
     // Every validated ok record of `machine` (all machines when empty), as written by the runner.
     std::vector<nlohmann::json> validated_records(const std::string& machine) const;
     long long record_count() const;
+    // Probe records (fftune probe, core/probe.hpp) of `machine` (all when empty):
+    // ok, and for exchanges validated. Empty for a version 1 file opened read-only.
+    std::vector<nlohmann::json> probe_records(const std::string& machine) const;
+    long long probe_count() const;
+    int schema_version() const { return version_; }
     const std::string& path() const { return path_; }
 
 private:
     sqlite3* db_ = nullptr;
     std::string path_;
+    int version_ = 0;
 };
 
 // Winner of a problem from its measurements (sorted by median on return).

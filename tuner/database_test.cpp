@@ -149,8 +149,93 @@ TEST(Database, BadFilesFailWithTheirPath) {
         Database db(dir.file("old.sqlite"), true);
         FAIL();
     } catch (const DatabaseError& e) {
-        EXPECT_NE(std::string(e.what()).find("schema version 0 (this fftune reads version 1)"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("schema version 0 (this fftune reads versions 1 to 2)"), std::string::npos) << e.what();
     }
+    // A newer fftune's file is refused for writing too, and left as it was.
+    ASSERT_EQ(sqlite3_open(dir.file("old.sqlite").c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "UPDATE meta SET value = '3' WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    try {
+        Database db(dir.file("old.sqlite"), false);
+        FAIL();
+    } catch (const DatabaseError& e) {
+        EXPECT_NE(std::string(e.what()).find("schema version 3 (this fftune reads versions 1 to 2)"), std::string::npos) << e.what();
+    }
+}
+
+// A probe record as fftune probe writes it (core/probe.hpp).
+json probe_record(const std::string& transport, long long bytes, double median, const std::string& machine = "m1") {
+    return json{{"schema", "fftune.probe/1"}, {"kind", "probe"}, {"probe", "exchange"}, {"status", "ok"},
+                {"backend", "fftw"}, {"transport", transport}, {"world", 2}, {"peers", 2}, {"groups", 1},
+                {"bytes_per_peer", bytes}, {"validation", {{"method", "exchange_pattern"}, {"passed", true}}},
+                {"timing", {{"total", {{"median", median}, {"ci99", {median, median}}}}}},
+                {"machine", {{"fingerprint", machine}}},
+                {"provenance", {{"fftune_version", "0.1.0"}, {"timestamp", "2026-11-23T00:00:00Z"}}}};
+}
+
+TEST(Database, ProbeRecordsGoToTheirOwnTableIdempotently) {
+    TempDir dir;
+    json fft = probe_record("", 0, 0.5);
+    fft["probe"] = "fft", fft["precision"] = "double", fft["n"] = 64, fft["batch"] = 16, fft["stride"] = "strided";
+    fft["ms_per_point_log2n"] = 1e-7;
+    json bad = probe_record("a2a_sync", 8, 0.1);
+    bad["validation"]["passed"] = false;  // data arrived wrong: never a calibration
+    json unknown = probe_record("a2a_sync", 8, 0.1);
+    unknown["probe"] = "teleport";
+    write(dir.file("p.jsonl"), {probe_record("a2a_sync", 8, 0.01), probe_record("a2a_sync", 4096, 0.02), fft, bad, unknown,
+                                record("p2p_sync", 16, 1.0, 0.9, 1.1)});
+    Database db(dir.file("db.sqlite"), false);
+    auto st = db.ingest({dir.file("p.jsonl")});
+    EXPECT_EQ(st.added, 5);
+    EXPECT_EQ(st.probes_added, 4);
+    EXPECT_EQ(st.unreadable, 1);
+    st = db.ingest({dir.file("p.jsonl")});
+    EXPECT_EQ(st.added, 0);
+    EXPECT_EQ(st.duplicates, 5);
+    EXPECT_EQ(db.probe_count(), 4);
+    EXPECT_EQ(db.record_count(), 1);
+    const auto probes = db.probe_records("m1");
+    ASSERT_EQ(probes.size(), 3u);  // not the unvalidated exchange
+    EXPECT_EQ(probes[2].at("probe"), "fft");
+    EXPECT_TRUE(db.probe_records("m2").empty());
+    // A machine with probes only is a machine of this database.
+    write(dir.file("q.jsonl"), {probe_record("a2a_sync", 8, 0.01, "m3")});
+    db.ingest({dir.file("q.jsonl")});
+    EXPECT_EQ(db.machines(), (std::vector<std::string>{"m1", "m3"}));
+}
+
+TEST(Database, VersionOneFilesAreReadAndMigratedInPlace) {
+    TempDir dir;
+    write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1)});
+    write(dir.file("p.jsonl"), {probe_record("a2a_sync", 8, 0.01)});
+    {
+        Database db(dir.file("v1.sqlite"), false);
+        db.ingest({dir.file("a.jsonl")});
+    }
+    // Make it the file fftune 0.1 wrote: no probes table, schema_version 1.
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(dir.file("v1.sqlite").c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE probes; UPDATE meta SET value = '1' WHERE key = 'schema_version'", nullptr,
+                           nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    {  // read-only: read as it is, without probes
+        Database db(dir.file("v1.sqlite"), true);
+        EXPECT_EQ(db.schema_version(), 1);
+        EXPECT_EQ(db.measurements(problem2, "m1").size(), 1u);
+        EXPECT_TRUE(db.probe_records("").empty());
+        EXPECT_EQ(db.machines(), std::vector<std::string>{"m1"});
+    }
+    {  // read-write: migrated; the old records stay, probes can be added
+        Database db(dir.file("v1.sqlite"), false);
+        EXPECT_EQ(db.schema_version(), 2);
+        EXPECT_EQ(db.record_count(), 1);
+        EXPECT_EQ(db.ingest({dir.file("p.jsonl"), dir.file("a.jsonl")}).added, 1);
+        EXPECT_EQ(db.probe_records("m1").size(), 1u);
+    }
+    Database db(dir.file("v1.sqlite"), true);
+    EXPECT_EQ(db.schema_version(), 2);
+    EXPECT_EQ(db.measurements(problem2, "m1").size(), 1u);
+    EXPECT_EQ(db.probe_count(), 1);
 }
 
 }  // namespace

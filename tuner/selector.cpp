@@ -1,6 +1,7 @@
 #include "tuner/selector.hpp"
 
 #include <set>
+#include <tuple>
 
 #include "tuner/model.hpp"
 
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/backend.hpp"
+#include "core/decomposition.hpp"
 #include "core/provenance.hpp"
 #include "core/registry.hpp"
 #include "core/testcase.hpp"
@@ -57,7 +59,36 @@ bool applies(const Problem& p, const Config& c) {
     }
 }
 
+double points(const Problem& p) { return double(p.size[0]) * double(p.size[1]) * double(p.size[2]); }
+
+std::string grid_string(const std::array<int, 2>& g) { return fmt::format("{}x{}", g[0], g[1]); }
+
 }  // namespace
+
+std::vector<Config> adapt_to_ranks(const Config& c, int ranks) {
+    std::vector<Config> out;
+    if (!Registry<Decomposition>::instance().contains(c.decomposition)) return out;
+    if (!Registry<Decomposition>::instance().create(c.decomposition)->uses_process_grid()) {
+        Config a = c;
+        a.process_grid = {ranks, 1};  // slabs (and the one-rank reference) use P x 1
+        out.push_back(a);
+        return out;
+    }
+    // Pencils: every grid of the new rank count, the aspect P1/P2 nearest the measured one first.
+    auto grids = all_grids(ranks);
+    const double aspect = std::log(double(c.process_grid[0]) / double(c.process_grid[1]));
+    // Key: distance in log aspect (rounded, so equal distances tie), then P1 >= P2 first.
+    auto key = [&](const std::array<int, 2>& g) {
+        return std::make_pair(std::llround(1e9 * std::abs(std::log(double(g[0]) / g[1]) - aspect)), g[0] < g[1]);
+    };
+    std::stable_sort(grids.begin(), grids.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+    for (const auto& g : grids) {
+        Config a = c;
+        a.process_grid = g;
+        out.push_back(a);
+    }
+    return out;
+}
 
 Config default_config(const Problem& problem) {
     // The GPU when there is one (NCCL when built), else FFTW; slabs while every
@@ -144,21 +175,56 @@ Selection select(const Problem& problem, const SelectOptions& options) {
                 return s;
             }
         }
-        // Cost model calibrated on this machine's measurements.
+        // Same per-rank size at another rank count: measured problems with the same
+        // kind, precision and direction, by |log2(points per rank here / there)|
+        // (then by rank count ratio); the fastest configuration whose re-derived grid applies.
+        std::vector<std::tuple<double, double, Problem>> others;
+        const double per_rank = points(problem) / problem.ranks;
+        for (const auto& q : db->problems(machine)) {
+            if (q.kind != problem.kind || q.precision != problem.precision || q.direction != problem.direction ||
+                q.ranks == problem.ranks)
+                continue;
+            others.emplace_back(std::abs(std::log2(per_rank / (points(q) / q.ranks))),
+                                std::abs(std::log(double(q.ranks) / problem.ranks)), q);
+        }
+        std::stable_sort(others.begin(), others.end(), [](const auto& a, const auto& b) {
+            return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+        });
+        for (const auto& [d, rank_ratio, q] : others)
+            for (const auto& m : db->measurements(q, machine))
+                for (const auto& c : adapt_to_ranks(m.config, problem.ranks)) {
+                    if (!applies(problem, c)) continue;
+                    s.config = c;
+                    s.rung = "per_rank_size";
+                    s.distance = d;
+                    s.measured_problem = q;
+                    // Weak scaling: the time follows the points per rank.
+                    s.expected_ms = m.median_ms * per_rank / (points(q) / q.ranks);
+                    s.reason = fmt::format(
+                        "fastest applicable configuration of {} at {} ranks, the measured problem with the nearest "
+                        "per-rank size ({:.4g} points per rank there, {:.4g} here), {} (expected time scaled by points per rank)",
+                        size_string(q.size), q.ranks, points(q) / q.ranks, per_rank,
+                        c.process_grid == m.config.process_grid
+                            ? "as measured"
+                            : fmt::format("with the process grid {} re-derived as {} for {} ranks", grid_string(m.config.process_grid),
+                                          grid_string(c.process_grid), problem.ranks));
+                    return s;
+                }
+        // Cost model: probe calibrations of this machine, else fits to its measurements.
         const auto mine = db->validated_records(machine);
-        if (!mine.empty()) {
-            const CostModel model = CostModel::fit(mine);
-            std::set<std::string> backends;
-            for (const auto& r : mine) backends.insert(r["config"]["backend"].get<std::string>());
+        const auto probes = db->probe_records(machine);
+        if (!mine.empty() || !probes.empty()) {
+            const CostModel model = CostModel::fit(mine, probes);
             std::optional<std::pair<Config, double>> best;
-            for (const auto& b : backends)
+            for (const auto& b : model.backends())
                 if (auto c = model.best(problem, b); c && (!best || c->second < best->second)) best = c;
             if (best) {
                 s.config = best->first;
                 s.rung = "model";
                 s.expected_ms = best->second;
-                s.reason = fmt::format("alpha-beta model fitted to {} measurements of this machine predicts {:.4g} ms",
-                                       mine.size(), best->second);
+                s.reason = fmt::format("alpha-beta model ({} probe records, {} measurements of this machine) predicts {:.4g} ms; "
+                                       "coefficients: {}",
+                                       probes.size(), mine.size(), best->second, model.sources(problem, best->first));
                 return s;
             }
         }

@@ -1,17 +1,20 @@
 // Selector rungs on a database filled by real runs of this machine: exact,
-// stale (software changed), nearest, default; foreign and broken databases
-// fall back to the default with the reason; rank 0's answer reaches all ranks.
+// stale (software changed), nearest, per_rank_size (grids re-derived), model
+// (from probe records alone), default; foreign and broken databases fall back
+// to the default with the reason; rank 0's answer reaches all ranks.
 #include "tuner/selector.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/probe.hpp"
 #include "core/provenance.hpp"
 #include "core/runner.hpp"
 
@@ -87,6 +90,116 @@ TEST_F(SelectorTest, UnmeasuredSizeGetsTheNearestProblemsPlan) {
     EXPECT_EQ(s.measured_problem->size, problem.size);
     EXPECT_NEAR(s.distance, std::log2(20.0 / 16) + std::log2(10.0 / 8), 1e-12);
     EXPECT_FALSE(check_applicable(p, s.config));
+}
+
+TEST_F(SelectorTest, UnmeasuredRankCountGetsTheSamePerRankSize) {
+    // 32x8x8 at 2 ranks has the per-rank size of the measured 16x8x8 at 1 rank.
+    const Problem p{"fft3d", {32, 8, 8}, Precision::double_, Direction::forward, 2};
+    const Selection s = select(p, {file("db.sqlite"), ""});
+    EXPECT_EQ(s.rung, "per_rank_size") << s.reason;
+    ASSERT_TRUE(s.measured_problem);
+    EXPECT_EQ(s.measured_problem->size, problem.size);
+    EXPECT_EQ(s.measured_problem->ranks, 1);
+    EXPECT_DOUBLE_EQ(s.distance, 0);
+    EXPECT_FALSE(check_applicable(p, s.config)) << s.config.key();
+    EXPECT_EQ(s.config.key(), "fftw/slab_2d1d/default/2x1/a2a_sync/host");  // reference_3d cannot run at 2 ranks
+    Database db(file("db.sqlite"), true);
+    const auto ms = db.measurements(problem, machine_info().at("fingerprint"));
+    const auto slab = std::find_if(ms.begin(), ms.end(), [](const auto& m) { return m.config.decomposition == "slab_2d1d"; });
+    ASSERT_NE(slab, ms.end());
+    ASSERT_TRUE(s.expected_ms);
+    EXPECT_DOUBLE_EQ(*s.expected_ms, slab->median_ms);  // same points per rank: the same time
+    EXPECT_NE(s.reason.find("16x8x8 at 1 ranks"), std::string::npos) << s.reason;
+}
+
+// A validated record of `config` for `p` on machine "synthetic".
+json synthetic_record(const Problem& p, const Config& c, double ms) {
+    return json{{"schema", "fftune.result/1"}, {"status", "ok"}, {"problem", p}, {"config", c}, {"key", c.key()},
+                {"validation", {{"passed", true}, {"max_rel_error", 1e-15}}},
+                {"timing", {{"total", {{"median", ms}, {"ci99", {ms, ms}}}}, {"phases", json::object()}}},
+                {"machine", {{"fingerprint", "synthetic"}}}, {"provenance", {{"fftune_version", fftune_version()}}}};
+}
+
+TEST_F(SelectorTest, PencilGridsAreReDerivedForTheNewRankCount) {
+    const Problem measured{"fft3d", {32, 32, 32}, Precision::double_, Direction::forward, 4};
+    std::ofstream(file("pencil.jsonl"))
+        << synthetic_record(measured, {"fftw", "pencil", LayoutVariant::default_, {2, 2}, {"a2a_sync", "p2p_sync"}, false}, 1.0).dump()
+        << "\n"
+        << synthetic_record(measured, {"fftw", "slab_2d1d", LayoutVariant::default_, {4, 1}, {"a2a_sync"}, false}, 2.0).dump() << "\n";
+    Database(file("pencil.sqlite"), false).ingest({file("pencil.jsonl")});
+    // 64x32x32 at 8 ranks: the same 8192 points per rank.
+    const Problem p{"fft3d", {64, 32, 32}, Precision::double_, Direction::forward, 8};
+    const Selection s = select(p, {file("pencil.sqlite"), "synthetic"});
+    EXPECT_EQ(s.rung, "per_rank_size") << s.reason;
+    EXPECT_EQ(s.config.key(), "fftw/pencil/default/4x2/a2a_sync+p2p_sync/host");  // 2x2 -> the squarest grids of 8, P1 >= P2
+    EXPECT_NE(s.reason.find("process grid 2x2 re-derived as 4x2 for 8 ranks"), std::string::npos) << s.reason;
+    EXPECT_DOUBLE_EQ(*s.expected_ms, 1.0);
+    // Half the points per rank at 2 ranks: the closest measured per-rank size, time scaled.
+    const Problem half{"fft3d", {32, 32, 16}, Precision::double_, Direction::forward, 2};
+    const Selection h = select(half, {file("pencil.sqlite"), "synthetic"});
+    EXPECT_EQ(h.rung, "per_rank_size") << h.reason;
+    EXPECT_DOUBLE_EQ(h.distance, 0);
+    EXPECT_EQ(h.config.process_grid, (std::array<int, 2>{2, 1}));
+    // A rank count whose grids cannot hold the problem falls through: 64 ranks > Nx * Ny = 4.
+    const Problem tiny{"fft3d", {2, 2, 64}, Precision::double_, Direction::forward, 64};
+    EXPECT_NE(select(tiny, {file("pencil.sqlite"), "synthetic"}).rung, "per_rank_size");
+}
+
+TEST_F(SelectorTest, AdaptToRanksKeepsMethodsAndReFactorsGrids) {
+    const Config pencil{"fftw", "pencil", LayoutVariant::realigned, {4, 2}, {"a2a_sync", "p2p_sync"}, false};
+    const auto two = adapt_to_ranks(pencil, 2);
+    ASSERT_EQ(two.size(), 2u);
+    EXPECT_EQ(two[0].process_grid, (std::array<int, 2>{2, 1}));  // same aspect P1 > P2 first
+    EXPECT_EQ(two[0].redistribution, pencil.redistribution);
+    EXPECT_EQ(two[0].layout, LayoutVariant::realigned);
+    const auto slab = adapt_to_ranks({"fftw", "slab_1d2d", LayoutVariant::default_, {4, 1}, {"p2p_sync"}, false}, 6);
+    ASSERT_EQ(slab.size(), 1u);
+    EXPECT_EQ(slab[0].process_grid, (std::array<int, 2>{6, 1}));
+    EXPECT_TRUE(adapt_to_ranks({"fftw", "no_such_decomposition", LayoutVariant::default_, {1, 1}, {}, false}, 2).empty());
+}
+
+TEST_F(SelectorTest, ProbeOnlyDatabaseAnswersWithTheModel) {
+    // Real probe records of this machine at one rank (FFT rates only: no peers).
+    ProbeOptions o;
+    o.bytes_per_peer = {8};
+    o.fft_lengths = {4, 8, 16};
+    o.fft_points = 256;
+    o.backends = {"fftw"};
+    o.warmup = 1;
+    o.iterations = 3;
+    std::ofstream out(file("probe.jsonl"));
+    ASSERT_EQ(run_probe(MPI_COMM_SELF, o, [&](const json& r) { out << r.dump() << "\n"; }), 0);
+    out.close();
+    Database(file("probe.sqlite"), false).ingest({file("probe.jsonl")});
+    const Problem p{"fft3d", {12, 10, 14}, Precision::single, Direction::inverse, 1};  // never measured
+    Selection s = select(p, {file("probe.sqlite"), ""});
+    EXPECT_EQ(s.rung, "model") << s.reason;
+    ASSERT_TRUE(s.expected_ms);
+    EXPECT_GT(*s.expected_ms, 0);
+    EXPECT_FALSE(check_applicable(p, s.config)) << s.config.key();
+    EXPECT_NE(s.reason.find("fft fftw/single: probe at 1 ranks"), std::string::npos) << s.reason;
+    // More ranks need exchange calibrations: a probe at 2 ranks of a2a_sync (synthetic, exact).
+    std::ofstream ex(file("exchange.jsonl"));
+    for (long long m : {8ll, 4096ll, 1ll << 20}) {
+        const double t = 0.01 + m * 1e-6;
+        std::ifstream in(file("probe.jsonl"));
+        std::string first;
+        std::getline(in, first);
+        const json r = json::parse(first);  // this machine and software, as the real probe recorded them
+        ex << json{{"kind", "probe"}, {"probe", "exchange"}, {"status", "ok"}, {"backend", "fftw"}, {"transport", "a2a_sync"},
+                   {"world", 2}, {"peers", 2}, {"groups", 1}, {"bytes_per_peer", m}, {"validation", {{"passed", true}}},
+                   {"timing", {{"total", {{"median", t}, {"ci99", {t, t}}}}}}, {"machine", r["machine"]},
+                   {"provenance", r["provenance"]}}.dump()
+           << "\n";
+    }
+    ex.close();
+    Database(file("probe.sqlite"), false).ingest({file("exchange.jsonl")});
+    const Problem wide{"fft3d", {64, 64, 64}, Precision::single, Direction::forward, 4};
+    s = select(wide, {file("probe.sqlite"), ""});
+    EXPECT_EQ(s.rung, "model") << s.reason;
+    EXPECT_FALSE(check_applicable(wide, s.config)) << s.config.key();
+    EXPECT_NE(s.reason.find("a2a_sync: probe at 2 ranks"), std::string::npos) << s.reason;
+    EXPECT_NE(s.reason.find("probe records, 0 measurements"), std::string::npos) << s.reason;
 }
 
 TEST_F(SelectorTest, NoMatchingMeasurementGivesTheDefaultWithItsReason) {

@@ -63,8 +63,37 @@ fftune_cli_test(tuner_strategy_halving_rounds 0 ARGS tune ${PROJECT_SOURCE_DIR}/
 set_tests_properties(tuner_strategy_halving_rounds PROPERTIES FIXTURES_REQUIRED tuner_db_clean PROCESSORS 2)
 fftune_add_test(model_test SOURCES tuner/model_test.cpp LABELS unit)
 fftune_cli_test(tuner_model 0 ARGS model --db ${db}
-  EXPECT "fftw/a2a_sync +alpha [0-9.e-]+ ms per peer, beta [0-9.e+-]+ GB/s" "model \\(leave one problem out\\): [0-9]+ problems" LABELS tuner)
+  EXPECT "fftw/a2a_sync +alpha [0-9.e-]+ ms per peer, beta [0-9.e+-]+ GB/s  \\[sweep: [0-9]+ phases\\]"
+  "model \\(leave one problem out\\): [0-9]+ problems" LABELS tuner)
 set_tests_properties(tuner_model PROPERTIES FIXTURES_REQUIRED tuner_db)
-fftune_cli_test(tuner_best_model 0 ARGS best --size 20 12 12 --ranks 3 --db ${db}
-  EXPECT "\\[model\\]  alpha-beta model fitted to [0-9]+ measurements" LABELS tuner)
-set_tests_properties(tuner_best_model PROPERTIES FIXTURES_REQUIRED tuner_db)
+# 3 ranks were never measured: 20x12x12 / 3 = 960 points per rank, as 16x12x10 at 2 ranks.
+fftune_cli_test(tuner_best_per_rank 0 ARGS best --size 20 12 12 --ranks 3 --db ${db}
+  EXPECT "fftw/[a-z_0-9]+/[a-z]+/3x1/[a-z_0-9+]+/host  \\[per_rank_size\\]  fastest applicable configuration of 16x12x10 at 2 ranks"
+  "expected [0-9.e-]+ ms" LABELS tuner)
+set_tests_properties(tuner_best_per_rank PROPERTIES FIXTURES_REQUIRED tuner_db)
+
+# fftune probe launches itself at 1 and 2 ranks, merges, ingests; the model then
+# answers for problems never measured from the probe calibrations alone.
+set(pdb ${PROJECT_BINARY_DIR}/tuner-test/probe.sqlite)
+set(probe_args --sizes 8 4096 65536 --fft-sizes 4 16 64 --fft-points 4096 --iterations 5 --warmup 1 --backend fftw)
+fftune_cli_test(tuner_probe 0 ARGS probe --ranks 1,2 ${probe_args} --out ${PROJECT_BINARY_DIR}/tuner-test/probe.jsonl --db ${pdb}
+  EXPECT "probe: 39 records \\(0 failed\\) at 1,2 ranks" "probe.sqlite: 1 files, 39 lines: 39 added, 0 already present, 0 unreadable; 0 records, 39 probe records"
+  LABELS "tuner;mpi")
+set_tests_properties(tuner_probe PROPERTIES FIXTURES_REQUIRED tuner_db_clean FIXTURES_SETUP tuner_probe PROCESSORS 2)
+fftune_cli_test(tuner_probe_reingest 0 ARGS ingest ${PROJECT_BINARY_DIR}/tuner-test/probe.jsonl --db ${pdb}
+  EXPECT "0 added, 39 already present, 0 unreadable; 0 records, 39 probe records" LABELS tuner)
+fftune_cli_test(tuner_probe_model 0 ARGS model --db ${pdb}
+  EXPECT "fftw/a2a_sync +alpha [0-9.e-]+ ms per peer, beta [0-9.e+-]+ GB/s, 0 ms per call  \\[probe: 3 exchanges at 2 ranks\\]"
+  "fft fftw/double +contiguous [0-9.e-]+\\.\\.[0-9.e-]+, strided [0-9.e-]+\\.\\.[0-9.e-]+ ms per point\\*log2 n over n = 4\\.\\.64  \\[probe: 3 lengths at 1 ranks\\]"
+  LABELS tuner)
+fftune_cli_test(tuner_probe_best_model 0 ARGS best --size 100 90 80 --ranks 2 --precision single --direction inverse --db ${pdb}
+  EXPECT "\\[model\\]  alpha-beta model \\(39 probe records, 0 measurements of this machine\\) predicts [0-9.e-]+ ms; coefficients: fft fftw/single: probe at 2 ranks; [a-z_0-9]+: probe at 2 ranks; expected [0-9.e-]+ ms"
+  LABELS tuner)
+set_tests_properties(tuner_probe_reingest tuner_probe_model tuner_probe_best_model PROPERTIES FIXTURES_REQUIRED tuner_probe)
+# Under a launcher the probe runs at the job's size; only rank 0 writes and ingests.
+add_test(NAME tuner_probe_in_job
+  COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS} $<TARGET_FILE:fftune_cli> probe --sizes 8
+    --fft-sizes 4 --fft-points 64 --iterations 2 --warmup 0 --backend fftw --transport a2a_sync
+    --out ${PROJECT_BINARY_DIR}/tuner-test/probe-job.jsonl --db ${PROJECT_BINARY_DIR}/tuner-test/probe-job.sqlite)
+set_tests_properties(tuner_probe_in_job PROPERTIES FIXTURES_REQUIRED tuner_db_clean LABELS "tuner;mpi" PROCESSORS 2
+  PASS_REGULAR_EXPRESSION "probe-job.sqlite: 1 files, 5 lines: 5 added" FAIL_REGULAR_EXPRESSION "5 already present")

@@ -2,6 +2,7 @@
 //   fftune run TESTCASE.json [--out DIR] [--launcher CMD] [--launcher-arg ARG]...
 //   fftune list            registered variants (backends, decompositions, redistributions)
 //   fftune jobs slurm|status|resubmit, fftune init-site   SLURM job arrays (jobs/README.md)
+//   fftune probe [--ranks 1,2,4] [--out F.jsonl] [--db PATH]   cost-model microbenchmarks (core/probe.hpp)
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -17,6 +19,7 @@
 
 #include "core/backend.hpp"
 #include "core/decomposition.hpp"
+#include "core/probe.hpp"
 #include "core/provenance.hpp"
 #include "core/registry.hpp"
 #include "core/runner.hpp"
@@ -103,6 +106,31 @@ int run_in_job(fftune::Testcase tc, const std::string& out_dir, int start_index,
     return rc;
 }
 
+// Probe inside one MPI job: rank 0 writes every record to `out` as it is measured.
+int probe_in_job(const fftune::ProbeOptions& options, const std::string& out, int* rank_out) {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);  // p2p_streams needs it
+    int rank = 0, failed = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    *rank_out = rank;
+    try {
+        std::ofstream file;
+        if (rank == 0) {
+            if (std::filesystem::path(out).has_parent_path())
+                std::filesystem::create_directories(std::filesystem::path(out).parent_path());
+            file.open(out, std::ios::trunc);
+            if (!file) throw std::runtime_error("cannot write " + out);
+        }
+        failed = fftune::run_probe(MPI_COMM_WORLD, options,
+                                   [&](const nlohmann::json& r) { file << r.dump() << '\n' << std::flush; });
+    } catch (const std::exception& e) {
+        std::cerr << "fftune: rank " << rank << ": " << e.what() << "\n";
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+    MPI_Finalize();
+    return failed > 0 ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -161,6 +189,27 @@ int main(int argc, char** argv) {
     bool site_force = false;
     init_site->add_option("--out", site_out, "profile file (default: <ClusterName>.json)");
     init_site->add_flag("--force", site_force, "overwrite an existing profile");
+    auto* probe = app.add_subcommand("probe", "calibrate the cost model: MPI exchanges and batched FFTs per backend (JSON lines)");
+    fftune::ProbeOptions probe_opts;
+    probe_opts.argv = args;
+    std::string probe_out = "fftune-probe.jsonl", probe_launcher = "mpirun";
+    std::vector<int> probe_ranks;
+    std::vector<std::string> probe_launcher_args;
+    bool probe_no_launch = false;
+    probe->add_option("--out", probe_out, "JSON-lines file for the probe records");
+    probe->add_option("--ranks", probe_ranks, "world sizes, one MPI job each (default: 1, 2, 4, ... up to the cores)")
+        ->delimiter(',');
+    probe->add_option("--sizes", probe_opts.bytes_per_peer, "exchange bytes per peer (default 8 B to 16 MiB by factors of 8)");
+    probe->add_option("--fft-sizes", probe_opts.fft_lengths, "1D transform lengths (default 4 to 4096 by factors of 2)");
+    probe->add_option("--fft-points", probe_opts.fft_points, "points per batched transform call (default 2^20)");
+    probe->add_option("--iterations", probe_opts.iterations, "timed iterations per probe (default 20)");
+    probe->add_option("--warmup", probe_opts.warmup, "warm-up iterations per probe (default 5)");
+    probe->add_option("--backend", probe_opts.backends, "backends (default: every available one)")->delimiter(',');
+    probe->add_option("--transport", probe_opts.transports, "redistribution methods (default: every one that applies)")
+        ->delimiter(',');
+    probe->add_option("--launcher", probe_launcher, "MPI launcher (default mpirun)");
+    probe->add_option("--launcher-arg", probe_launcher_args, "extra launcher argument")->allow_extra_args(false);
+    probe->add_flag("--no-launch", probe_no_launch, "probe in this process at its MPI world size");
 
 #ifdef FFTUNE_HAVE_TUNER
     std::string db_path;
@@ -194,7 +243,12 @@ int main(int argc, char** argv) {
     report->add_option("--title", report_title, "report title");
     auto* model = app.add_subcommand("model", "fit the alpha-beta cost model to the database and check it (leave one problem out)");
     std::string machine;
-    for (auto* sub : {ingest, best, winners, tune, report, model})
+    auto print_ingest = [&](const fftune::Database& db, const fftune::IngestStats& st) {
+        std::cout << fmt::format("{}: {} files, {} lines: {} added, {} already present, {} unreadable; {} records", db.path(),
+                                 st.files, st.lines, st.added, st.duplicates, st.unreadable, db.record_count())
+                  << (db.probe_count() > 0 ? fmt::format(", {} probe records", db.probe_count()) : "") << "\n";
+    };
+    for (auto* sub : {ingest, best, winners, tune, report, model, probe})
         sub->add_option("--db", db_path, "tuning database (default: $FFTUNE_DB or ~/.local/share/fftune/tuning.sqlite)");
     for (auto* sub : {best, winners, report, model}) sub->add_option("--machine", machine, "machine fingerprint (default: this machine; report: all)");
 #endif
@@ -206,14 +260,94 @@ int main(int argc, char** argv) {
         return rc == 0 ? 0 : 2;      // bad command lines exit 2, like bad testcases
     }
 
+    if (probe->parsed()) {
+        // Bad options exit 2 before anything runs.
+        if (probe_opts.bytes_per_peer.empty()) probe_opts.bytes_per_peer = fftune::default_probe_bytes();
+        if (probe_opts.fft_lengths.empty()) probe_opts.fft_lengths = fftune::default_probe_fft_lengths();
+        if (const auto why = fftune::check_probe_options(probe_opts); !why.empty()) {
+            std::cerr << "fftune probe: " << why << "\n";
+            return 2;
+        }
+        for (int r : probe_ranks)
+            if (r < 1) {
+                std::cerr << fmt::format("fftune probe: --ranks {}: world sizes must be 1 or more\n", r);
+                return 2;
+            }
+        std::string ingest_into;
+#ifdef FFTUNE_HAVE_TUNER
+        if (probe->count("--db") > 0) ingest_into = db_path;
+#endif
+        const bool in_job = probe_no_launch || under_launcher();
+        if (in_job && !probe_ranks.empty()) {
+            std::cerr << "fftune probe: --ranks launches one job per world size; under a launcher (or with --no-launch) "
+                         "the probe runs at the job's own size\n";
+            return 2;
+        }
+        int rc = 0;
+        if (in_job) {
+            int rank = 0;
+            rc = probe_in_job(probe_opts, probe_out, &rank);
+            if (rank != 0) return rc;  // rank 0 wrote the file and ingests it
+        } else {
+            // Parent mode: one MPI job per world size, parts merged into --out.
+            if (probe_ranks.empty())
+                for (unsigned r = 1; r <= std::max(2u, std::thread::hardware_concurrency()); r *= 2) probe_ranks.push_back(r);
+            auto join = [](const auto& v) { return fmt::format("{}", fmt::join(v, ",")); };
+            std::vector<std::string> parts;
+            for (int r : probe_ranks) {
+                const std::string part = fmt::format("{}.r{}", probe_out, r);
+                std::vector<std::string> child{"probe", "--no-launch", "--out", part, "--sizes"};
+                for (auto m : probe_opts.bytes_per_peer) child.push_back(std::to_string(m));
+                child.push_back("--fft-sizes");
+                for (auto n : probe_opts.fft_lengths) child.push_back(std::to_string(n));
+                child.insert(child.end(), {"--fft-points", std::to_string(probe_opts.fft_points), "--iterations",
+                                           std::to_string(probe_opts.iterations), "--warmup", std::to_string(probe_opts.warmup)});
+                if (!probe_opts.backends.empty()) child.insert(child.end(), {"--backend", join(probe_opts.backends)});
+                if (!probe_opts.transports.empty()) child.insert(child.end(), {"--transport", join(probe_opts.transports)});
+                std::cerr << fmt::format("fftune probe: {} ranks\n", r);
+                try {
+                    if (const int job = fftune::launch_self(probe_launcher, r, probe_launcher_args, child); job != 0) {
+                        std::cerr << fmt::format("fftune probe: the {}-rank job exited with status {}\n", r, job);
+                        rc = 1;
+                    }
+                } catch (const std::exception& e) {
+                    std::cerr << "fftune probe: " << e.what() << "\n";
+                    return 1;
+                }
+                parts.push_back(part);
+            }
+            std::ofstream all(probe_out, std::ios::trunc);
+            int records = 0, failed = 0;
+            for (const auto& part : parts) {
+                for (const auto& r : fftune::read_records(part)) {
+                    all << r.dump() << '\n';
+                    ++records;
+                    failed += r.value("status", "") != "ok";
+                }
+                std::filesystem::remove(part);
+            }
+            std::cout << fmt::format("probe: {} records ({} failed) at {} ranks: {}\n", records, failed, join(probe_ranks), probe_out);
+        }
+#ifdef FFTUNE_HAVE_TUNER
+        if (!ingest_into.empty()) {
+            try {
+                fftune::Database db(ingest_into, false);
+                print_ingest(db, db.ingest({probe_out}));
+            } catch (const std::exception& e) {
+                std::cerr << "fftune: " << e.what() << "\n";
+                return 1;
+            }
+        }
+#endif
+        return rc;
+    }
+
 #ifdef FFTUNE_HAVE_TUNER
     if (db_path.empty()) db_path = fftune::default_database_path();
     try {
         if (ingest->parsed()) {
             fftune::Database db(db_path, false);
-            const auto st = db.ingest(ingest_files);
-            std::cout << fmt::format("{}: {} files, {} lines: {} added, {} already present, {} unreadable; {} records\n",
-                                     db_path, st.files, st.lines, st.added, st.duplicates, st.unreadable, db.record_count());
+            print_ingest(db, db.ingest(ingest_files));
             return 0;
         }
         if (best->parsed()) {
@@ -253,12 +387,11 @@ int main(int argc, char** argv) {
         if (model->parsed()) {
             fftune::Database db(db_path, true);
             const auto records = db.validated_records(machine);
-            const auto m = fftune::CostModel::fit(records);
-            for (const auto& [link, f] : m.links())
-                if (std::count(link.begin(), link.end(), '/') == 1)  // per backend/transport; variants are finer
-                    std::cout << fmt::format("{:<24} alpha {:.3g} ms per peer, beta {:.3g} GB/s ({} phases)\n", link, f.alpha_ms,
-                                         f.ms_per_byte > 0 ? 1e-6 / f.ms_per_byte : 0.0, f.samples);
+            const auto probes = db.probe_records(machine);
+            std::cout << fftune::CostModel::fit(records, probes).describe();
+            // Leave one problem out, from sweep fits alone and with the probe calibrations first.
             std::cout << fftune::model_accuracy(records);
+            if (!probes.empty()) std::cout << fftune::model_accuracy(records, probes);
             return 0;
         }
         if (report->parsed()) {

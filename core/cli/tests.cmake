@@ -36,3 +36,10 @@ fftune_cli_test(cli_ranks_subset 0 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quic
   EXPECT "1 ranks: 864 points" "3 ranks: 1464 points" "total: 2328 points")
 fftune_cli_test(cli_ranks_not_in_testcase 2 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --ranks 8
   EXPECT "--ranks 8 is not among the testcase's ranks \\(1, 2, 3, 4\\)")
+# fftune probe refuses bad options before launching anything.
+fftune_cli_test(cli_probe_bad_size 2 ARGS probe --sizes 8 12
+  EXPECT "--sizes 12: bytes per peer must be a multiple of 8 from 8 to 1073741824")
+fftune_cli_test(cli_probe_bad_backend 2 ARGS probe --backend tpu EXPECT "--backend tpu: unknown backend \\(allowed: .*fftw")
+fftune_cli_test(cli_probe_bad_iterations 2 ARGS probe --iterations 0 EXPECT "--iterations 0: at least 1")
+fftune_cli_test(cli_probe_bad_ranks 2 ARGS probe --ranks 2,0 EXPECT "--ranks 0: world sizes must be 1 or more")
+fftune_cli_test(cli_probe_ranks_in_job 2 ARGS probe --ranks 2 --no-launch EXPECT "--ranks launches one job per world size")

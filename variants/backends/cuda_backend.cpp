@@ -227,6 +227,14 @@ public:
         return v;
     }
     bool device_memory() const override { return true; }
+    // Every visible device of the node counts (4xH200 and 2xH200 are different machines).
+    DeviceInfo device_info() const override {
+        int count = 0;
+        if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return {};
+        cudaDeviceProp p{};
+        if (cudaGetDeviceProperties(&p, device_ >= 0 ? device_ : 0) != cudaSuccess) return {"unknown", count};
+        return {std::string(p.name), count};
+    }
     std::optional<std::string> unavailable() const override {
         if (device_ < 0) return std::string("no CUDA device is visible to this process");
         return std::nullopt;

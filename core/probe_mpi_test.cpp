@@ -1,0 +1,104 @@
+// fftune probe at 1-4 ranks: one exchange record per transport x divisor q >= 2
+// of the world x message size, each checked element by element (a wrong layout
+// or transport fails it), and one FFT record per precision x length x stride;
+// statistics as the runner's; bad options are refused naming the value.
+#include "core/probe.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/registry.hpp"
+#include "core/transport.hpp"
+
+namespace fftune {
+namespace {
+
+using json = nlohmann::json;
+
+ProbeOptions small() {
+    ProbeOptions o;
+    o.bytes_per_peer = {8, 24, 4096, 1 << 20};  // 24 B = 3 elements: a divisor-free shape
+    o.fft_lengths = {4, 12, 64};
+    o.fft_points = 1024;
+    o.backends = {"fftw"};
+    o.warmup = 1;
+    o.iterations = 5;
+    return o;
+}
+
+TEST(Probe, EveryTransportAndPeerCountIsMeasuredAndChecked) {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    std::vector<json> records;
+    const int failed = run_probe(MPI_COMM_WORLD, small(), [&](const json& r) { records.push_back(r); });
+    EXPECT_EQ(failed, 0);
+    if (rank != 0) {
+        EXPECT_TRUE(records.empty());  // only rank 0 emits
+        return;
+    }
+    int divisors = 0;
+    for (int q = 2; q <= size; ++q) divisors += size % q == 0;
+    const auto fftw = Registry<Backend>::instance().create("fftw");
+    int transports = 0;
+    for (const auto& t : Registry<Transport>::instance().names())
+        transports += !Registry<Transport>::instance().create(t)->not_applicable(*fftw, false);
+    int exchanges = 0, ffts = 0;
+    for (const auto& r : records) {
+        ASSERT_EQ(r.at("status"), "ok") << r.dump();
+        EXPECT_EQ(r.at("schema"), "fftune.probe/1");
+        EXPECT_EQ(r.at("kind"), "probe");
+        EXPECT_EQ(r.at("world"), size);
+        EXPECT_TRUE(r.at("machine").contains("fingerprint"));
+        EXPECT_TRUE(r.at("provenance").contains("mpi_library"));
+        const json& t = r.at("timing").at("total");
+        EXPECT_EQ(t.at("n"), 5);
+        EXPECT_LE(t.at("min").get<double>(), t.at("median").get<double>());
+        EXPECT_LE(t.at("median").get<double>(), t.at("max").get<double>());
+        if (r.at("probe") == "exchange") {
+            ++exchanges;
+            const int q = r.at("peers");
+            EXPECT_EQ(size % q, 0);
+            EXPECT_EQ(r.at("groups"), size / q);
+            EXPECT_TRUE(r.at("validation").at("passed").get<bool>()) << r.dump();
+            const long long m = r.at("bytes_per_peer"), runs = r.at("runs_per_peer");
+            EXPECT_EQ(m % 8, 0);
+            EXPECT_EQ((m / 8) % runs, 0);
+            EXPECT_LE(runs * runs * runs, m / 8);  // runs ~ cube root of the block
+            EXPECT_TRUE(r.at("timing").at("phases").contains("exchange"));
+        } else {
+            ++ffts;
+            const double n = r.at("n"), points = n * r.at("batch").get<double>();
+            EXPECT_EQ(points, 1024 - (1024 % static_cast<long long>(n)));
+            EXPECT_NEAR(r.at("ms_per_point_log2n").get<double>(), t.at("median").get<double>() / (points * std::log2(n)), 1e-18);
+        }
+    }
+    EXPECT_EQ(ffts, 2 * 3 * 2);  // precisions x lengths x strides
+    EXPECT_EQ(exchanges, transports * divisors * 4);
+}
+
+TEST(Probe, BadOptionsNameTheValueAndWhatIsAllowed) {
+    ProbeOptions o = small();
+    EXPECT_EQ(check_probe_options(o), "");
+    o.bytes_per_peer = {12};
+    EXPECT_NE(check_probe_options(o).find("--sizes 12: bytes per peer must be a multiple of 8 from 8 to"), std::string::npos);
+    o = small();
+    o.fft_lengths = {1};
+    EXPECT_NE(check_probe_options(o).find("--fft-sizes 1"), std::string::npos);
+    o = small();
+    o.iterations = 0;
+    EXPECT_NE(check_probe_options(o).find("--iterations 0"), std::string::npos);
+    o = small();
+    o.backends = {"tpu"};
+    EXPECT_NE(check_probe_options(o).find("--backend tpu: unknown backend (allowed: "), std::string::npos);
+    o = small();
+    o.transports = {"carrier_pigeon"};
+    EXPECT_NE(check_probe_options(o).find("allowed: a2a_mpi_type"), std::string::npos) << check_probe_options(o);
+    EXPECT_THROW(run_probe(MPI_COMM_WORLD, o, [](const json&) {}), std::invalid_argument);
+    EXPECT_EQ(default_probe_bytes().front(), 8);
+    EXPECT_EQ(default_probe_bytes().back(), 16ll << 20);
+}
+
+}  // namespace
+}  // namespace fftune
