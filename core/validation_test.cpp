@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "core/registry.hpp"
 
@@ -56,6 +57,23 @@ TEST(TestFunction, FilledFieldMatchesTheFormulaInEveryOrder) {
                     err = std::max(err, std::abs(f[l.offset_of({x, y, z})] - test_function(modes, n, x, y, z)));
         EXPECT_LT(err, 1e-13) << order_name(order);
     }
+}
+
+// Large enough that x-planes are split over threads (2^16 points per thread).
+TEST(TestFunction, ThreadedFillMatchesTheFormula) {
+    setenv("FFTUNE_HOST_THREADS", "4", 1);
+    const std::array<index_t, 3> n{64, 60, 70};
+    const auto modes = test_modes(n);
+    const Layout l{{{3, 0, 1}, {64, 60, 70}}, order_zxy};
+    std::vector<double> f;
+    fill_test_input(f, l, n);
+    unsetenv("FFTUNE_HOST_THREADS");
+    double err = 0;
+    for (index_t x = 3; x < 64; ++x)
+        for (index_t y = 0; y < 60; ++y)
+            for (index_t z = 1; z < 70; ++z)
+                err = std::max(err, std::abs(f[l.offset_of({x, y, z})] - test_function(modes, n, x, y, z)));
+    EXPECT_LT(err, 1e-12);
 }
 
 int swaps = 0;
@@ -133,6 +151,20 @@ TEST(Validation, CatchesASwappedAxisInEveryDecompositionAndLayout) {
             EXPECT_FALSE(v.passed()) << config.key();
             EXPECT_FALSE(v.primary().passed) << "the spectral Laplacian alone must catch it: " << config.key();
         }
+}
+
+// The threaded comparison loops (grids over 2^17 points) must still see an error.
+TEST(Validation, ThreadedChecksPassAndCatchASwappedAxis) {
+    setenv("FFTUNE_HOST_THREADS", "3", 1);
+    const Problem problem{"fft3d", {64, 64, 48}, Precision::double_, Direction::forward, 1};
+    for (const char* backend : {"fftw", "fftw_swapped_axes"}) {
+        const Config config{backend, "slab_2d1d", LayoutVariant::default_, {1, 1}, {"a2a_sync"}, false};
+        Plan plan(MPI_COMM_SELF, problem, config);
+        const auto v = validate(plan);
+        EXPECT_EQ(v.passed(), std::string(backend) == "fftw") << backend << ": " << v.primary().max_rel_error;
+        EXPECT_EQ(v.primary().passed, std::string(backend) == "fftw") << backend;
+    }
+    unsetenv("FFTUNE_HOST_THREADS");
 }
 
 }  // namespace

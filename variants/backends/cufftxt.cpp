@@ -16,8 +16,8 @@
 // copied as they are. None of these copies is timed (MultiDeviceFft).
 //
 // Every execution overwrites its input, so load() keeps the loaded data in a
-// second descriptor and reload() copies it back (cufftXtMemcpy device to
-// device) before each timed run: 2 descriptors + the plans' work areas.
+// second descriptor and reload() copies it back (a device copy per GPU)
+// before each timed run: 2 descriptors + the plans' work areas.
 //
 // Timing: both plans run on the backend's stream (cufftSetStream; since cuFFT
 // 10.4 a multi-GPU execution waits for that stream before it starts and makes
@@ -192,9 +192,20 @@ public:
     }
 
     void reload(Direction d) override {
-        DeviceGuard on(stream_device_);
+        (void)d;
         sync_all();
-        check(cufftXtMemcpy(plan(d), data_, loaded_, CUFFT_COPY_DEVICE_TO_DEVICE), "cufftXtMemcpy device to device");
+        // Both descriptors come from one plan with one format: the same slab per
+        // GPU, so a byte copy per GPU restores the data, and resetting subFormat
+        // tells cuFFT the order is again the loaded one (execution shuffles it).
+        // cufftXtMemcpy is not used here: its device-to-device copy is meant for
+        // reordering a shuffled descriptor, not for duplicating one.
+        const cudaXtDesc& dst = *data_->descriptor;
+        const cudaXtDesc& src = *loaded_->descriptor;
+        for (int i = 0; i < src.nGPUs; ++i) {
+            DeviceGuard on(src.GPUs[i]);
+            check(cudaMemcpy(dst.data[i], src.data[i], src.size[i], cudaMemcpyDeviceToDevice), "cudaMemcpy reload");
+        }
+        data_->subFormat = loaded_->subFormat;
         sync_all();  // every GPU idle: the timed execution starts from a clean slate
     }
 
