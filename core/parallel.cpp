@@ -5,6 +5,8 @@
 #include <mutex>
 #include <string>
 
+#include <sched.h>
+
 namespace fftune {
 namespace {
 
@@ -24,7 +26,11 @@ int host_threads() {
     int local = 0;
     for (const char* var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})
         if ((local = env_int(var)) > 0) break;
-    return std::max(1, hw / std::max(1, local));
+    int share = std::max(1, hw / std::max(1, local));
+    // A rank bound to fewer cores gains nothing from more threads than it may run on.
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof(mask), &mask) == 0) share = std::min(share, std::max(1, CPU_COUNT(&mask)));
+    return share;
 }
 
 void parallel_for(std::int64_t begin, std::int64_t end, const std::function<void(std::int64_t, std::int64_t)>& body,

@@ -1,7 +1,8 @@
 // Host-side loops over large grids (test fields, validation) split over
 // threads. A rank's share of the node's cores: hardware threads divided by the
 // ranks on this node (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or
-// SLURM_NTASKS_PER_NODE), or FFTUNE_HOST_THREADS when set.
+// SLURM_NTASKS_PER_NODE), at most the cores the process is bound to, or
+// FFTUNE_HOST_THREADS when set.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 #include "core/parallel.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -56,8 +57,27 @@ TEST(HostThreads, SharesTheCoresAmongTheNodesRanks) {
     setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "100000", 1);
     EXPECT_EQ(host_threads(), 1);
     setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "1", 1);
-    EXPECT_EQ(host_threads(), std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+    cpu_set_t mask;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
+    EXPECT_EQ(host_threads(), std::min(std::max(1, static_cast<int>(std::thread::hardware_concurrency())),
+                                       CPU_COUNT(&mask)));
     unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+}
+
+// A rank that mpirun bound to one core gets one thread, not the node's count.
+TEST(HostThreads, StaysWithinTheCoresTheProcessIsBoundTo) {
+    cpu_set_t saved, one;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &saved)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+    const int threads = host_threads();
+    sched_setaffinity(0, sizeof(saved), &saved);
+    EXPECT_EQ(threads, 1);
 }
 
 }  // namespace

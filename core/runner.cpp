@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/host_scratch.hpp"
 #include "core/plan.hpp"
 #include "core/provenance.hpp"
 #include "core/registry.hpp"
@@ -81,9 +82,9 @@ void prepare_input(Plan& plan, Direction direction, Buffer& in, Buffer& out) {
     const auto n = plan.problem().size;
     auto load_real = [&](auto zero) {
         using T = decltype(zero);
-        std::vector<T> f;
+        T* f = host_scratch(ScratchRole::test_input).get<T>(plan.input_layout().box.count());
         fill_test_input(f, plan.input_layout(), n);
-        be.copy_from_host(in.data(), f.data(), plan.input_bytes());
+        be.copy_from_host(in.data(), f, plan.input_bytes());
     };
     if (plan.problem().precision == Precision::single) load_real(float{});
     else load_real(double{});

@@ -1,5 +1,6 @@
 // Parent mode of `fftune run`: one launcher job per rank count, resumed past
 // any point on which a job died, results merged into one JSON-lines file.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -33,6 +34,14 @@ int launch_self(const std::string& launcher, int ranks, const std::vector<std::s
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     std::vector<std::string> cmd{launcher, "-n", std::to_string(ranks)};
     if (open_mpi[launcher] && static_cast<unsigned>(ranks) > cores) cmd.push_back("--oversubscribe");
+    // Open MPI binds each rank to one core by default (np <= 2), which would put
+    // a rank's host threads (test fields, validation: core/parallel.hpp) on that
+    // one core. Unbound unless the caller chose a binding or mapping.
+    const bool placed = std::any_of(extra.begin(), extra.end(), [](const std::string& a) {
+        return a.starts_with("--bind-to") || a.starts_with("--map-by") || a.starts_with("--rankfile") ||
+               a.starts_with("-rf") || a.starts_with("--cpu-set");
+    });
+    if (open_mpi[launcher] && !placed) cmd.insert(cmd.end(), {"--bind-to", "none"});
     cmd.insert(cmd.end(), extra.begin(), extra.end());
     cmd.push_back(self_executable());
     cmd.insert(cmd.end(), args.begin(), args.end());

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/host_scratch.hpp"
 #include "core/parallel.hpp"
 
 namespace fftune {
@@ -108,16 +109,23 @@ void for_x_planes(const Box3& box, const std::function<void(index_t)>& plane) {
 }  // namespace
 
 template <class T>
-void fill_test_input(std::vector<T>& out, const Layout& layout, const std::array<index_t, 3>& n) {
-    out.assign(layout.box.count(), T{});
+void fill_test_input(T* out, const Layout& layout, const std::array<index_t, 3>& n) {
     const Box3& b = layout.box;
     if (b.empty()) return;
     const SeparableField field(test_modes(n), n, b, false);
-    for_x_planes(b, [&](index_t x) {
+    for_x_planes(b, [&](index_t x) {  // also the first touch of fresh pages, in parallel
         for (index_t y = b.lo[1]; y < b.hi[1]; ++y)
             for (index_t z = b.lo[2]; z < b.hi[2]; ++z)
                 out[layout.offset_of({x, y, z})] = static_cast<T>(field.at(x - b.lo[0], y - b.lo[1], z - b.lo[2]));
     });
+}
+template void fill_test_input<float>(float*, const Layout&, const std::array<index_t, 3>&);
+template void fill_test_input<double>(double*, const Layout&, const std::array<index_t, 3>&);
+
+template <class T>
+void fill_test_input(std::vector<T>& out, const Layout& layout, const std::array<index_t, 3>& n) {
+    out.assign(layout.box.count(), T{});
+    fill_test_input(out.data(), layout, n);
 }
 template void fill_test_input<float>(std::vector<float>&, const Layout&, const std::array<index_t, 3>&);
 template void fill_test_input<double>(std::vector<double>&, const Layout&, const std::array<index_t, 3>&);
@@ -160,13 +168,15 @@ ValidationResult validate_typed(Plan& plan) {
     Backend& be = plan.backend();
     MPI_Comm comm = plan.comm();
 
-    std::vector<T> f;
+    // Host arrays reused across points (core/host_scratch.hpp): no fresh pages per point.
+    const std::size_t n_in = in_l.box.count(), n_out = out_l.box.count();
+    T* f = host_scratch(ScratchRole::test_input).get<T>(n_in);
     fill_test_input(f, in_l, n);
     Buffer d_in = plan.allocate_input(), d_out = plan.allocate_output(), d_back = plan.allocate_input();
-    be.copy_from_host(d_in.data(), f.data(), plan.input_bytes());
+    be.copy_from_host(d_in.data(), f, plan.input_bytes());
     plan.forward(d_in.data(), d_out.data());
-    std::vector<C> spec(out_l.box.count());
-    be.copy_to_host(spec.data(), d_out.data(), plan.output_bytes());
+    C* spec = host_scratch(ScratchRole::spectrum).get<C>(n_out);
+    be.copy_to_host(spec, d_out.data(), plan.output_bytes());
 
     const double tol = transform_tolerance(plan.problem().precision, total);
     ValidationResult result;
@@ -179,7 +189,7 @@ ValidationResult validate_typed(Plan& plan) {
         const double k2 = double(m.k[0]) * m.k[0] + double(m.k[1]) * m.k[1] + double(m.k[2]) * m.k[2];
         if (k2 > 0) ksig2 = std::min(ksig2, k2);
     }
-    std::vector<C> lap_spec(spec.size());
+    C* lap_spec = host_scratch(ScratchRole::laplacian_spectrum).get<C>(n_out);
     const Box3& ob = out_l.box;
     for_x_planes(ob, [&](index_t x) {
         for (index_t y = ob.lo[1]; y < ob.hi[1]; ++y)
@@ -192,10 +202,10 @@ ValidationResult validate_typed(Plan& plan) {
             }
     });
     Buffer d_lap = plan.allocate_output();
-    be.copy_from_host(d_lap.data(), lap_spec.data(), plan.output_bytes());
+    be.copy_from_host(d_lap.data(), lap_spec, plan.output_bytes());
     plan.inverse(d_lap.data(), d_back.data());
-    std::vector<T> back(f.size());
-    be.copy_to_host(back.data(), d_back.data(), plan.input_bytes());
+    T* back = host_scratch(ScratchRole::result).get<T>(n_in);
+    be.copy_to_host(back, d_back.data(), plan.input_bytes());
     RelErr lap;
     std::mutex lap_mutex;
     const Box3& ib = in_l.box;
@@ -216,10 +226,16 @@ ValidationResult validate_typed(Plan& plan) {
 
     // Round trip.
     plan.inverse(d_out.data(), d_back.data());
-    be.copy_to_host(back.data(), d_back.data(), plan.input_bytes());
+    be.copy_to_host(back, d_back.data(), plan.input_bytes());
     RelErr rt;
-    for (std::size_t i = 0; i < f.size(); ++i)
-        rt.add(std::abs(double(back[i]) / double(total) - double(f[i])), std::abs(double(f[i])));
+    std::mutex rt_mutex;
+    parallel_for(0, static_cast<std::int64_t>(n_in), [&](std::int64_t lo, std::int64_t hi) {
+        RelErr part;
+        for (auto i = lo; i < hi; ++i)
+            part.add(std::abs(double(back[i]) / double(total) - double(f[i])), std::abs(double(f[i])));
+        std::lock_guard<std::mutex> lock(rt_mutex);
+        rt.merge(part);
+    }, host_threads(), std::int64_t{1} << 16);
     Check rt_check{"round_trip", rt.reduce(comm), tol, false};
     rt_check.passed = rt_check.max_rel_error <= rt_check.tolerance;
     result.checks.push_back(rt_check);

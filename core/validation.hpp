@@ -36,7 +36,8 @@ void to_json(nlohmann::json& j, const ValidationResult& v);
 // Grids with at most this many points also get the whole-world oracle.
 inline constexpr index_t oracle_max_points = index_t{1} << 21;
 
-// Collective over the plan's communicator.
+// Collective over the plan's communicator. Not reentrant: one validation at a
+// time per process (it reuses process-wide host arrays, core/host_scratch.hpp).
 ValidationResult validate(Plan& plan);
 
 // Test data, exposed for tests and for applications that want a known field.
@@ -52,9 +53,12 @@ double test_laplacian(const std::vector<TestMode>& modes, const std::array<index
 // Minimal-oscillation wavenumber of index i on an axis of length n (thesis 2.6).
 inline index_t wavenumber(index_t i, index_t n) { return 2 * i <= n ? i : i - n; }
 
-// Fill a real host array laid out as `layout` with the test function.
+// Fill a real host array laid out as `layout` with the test function (the
+// pointer form writes layout.box.count() values, x-planes over host threads).
 template <class T>
 void fill_test_input(std::vector<T>& out, const Layout& layout, const std::array<index_t, 3>& n);
+template <class T>
+void fill_test_input(T* out, const Layout& layout, const std::array<index_t, 3>& n);
 
 // Tolerance for max-relative errors of a transform over `points` values.
 double transform_tolerance(Precision p, index_t points);
