@@ -327,12 +327,21 @@ std::vector<std::string> Database::machines() const {
     return out;
 }
 
-std::vector<json> Database::validated_records(const std::string& machine) const {
-    Statement q(db_, "SELECT record_json FROM records WHERE status = 'ok' AND validated = 1 AND (? = '' OR machine = ?)");
+namespace {
+// The record_json column of a query whose two parameters are the machine
+// filter ('' = every machine).
+std::vector<json> records_for_machine(sqlite3* db, const char* sql, const std::string& machine) {
+    Statement q(db, sql);
     q.bind(1, machine).bind(2, machine);
     std::vector<json> out;
     while (q.step()) out.push_back(json::parse(q.text(0)));
     return out;
+}
+}  // namespace
+
+std::vector<json> Database::validated_records(const std::string& machine) const {
+    return records_for_machine(
+        db_, "SELECT record_json FROM records WHERE status = 'ok' AND validated = 1 AND (? = '' OR machine = ?)", machine);
 }
 
 long long Database::record_count() const {
@@ -343,11 +352,9 @@ long long Database::record_count() const {
 
 std::vector<json> Database::probe_records(const std::string& machine) const {
     if (version_ < 2) return {};
-    Statement q(db_, "SELECT record_json FROM probes WHERE status = 'ok' AND validated = 1 AND (? = '' OR machine = ?) ORDER BY id");
-    q.bind(1, machine).bind(2, machine);
-    std::vector<json> out;
-    while (q.step()) out.push_back(json::parse(q.text(0)));
-    return out;
+    return records_for_machine(
+        db_, "SELECT record_json FROM probes WHERE status = 'ok' AND validated = 1 AND (? = '' OR machine = ?) ORDER BY id",
+        machine);
 }
 
 long long Database::probe_count() const {
