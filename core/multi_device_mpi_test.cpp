@@ -17,6 +17,7 @@
 #include "core/provenance.hpp"
 #include "core/registry.hpp"
 #include "core/runner.hpp"
+#include "core/testing/forwarding_backend.hpp"
 
 namespace fftune {
 namespace {
@@ -93,24 +94,9 @@ private:
 };
 
 // The fftw backend plus the stand-in; refuses Nx = 7 at creation like cuFFT refusing a size.
-class FakeMultiDeviceBackend final : public Backend {
+class FakeMultiDeviceBackend final : public testing::ForwardingBackend {
 public:
-    FakeMultiDeviceBackend() : inner_(Registry<Backend>::instance().create("fftw")) {}
     std::string name() const override { return "test_multi_device"; }
-    std::vector<std::pair<std::string, std::string>> versions() const override { return inner_->versions(); }
-    bool device_memory() const override { return false; }
-    void* allocate(std::size_t b) override { return inner_->allocate(b); }
-    void deallocate(void* p) override { inner_->deallocate(p); }
-    void* allocate_host(std::size_t b) override { return inner_->allocate_host(b); }
-    void deallocate_host(void* p) override { inner_->deallocate_host(p); }
-    void copy_region(void* d, const StridedRegion& dr, const void* s, const StridedRegion& sr, std::size_t e) override {
-        inner_->copy_region(d, dr, s, sr, e);
-    }
-    void copy_to_host(void* d, const void* s, std::size_t b) override { inner_->copy_to_host(d, s, b); }
-    void copy_from_host(void* d, const void* s, std::size_t b) override { inner_->copy_from_host(d, s, b); }
-    void synchronize() override { inner_->synchronize(); }
-    std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) override { return inner_->make_fft(desc); }
-    std::unique_ptr<PhaseClock> make_clock() override { return inner_->make_clock(); }
     std::optional<std::string> multi_device_unavailable(const std::array<index_t, 3>&, Precision p) const override {
         if (p != Precision::double_) return std::string("the stand-in computes in double only");
         return std::nullopt;
@@ -119,9 +105,6 @@ public:
         if (n[0] == 7) throw Unsupported("injected: the library refuses Nx = 7");
         return std::make_unique<FakeMultiDeviceFft>(n, *this);
     }
-
-private:
-    std::unique_ptr<Backend> inner_;
 };
 
 // reference_cufftxt's chain, registered in every build (reference_cufftxt needs CUDA).

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "core/registry.hpp"
+#include "core/testing/forwarding_backend.hpp"
 
 namespace fftune {
 namespace {
@@ -78,22 +79,9 @@ TEST(TestFunction, ThreadedFillMatchesTheFormula) {
 
 int swaps = 0;
 
-class SwappingBackend final : public Backend {
+class SwappingBackend final : public testing::ForwardingBackend {
 public:
-    SwappingBackend() : inner_(Registry<Backend>::instance().create("fftw")) {}
     std::string name() const override { return "fftw_swapped_axes"; }
-    std::vector<std::pair<std::string, std::string>> versions() const override { return inner_->versions(); }
-    bool device_memory() const override { return false; }
-    void* allocate(std::size_t b) override { return inner_->allocate(b); }
-    void deallocate(void* p) override { inner_->deallocate(p); }
-    void* allocate_host(std::size_t b) override { return inner_->allocate_host(b); }
-    void deallocate_host(void* p) override { inner_->deallocate_host(p); }
-    void copy_region(void* d, const StridedRegion& dr, const void* s, const StridedRegion& sr, std::size_t e) override {
-        inner_->copy_region(d, dr, s, sr, e);
-    }
-    void copy_to_host(void* d, const void* s, std::size_t b) override { inner_->copy_to_host(d, s, b); }
-    void copy_from_host(void* d, const void* s, std::size_t b) override { inner_->copy_from_host(d, s, b); }
-    void synchronize() override {}
     std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) override {
         FftDescriptor d = desc;
         // Transpose the output of the forward transform's first stage that has two
@@ -110,12 +98,10 @@ public:
                     swapped_ = true;
                     ++swaps;
                 }
-        return inner_->make_fft(d);
+        return inner().make_fft(d);
     }
-    std::unique_ptr<PhaseClock> make_clock() override { return inner_->make_clock(); }
 
 private:
-    std::unique_ptr<Backend> inner_;
     bool swapped_ = false;
 };
 

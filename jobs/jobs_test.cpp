@@ -13,6 +13,7 @@
 #include "core/process.hpp"
 #include "core/registry.hpp"
 #include "core/testcase.hpp"
+#include "core/testing/forwarding_backend.hpp"
 #include "jobs/cluster_profile.hpp"
 #include "jobs/slurm_arrays.hpp"
 
@@ -23,26 +24,12 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 // The fftw backend claiming device memory: a GPU backend for shape planning.
-class DeviceLike final : public Backend {
-    std::unique_ptr<Backend> b_ = Registry<Backend>::instance().create("fftw");
-
+class DeviceLike final : public testing::ForwardingBackend {
 public:
     std::string name() const override { return "test_device"; }
-    std::vector<std::pair<std::string, std::string>> versions() const override { return b_->versions(); }
     bool device_memory() const override { return true; }
-    void* allocate(std::size_t n) override { return b_->allocate(n); }
-    void deallocate(void* p) override { b_->deallocate(p); }
-    void* allocate_host(std::size_t n) override { return b_->allocate_host(n); }
-    void deallocate_host(void* p) override { b_->deallocate_host(p); }
-    void copy_region(void* d, const StridedRegion& dr, const void* s, const StridedRegion& sr, std::size_t e) override {
-        b_->copy_region(d, dr, s, sr, e);
-    }
-    void copy_to_host(void* d, const void* s, std::size_t n) override { b_->copy_to_host(d, s, n); }
-    void copy_from_host(void* d, const void* s, std::size_t n) override { b_->copy_from_host(d, s, n); }
-    void synchronize() override {}
-    std::unique_ptr<FftPlan> make_fft(const FftDescriptor& d) override { return b_->make_fft(d); }
-    std::unique_ptr<PhaseClock> make_clock() override { return b_->make_clock(); }
 };
+
 const bool registered = register_variant<Backend, DeviceLike>("test_device");
 
 json base_profile() {
