@@ -7,11 +7,15 @@ namespace fftune {
 
 HostScratch::~HostScratch() { std::free(data_); }
 
+void HostScratch::release() {
+    std::free(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+}
+
 void* HostScratch::bytes(std::size_t n) {
     if (n > capacity_ || !data_) {
-        std::free(data_);
-        data_ = nullptr;
-        capacity_ = 0;
+        release();
         data_ = std::malloc(n > 0 ? n : 1);
         if (!data_) throw std::bad_alloc();
         capacity_ = n;
@@ -19,9 +23,14 @@ void* HostScratch::bytes(std::size_t n) {
     return data_;
 }
 
-HostScratch& host_scratch(ScratchRole role) {
-    static HostScratch arrays[4];
-    return arrays[static_cast<int>(role)];
+namespace {
+HostScratch arrays[4];  // one per ScratchRole
+}  // namespace
+
+HostScratch& host_scratch(ScratchRole role) { return arrays[static_cast<int>(role)]; }
+
+void release_host_scratch() {
+    for (auto& a : arrays) a.release();
 }
 
 }  // namespace fftune

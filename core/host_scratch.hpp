@@ -21,6 +21,7 @@ public:
         return static_cast<T*>(bytes(count * sizeof(T)));
     }
     std::size_t capacity() const { return capacity_; }
+    void release();  // frees the array; the next get() allocates again
 
 private:
     void* bytes(std::size_t n);
@@ -32,5 +33,7 @@ private:
 // and validation run one point after another on the calling thread).
 enum class ScratchRole { test_input, spectrum, laplacian_spectrum, result };
 HostScratch& host_scratch(ScratchRole role);
+// Frees every role's array (an application done validating; a sweep keeps them).
+void release_host_scratch();
 
 }  // namespace fftune

@@ -27,6 +27,9 @@ TEST(HostScratch, RolesAreDistinctProcessWideArrays) {
     auto* b = host_scratch(ScratchRole::result).get<float>(16);
     EXPECT_NE(a, b);
     EXPECT_EQ(host_scratch(ScratchRole::test_input).get<float>(16), a);
+    release_host_scratch();
+    EXPECT_EQ(host_scratch(ScratchRole::test_input).capacity(), 0u);
+    EXPECT_EQ(host_scratch(ScratchRole::result).capacity(), 0u);
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ void to_json(nlohmann::json& j, const ValidationResult& v);
 inline constexpr index_t oracle_max_points = index_t{1} << 21;
 
 // Collective over the plan's communicator. Not reentrant: one validation at a
-// time per process (it reuses process-wide host arrays, core/host_scratch.hpp).
+// time per process (it reuses process-wide host arrays, core/host_scratch.hpp,
+// kept for the next validation; release_host_scratch() frees them).
 ValidationResult validate(Plan& plan);
 
 // Test data, exposed for tests and for applications that want a known field.
