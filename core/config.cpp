@@ -23,6 +23,7 @@ void to_json(nlohmann::json& j, const Problem& p) {
                        {"precision", to_string(p.precision)},
                        {"direction", to_string(p.direction)},
                        {"ranks", p.ranks}};
+    if (p.ranks_per_node > 0) j["ranks_per_node"] = p.ranks_per_node;
 }
 
 void from_json(const nlohmann::json& j, Problem& p) {
@@ -31,6 +32,7 @@ void from_json(const nlohmann::json& j, Problem& p) {
     p.precision = parse<Precision>(j.at("precision").get<std::string>());
     p.direction = parse<Direction>(j.at("direction").get<std::string>());
     p.ranks = j.at("ranks").get<int>();
+    p.ranks_per_node = j.value("ranks_per_node", 0);
 }
 
 void to_json(nlohmann::json& j, const Config& c) {

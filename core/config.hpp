@@ -19,6 +19,10 @@ struct Problem {
     Precision precision = Precision::double_;
     Direction direction = Direction::forward;
     int ranks = 1;
+    // Most ranks on one node (DESIGN.md section 6 key): the runner records it
+    // for its job; 0 = not known (records written before the field) or, in a
+    // lookup, any.
+    int ranks_per_node = 0;
 };
 
 struct Config {

@@ -91,6 +91,16 @@ Datatype::~Datatype() {
     if (type_ != MPI_DATATYPE_NULL && !finalized) MPI_Type_free(&type_);
 }
 
+int ranks_per_node(MPI_Comm comm) {
+    MPI_Comm node = MPI_COMM_NULL;
+    FFTUNE_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    int mine = 0, most = 0;
+    MPI_Comm_size(node, &mine);
+    MPI_Comm_free(&node);
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&mine, &most, 1, MPI_INT, MPI_MAX, comm));
+    return most;
+}
+
 bool all_ok(MPI_Comm comm, bool ok) {
     int mine = ok ? 1 : 0, all = 0;
     FFTUNE_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));

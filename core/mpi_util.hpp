@@ -62,6 +62,9 @@ private:
     MPI_Datatype type_ = MPI_DATATYPE_NULL;
 };
 
+// Most ranks of `comm` on one node (shared-memory domain), agreed by all. Collective.
+int ranks_per_node(MPI_Comm comm);
+
 // All ranks of `comm` agree whether every rank succeeded (logical AND).
 bool all_ok(MPI_Comm comm, bool ok);
 

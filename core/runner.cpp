@@ -99,6 +99,7 @@ void prepare_input(Plan& plan, Direction direction, Buffer& in, Buffer& out) {
 
 json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, const json& machine) {
     json rec = base_record(point, machine, options);
+    rec["problem"]["ranks_per_node"] = ranks_per_node(comm);
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
 

@@ -91,6 +91,8 @@ TEST(RunPoint, OkRecordFollowsTheSchema) {
     EXPECT_EQ(r.at("schema"), "fftune.result/1");
     EXPECT_EQ(r.at("key"), pt.config.key());
     EXPECT_EQ(r.at("problem").at("direction"), "inverse");
+    // ctest starts every rank on this host.
+    EXPECT_EQ(r.at("problem").at("ranks_per_node"), world_size());
     EXPECT_TRUE(r.at("validation").at("passed").get<bool>());
     EXPECT_EQ(r.at("validation").at("method"), "spectral_laplacian");
     const json& t = r.at("timing");
@@ -106,6 +108,17 @@ TEST(RunPoint, OkRecordFollowsTheSchema) {
     EXPECT_GT(r.at("memory_bytes").get<long long>(), 0);
     EXPECT_TRUE(r.at("machine").contains("fingerprint"));
     EXPECT_EQ(r.at("provenance").at("command_line"), "runner_mpi_test");
+}
+
+TEST(RanksPerNode, CountsTheGivenCommunicatorsRanksOnThisHost) {
+    EXPECT_EQ(ranks_per_node(MPI_COMM_WORLD), world_size());
+    EXPECT_EQ(ranks_per_node(MPI_COMM_SELF), 1);
+    MPI_Comm even = MPI_COMM_NULL;  // ranks 0, 2, ... and 1, 3, ...
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank() % 2, world_rank(), &even);
+    int size = 0;
+    MPI_Comm_size(even, &size);
+    EXPECT_EQ(ranks_per_node(even), size);
+    MPI_Comm_free(&even);
 }
 
 TEST(RunPoint, NotApplicableIsSkippedWithItsReason) {

@@ -82,6 +82,7 @@ CREATE TABLE IF NOT EXISTS records (
   machine TEXT NOT NULL, software TEXT NOT NULL,
   kind TEXT NOT NULL, nx INTEGER NOT NULL, ny INTEGER NOT NULL, nz INTEGER NOT NULL,
   precision TEXT NOT NULL, direction TEXT NOT NULL, ranks INTEGER NOT NULL,
+  ranks_per_node INTEGER NOT NULL DEFAULT 0,
   config_key TEXT NOT NULL, config_json TEXT NOT NULL,
   status TEXT NOT NULL, validated INTEGER NOT NULL, max_rel_error REAL,
   median_ms REAL, ci_low REAL, ci_high REAL,
@@ -103,6 +104,12 @@ CREATE TABLE IF NOT EXISTS probes (
   timestamp TEXT, record_json TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS probes_machine ON probes (machine, probe, backend);
 )";
+
+bool has_column(sqlite3* db, const char* table, const char* column) {
+    Statement q(db, fmt::format("SELECT COUNT(*) FROM pragma_table_info('{}') WHERE name = '{}'", table, column).c_str());
+    q.step();
+    return q.integer(0) > 0;
+}
 
 int read_version(sqlite3* db) {
     Statement q(db, "SELECT value FROM meta WHERE key = 'schema_version'");
@@ -155,7 +162,8 @@ void bind_record(Statement& ins, const json& r) {
         .bind(17, ok ? r["timing"]["total"]["ci99"][0].get<double>() : 0.0)
         .bind(18, ok ? r["timing"]["total"]["ci99"][1].get<double>() : 0.0)
         .bind(19, r.value("provenance", json::object()).value("timestamp", ""))
-        .bind(20, r.dump());
+        .bind(20, r.dump())
+        .bind(21, p.value("ranks_per_node", 0ll));
 }
 
 // Exchange probes fill transport/peers/bytes, FFT probes precision/n/batch/stride; the other columns stay empty.
@@ -203,7 +211,8 @@ Database::Database(const std::string& path, bool read_only) : path_(path) {
     }
     sqlite3_busy_timeout(db_, 10000);
     try {
-        // Versions this build reads: 1 (no probes table) and 2. Writers migrate 1 to 2 in place.
+        // Versions this build reads: 1 (no probes table), 2 (no ranks_per_node column)
+        // and 3. Writers migrate older files in place.
         auto check = [&](int v) {
             if (v < 1 || v > database_schema_version)
                 throw DatabaseError(fmt::format("schema version {} (this fftune reads versions 1 to {})", v,
@@ -216,12 +225,15 @@ Database::Database(const std::string& path, bool read_only) : path_(path) {
                 exec(db_, "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
                 Statement ins(db_, "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)");
                 ins.bind(1, std::to_string(database_schema_version)).step();
-                if (check(read_version(db_)) < database_schema_version) {
-                    exec(db_, probes_sql);  // v1 -> v2: records unchanged, probes added
-                    exec(db_, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
-                }
+                const int old = check(read_version(db_));
                 exec(db_, schema_sql);
-                exec(db_, probes_sql);
+                exec(db_, probes_sql);  // v1 -> v2: probes added
+                // v2 -> v3: records get ranks_per_node, 0 (not known) for those already there.
+                if (old < 3 && !has_column(db_, "records", "ranks_per_node"))
+                    exec(db_, "ALTER TABLE records ADD COLUMN ranks_per_node INTEGER NOT NULL DEFAULT 0");
+                if (old < database_schema_version)
+                    exec(db_, fmt::format("UPDATE meta SET value = '{}' WHERE key = 'schema_version'",
+                                          database_schema_version).c_str());
                 exec(db_, "COMMIT");
             } catch (...) {
                 sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -246,8 +258,8 @@ IngestStats Database::ingest(const std::vector<std::string>& files) {
     try {
         Statement ins(db_, R"(INSERT OR IGNORE INTO records
             (record_hash, machine, software, kind, nx, ny, nz, precision, direction, ranks, config_key, config_json,
-             status, validated, max_rel_error, median_ms, ci_low, ci_high, timestamp, record_json)
-            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?))");
+             status, validated, max_rel_error, median_ms, ci_low, ci_high, timestamp, record_json, ranks_per_node)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?))");
         Statement probe(db_, R"(INSERT OR IGNORE INTO probes
             (record_hash, machine, software, probe, backend, world, transport, peers, bytes_per_peer, precision, n,
              batch, stride, status, validated, median_ms, ci_low, ci_high, timestamp, record_json)
@@ -289,13 +301,20 @@ IngestStats Database::ingest(const std::vector<std::string>& files) {
     return st;
 }
 
+// The ranks_per_node column, or 0 (not known) in files from before it (read-only, not migrated).
+const char* Database::ranks_per_node_column() const { return version_ >= 3 ? "ranks_per_node" : "0"; }
+
 std::vector<Measurement> Database::measurements(const Problem& problem, const std::string& machine) const {
-    Statement q(db_, R"(SELECT config_key, config_json, median_ms, ci_low, ci_high, max_rel_error, machine, software, timestamp
+    // Ranks per node: 0 on either side (not known / any) matches every value.
+    const std::string rpn = ranks_per_node_column();
+    Statement q(db_, fmt::format(R"(SELECT config_key, config_json, median_ms, ci_low, ci_high, max_rel_error, machine, software, timestamp
         FROM records WHERE status = 'ok' AND validated = 1 AND kind = ? AND nx = ? AND ny = ? AND nz = ?
-        AND precision = ? AND direction = ? AND ranks = ? AND (? = '' OR machine = ?) ORDER BY median_ms)");
+        AND precision = ? AND direction = ? AND ranks = ? AND (? = '' OR machine = ?)
+        AND (? = 0 OR {0} = 0 OR {0} = ?) ORDER BY median_ms)", rpn).c_str());
     q.bind(1, problem.kind).bind(2, (long long)problem.size[0]).bind(3, (long long)problem.size[1])
         .bind(4, (long long)problem.size[2]).bind(5, to_string(problem.precision)).bind(6, to_string(problem.direction))
-        .bind(7, (long long)problem.ranks).bind(8, machine).bind(9, machine);
+        .bind(7, (long long)problem.ranks).bind(8, machine).bind(9, machine)
+        .bind(10, (long long)problem.ranks_per_node).bind(11, (long long)problem.ranks_per_node);
     std::vector<Measurement> out;
     while (q.step()) {
         Measurement m;
@@ -309,13 +328,14 @@ std::vector<Measurement> Database::measurements(const Problem& problem, const st
 }
 
 std::vector<Problem> Database::problems(const std::string& machine) const {
-    Statement q(db_, R"(SELECT DISTINCT kind, nx, ny, nz, precision, direction, ranks FROM records
-        WHERE status = 'ok' AND validated = 1 AND (? = '' OR machine = ?) ORDER BY ranks, nx * ny * nz, nx, ny, nz, precision, direction)");
+    Statement q(db_, fmt::format(R"(SELECT DISTINCT kind, nx, ny, nz, precision, direction, ranks, {} AS rpn FROM records
+        WHERE status = 'ok' AND validated = 1 AND (? = '' OR machine = ?)
+        ORDER BY ranks, nx * ny * nz, nx, ny, nz, precision, direction, rpn)", ranks_per_node_column()).c_str());
     q.bind(1, machine).bind(2, machine);
     std::vector<Problem> out;
     while (q.step())
         out.push_back({q.text(0), {q.integer(1), q.integer(2), q.integer(3)}, parse<Precision>(q.text(4)),
-                       parse<Direction>(q.text(5)), static_cast<int>(q.integer(6))});
+                       parse<Direction>(q.text(5)), static_cast<int>(q.integer(6)), static_cast<int>(q.integer(7))});
     return out;
 }
 

@@ -2,7 +2,7 @@
 // (results/README.md) are merged in by ingest(), idempotently: a record's
 // identity is a hash of its canonical JSON, so ingesting the same files twice
 // adds nothing. Lookups open the file read-only. Schema: tuner/README.md;
-// version in meta.schema_version (version 1 files are migrated in place when
+// version in meta.schema_version (older files are migrated in place when
 // opened for writing, and read as they are otherwise).
 #pragma once
 
@@ -19,7 +19,7 @@ struct sqlite3;
 
 namespace fftune {
 
-inline constexpr int database_schema_version = 2;
+inline constexpr int database_schema_version = 3;
 
 struct DatabaseError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -61,9 +61,10 @@ public:
     Database& operator=(const Database&) = delete;
 
     IngestStats ingest(const std::vector<std::string>& files);
-    // Validated ok measurements of `problem` on `machine` (all machines when empty).
+    // Validated ok measurements of `problem` on `machine` (all machines when empty),
+    // at its ranks_per_node (and those whose ranks per node is not known; any when 0).
     std::vector<Measurement> measurements(const Problem& problem, const std::string& machine) const;
-    // Every problem with validated measurements on `machine`.
+    // Every problem with validated measurements on `machine`, one per ranks per node.
     std::vector<Problem> problems(const std::string& machine) const;
     std::vector<std::string> machines() const;
     // Every validated ok record of `machine` (all machines when empty), as written by the runner.
@@ -77,6 +78,7 @@ public:
     const std::string& path() const { return path_; }
 
 private:
+    const char* ranks_per_node_column() const;
     sqlite3* db_ = nullptr;
     std::string path_;
     int version_ = 0;

@@ -149,17 +149,17 @@ TEST(Database, BadFilesFailWithTheirPath) {
         Database db(dir.file("old.sqlite"), true);
         FAIL();
     } catch (const DatabaseError& e) {
-        EXPECT_NE(std::string(e.what()).find("schema version 0 (this fftune reads versions 1 to 2)"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("schema version 0 (this fftune reads versions 1 to 3)"), std::string::npos) << e.what();
     }
     // A newer fftune's file is refused for writing too, and left as it was.
     ASSERT_EQ(sqlite3_open(dir.file("old.sqlite").c_str(), &raw), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(raw, "UPDATE meta SET value = '3' WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "UPDATE meta SET value = '4' WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(raw);
     try {
         Database db(dir.file("old.sqlite"), false);
         FAIL();
     } catch (const DatabaseError& e) {
-        EXPECT_NE(std::string(e.what()).find("schema version 3 (this fftune reads versions 1 to 2)"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("schema version 4 (this fftune reads versions 1 to 3)"), std::string::npos) << e.what();
     }
 }
 
@@ -212,11 +212,11 @@ TEST(Database, VersionOneFilesAreReadAndMigratedInPlace) {
         Database db(dir.file("v1.sqlite"), false);
         db.ingest({dir.file("a.jsonl")});
     }
-    // Make it the file fftune 0.1 wrote: no probes table, schema_version 1.
+    // Make it the file fftune 0.1 wrote: no probes table, no ranks_per_node, schema_version 1.
     sqlite3* raw = nullptr;
     ASSERT_EQ(sqlite3_open(dir.file("v1.sqlite").c_str(), &raw), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE probes; UPDATE meta SET value = '1' WHERE key = 'schema_version'", nullptr,
-                           nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE probes; ALTER TABLE records DROP COLUMN ranks_per_node; "
+                           "UPDATE meta SET value = '1' WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(raw);
     {  // read-only: read as it is, without probes
         Database db(dir.file("v1.sqlite"), true);
@@ -227,15 +227,74 @@ TEST(Database, VersionOneFilesAreReadAndMigratedInPlace) {
     }
     {  // read-write: migrated; the old records stay, probes can be added
         Database db(dir.file("v1.sqlite"), false);
-        EXPECT_EQ(db.schema_version(), 2);
+        EXPECT_EQ(db.schema_version(), 3);
         EXPECT_EQ(db.record_count(), 1);
         EXPECT_EQ(db.ingest({dir.file("p.jsonl"), dir.file("a.jsonl")}).added, 1);
         EXPECT_EQ(db.probe_records("m1").size(), 1u);
     }
     Database db(dir.file("v1.sqlite"), true);
-    EXPECT_EQ(db.schema_version(), 2);
+    EXPECT_EQ(db.schema_version(), 3);
     EXPECT_EQ(db.measurements(problem2, "m1").size(), 1u);
     EXPECT_EQ(db.probe_count(), 1);
+}
+
+json at_ranks_per_node(json r, int rpn) {
+    r["problem"]["ranks_per_node"] = rpn;
+    return r;
+}
+
+TEST(Database, RanksPerNodeSeparatesProblemsAndNotKnownMatchesAny) {
+    TempDir dir;
+    // 16x8x8 at 2 ranks: on one node (2 per node), on two nodes (1 per node), and a record from before the field.
+    write(dir.file("a.jsonl"), {at_ranks_per_node(record("p2p_sync", 16, 1.0, 0.9, 1.1), 2),
+                                at_ranks_per_node(record("a2a_sync", 16, 3.0, 2.9, 3.1), 1),
+                                record("p2p_mpi_type", 16, 2.0, 1.9, 2.1)});
+    Database db(dir.file("db.sqlite"), false);
+    EXPECT_EQ(db.ingest({dir.file("a.jsonl")}).added, 3);
+    auto keys = [&](int rpn) {
+        Problem p = problem2;
+        p.ranks_per_node = rpn;
+        std::vector<std::string> k;
+        for (const auto& m : db.measurements(p, "m1")) k.push_back(m.config.redistribution.at(0));
+        return k;
+    };
+    EXPECT_EQ(keys(2), (std::vector<std::string>{"p2p_sync", "p2p_mpi_type"}));
+    EXPECT_EQ(keys(1), (std::vector<std::string>{"p2p_mpi_type", "a2a_sync"}));
+    EXPECT_EQ(keys(0), (std::vector<std::string>{"p2p_sync", "p2p_mpi_type", "a2a_sync"}));
+    const auto problems = db.problems("m1");
+    ASSERT_EQ(problems.size(), 3u);  // not known, 1 and 2 per node
+    EXPECT_EQ(problems[0].ranks_per_node, 0);
+    EXPECT_EQ(problems[1].ranks_per_node, 1);
+    EXPECT_EQ(problems[2].ranks_per_node, 2);
+}
+
+TEST(Database, VersionTwoFilesGetRanksPerNodeNotKnown) {
+    TempDir dir;
+    write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1)});
+    {
+        Database db(dir.file("v2.sqlite"), false);
+        db.ingest({dir.file("a.jsonl")});
+    }
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(dir.file("v2.sqlite").c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "ALTER TABLE records DROP COLUMN ranks_per_node; "
+                           "UPDATE meta SET value = '2' WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    Problem on_one_node = problem2;
+    on_one_node.ranks_per_node = 2;
+    {  // read-only: read as it is
+        Database db(dir.file("v2.sqlite"), true);
+        EXPECT_EQ(db.schema_version(), 2);
+        EXPECT_EQ(db.measurements(on_one_node, "m1").size(), 1u);
+        ASSERT_EQ(db.problems("m1").size(), 1u);
+        EXPECT_EQ(db.problems("m1")[0].ranks_per_node, 0);
+    }
+    Database db(dir.file("v2.sqlite"), false);
+    EXPECT_EQ(db.schema_version(), 3);
+    EXPECT_EQ(db.measurements(on_one_node, "m1").size(), 1u);
+    write(dir.file("b.jsonl"), {at_ranks_per_node(record("a2a_sync", 16, 0.5, 0.4, 0.6), 1)});
+    EXPECT_EQ(db.ingest({dir.file("b.jsonl")}).added, 1);
+    EXPECT_EQ(db.measurements(on_one_node, "m1").size(), 1u);  // the new record ran 1 per node
 }
 
 }  // namespace

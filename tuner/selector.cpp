@@ -59,6 +59,11 @@ bool applies(const Problem& p, const Config& c) {
     }
 }
 
+// Both ranks-per-node counts known, and different: the problems share nodes differently.
+bool other_node_share(const Problem& a, const Problem& b) {
+    return a.ranks_per_node > 0 && b.ranks_per_node > 0 && a.ranks_per_node != b.ranks_per_node;
+}
+
 double points(const Problem& p) { return double(p.size[0]) * double(p.size[1]) * double(p.size[2]); }
 
 std::string grid_string(const std::array<int, 2>& g) { return fmt::format("{}x{}", g[0], g[1]); }
@@ -149,14 +154,14 @@ Selection select(const Problem& problem, const SelectOptions& options) {
                 return s;
             }
         }
-        // Nearest problem: same categorical fields, sizes closest by log ratio.
+        // Nearest problem: same categorical fields, sizes and ranks per node closest by log ratio.
         std::optional<Problem> nearest;
         double best_d = 0;
         for (const auto& q : db->problems(machine)) {
             if (q.kind != problem.kind || q.precision != problem.precision || q.direction != problem.direction ||
                 q.ranks != problem.ranks)
                 continue;
-            double d = 0;
+            double d = other_node_share(problem, q) ? std::abs(std::log2(double(problem.ranks_per_node) / q.ranks_per_node)) : 0;
             for (int a = 0; a < 3; ++a) d += std::abs(std::log2(double(problem.size[a]) / double(q.size[a])));
             if (!nearest || d < best_d) nearest = q, best_d = d;
         }
@@ -169,9 +174,13 @@ Selection select(const Problem& problem, const SelectOptions& options) {
                 s.measured_problem = nearest;
                 s.expected_ms = m.median_ms * double(problem.size[0] * problem.size[1] * problem.size[2]) /
                                 double(nearest->size[0] * nearest->size[1] * nearest->size[2]);
-                s.reason = fmt::format("fastest applicable configuration of the nearest measured problem {} "
+                s.reason = fmt::format("fastest applicable configuration of the nearest measured problem {}{} "
                                        "(expected time scaled by the point count)",
-                                       size_string(nearest->size));
+                                       size_string(nearest->size),
+                                       other_node_share(problem, *nearest)
+                                           ? fmt::format(" with {} ranks per node (here {})", nearest->ranks_per_node,
+                                                         problem.ranks_per_node)
+                                           : "");
                 return s;
             }
         }
@@ -242,8 +251,10 @@ Selection select(const Problem& problem, const SelectOptions& options) {
 Selection select(MPI_Comm comm, const Problem& problem, const SelectOptions& options) {
     int rank = 0;
     FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+    Problem here = problem;  // as the runner records it: with this job's ranks per node
+    if (here.ranks_per_node == 0) here.ranks_per_node = ranks_per_node(comm);
     std::string text;
-    if (rank == 0) text = json(select(problem, options)).dump();
+    if (rank == 0) text = json(select(here, options)).dump();
     int len = static_cast<int>(text.size());
     FFTUNE_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
     text.resize(len);

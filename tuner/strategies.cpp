@@ -110,6 +110,18 @@ void halving(Round& round) {
 
 void phase_separable(Round& round) {
     const Testcase& tc = round.tc;
+    // One `redistribution` axis gives pencils the same method in both phases:
+    // (m, fixed) pairs are not in the space, so the search would see only (fixed, fixed).
+    if (tc.redistribution.size() < 2 && tc.redistribution.front().size() > 1)
+        for (int r : tc.ranks)
+            for (const auto& p : tc.points(r))
+                if (p.config.redistribution.size() >= 2)
+                    throw TestcaseError(fmt::format(
+                        "{}: --strategy phase tunes the two pencil phases one at a time, so it needs "
+                        "\"redistribution_phases\" (methods per phase); this testcase lists one "
+                        "\"redistribution\" axis ({} methods, the same in both phases). Use "
+                        "redistribution_phases, or --strategy exhaustive or halving",
+                        round.testcase_path, tc.redistribution.front().size()));
     const std::string fixed = tc.redistribution.back().front();  // phase 1 while phase 0 is tuned
     std::map<int, std::vector<int>> first;
     for (int r : tc.ranks) {

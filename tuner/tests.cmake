@@ -23,9 +23,16 @@ fftune_cli_test(tuner_best_missing_db 0 ARGS best --size 8 8 8 --ranks 1 --db ${
   EXPECT "\\[default\\]  .*none.sqlite: no tuning database here" LABELS tuner)
 fftune_cli_test(tuner_best_bad_size 2 ARGS best --size 8 8 --ranks 1 EXPECT "--size" LABELS tuner)
 fftune_cli_test(tuner_winners 0 ARGS winners --db ${db}
-  EXPECT "    2       24x12x10 double forward" "(faster|same within noise|ambiguous)" LABELS tuner)
+  EXPECT "    2     2       24x12x10 double forward" "(faster|same within noise|ambiguous)" LABELS tuner)
+# tiny ran its 2 ranks on this host: 2 per node. Asked for 1 per node (two nodes), that is the nearest problem.
+fftune_cli_test(tuner_best_ranks_per_node_exact 0 ARGS best --size 24 12 10 --ranks 2 --ranks-per-node 2 --db ${db}
+  EXPECT "\\[exact\\]  fastest of 30 validated" LABELS tuner)
+fftune_cli_test(tuner_best_other_ranks_per_node 0 ARGS best --size 24 12 10 --ranks 2 --ranks-per-node 1 --db ${db} --json
+  EXPECT "\"rung\": \"nearest\"" "\"distance\": 1\\.0," "problem 24x12x10 with 2 ranks per node \\(here 1\\)" LABELS tuner)
+fftune_cli_test(tuner_best_bad_ranks_per_node 2 ARGS best --size 8 8 8 --ranks 2 --ranks-per-node 3
+  EXPECT "--ranks-per-node 3 exceeds --ranks 2 \\(allowed: 1 to 2\\)" LABELS tuner)
 set_tests_properties(tuner_reingest tuner_best_exact tuner_best_nearest tuner_best_default tuner_winners
-  PROPERTIES FIXTURES_REQUIRED tuner_db)
+  tuner_best_ranks_per_node_exact tuner_best_other_ranks_per_node PROPERTIES FIXTURES_REQUIRED tuner_db)
 # The example application runs the selected plan and checks its output.
 add_test(NAME tuner_example_app
   COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS} $<TARGET_FILE:fftune_example_app> 24 12 10 --db ${db})
@@ -51,12 +58,26 @@ fftune_cli_test(tuner_quick_best_nearest 0 ARGS best --size 10 10 10 --ranks 4 -
 set_tests_properties(tuner_quick_best_nearest PROPERTIES FIXTURES_REQUIRED tuner_quick)
 
 # Search strategies on the tiny sweep, judged against its exhaustive results.
-foreach(s phase halving)
-  fftune_cli_test(tuner_strategy_${s} 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json --strategy ${s}
-    --out ${PROJECT_BINARY_DIR}/tuner-test/${s} --db ${PROJECT_BINARY_DIR}/tuner-test/strategies.sqlite --compare ${PROJECT_BINARY_DIR}/tuner-test/out/round0/tiny.jsonl
-    EXPECT "strategy ${s}: 8 problems; pick = exhaustive best in [0-9]+, within 5% in [0-9]+" LABELS "tuner;mpi")
-  set_tests_properties(tuner_strategy_${s} PROPERTIES FIXTURES_REQUIRED tuner_db PROCESSORS 2)
-endforeach()
+fftune_cli_test(tuner_strategy_halving 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json --strategy halving
+  --out ${PROJECT_BINARY_DIR}/tuner-test/halving --db ${PROJECT_BINARY_DIR}/tuner-test/strategies.sqlite
+  --compare ${PROJECT_BINARY_DIR}/tuner-test/out/round0/tiny.jsonl
+  EXPECT "strategy halving: 8 problems; pick = exhaustive best in [0-9]+, within 5% in [0-9]+" LABELS "tuner;mpi")
+set_tests_properties(tuner_strategy_halving PROPERTIES FIXTURES_REQUIRED tuner_db PROCESSORS 2)
+# Phase-separable search: 3 methods per pencil phase -> 3 + 2 points instead of 3 x 3.
+set(tp ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny_phases.json)
+fftune_cli_test(tuner_strategy_phase_exhaustive 0 ARGS tune ${tp} --out ${PROJECT_BINARY_DIR}/tuner-test/phases-ex
+  --db ${PROJECT_BINARY_DIR}/tuner-test/phases.sqlite EXPECT "exhaustive: 1 rounds, 9 points measured" LABELS "tuner;mpi")
+set_tests_properties(tuner_strategy_phase_exhaustive PROPERTIES FIXTURES_REQUIRED tuner_db_clean
+  FIXTURES_SETUP tuner_phases PROCESSORS 2)
+fftune_cli_test(tuner_strategy_phase 0 ARGS tune ${tp} --strategy phase --out ${PROJECT_BINARY_DIR}/tuner-test/phases
+  --db ${PROJECT_BINARY_DIR}/tuner-test/phases.sqlite --compare ${PROJECT_BINARY_DIR}/tuner-test/phases-ex/round0/tiny_phases.jsonl
+  EXPECT "phase: 2 rounds, 5 points measured" "strategy phase: 1 problems; .*cost 45 point-iterations in 5 points over 2 rounds = 55.6% of exhaustive \\(81\\)"
+  LABELS "tuner;mpi")
+set_tests_properties(tuner_strategy_phase PROPERTIES FIXTURES_REQUIRED tuner_phases PROCESSORS 2)
+# With one redistribution axis pencils only have (m, m) pairs: phase search refuses before running.
+fftune_cli_test(tuner_strategy_phase_needs_pairs 2 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json --strategy phase
+  --out ${PROJECT_BINARY_DIR}/tuner-test/phase-refused --db ${PROJECT_BINARY_DIR}/tuner-test/phase-refused.sqlite
+  EXPECT "--strategy phase .* needs \"redistribution_phases\"" LABELS tuner)
 fftune_cli_test(tuner_strategy_halving_rounds 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json --strategy halving
   --out ${PROJECT_BINARY_DIR}/tuner-test/halving2 --db ${PROJECT_BINARY_DIR}/tuner-test/halving2.sqlite
   EXPECT "halving: 4 rounds" LABELS "tuner;mpi")

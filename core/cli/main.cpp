@@ -218,11 +218,14 @@ int main(int argc, char** argv) {
     ingest->add_option("results", ingest_files, "JSON-lines result files")->required()->check(CLI::ExistingFile);
     auto* best = app.add_subcommand("best", "the best plan for a problem on this machine, from the tuning database");
     std::vector<long long> best_size;
-    int best_ranks = 1;
+    int best_ranks = 1, best_ranks_per_node = 0;
     std::string best_precision = "double", best_direction = "forward";
     bool best_json = false;
     best->add_option("--size", best_size, "Nx Ny Nz")->required()->expected(3);
     best->add_option("--ranks", best_ranks, "MPI ranks")->required()->check(CLI::PositiveNumber);
+    best->add_option("--ranks-per-node", best_ranks_per_node,
+                     "most ranks on one node (default: any; measurements at other counts answer as nearest)")
+        ->check(CLI::PositiveNumber);
     best->add_option("--precision", best_precision, "single or double")->check(CLI::IsMember({"single", "double"}));
     best->add_option("--direction", best_direction, "forward or inverse")->check(CLI::IsMember({"forward", "inverse"}));
     best->add_flag("--json", best_json, "print the answer as JSON");
@@ -356,12 +359,18 @@ int main(int argc, char** argv) {
             if (!initialized) MPI_Init(nullptr, nullptr);  // provenance asks MPI for its version
             const fftune::Problem problem{"fft3d", {best_size[0], best_size[1], best_size[2]},
                                           fftune::parse<fftune::Precision>(best_precision),
-                                          fftune::parse<fftune::Direction>(best_direction), best_ranks};
+                                          fftune::parse<fftune::Direction>(best_direction), best_ranks,
+                                          best_ranks_per_node};
             for (auto n : best_size)
                 if (n < 1) {
                     std::cerr << "fftune: --size needs three positive integers\n";
                     return 2;
                 }
+            if (best_ranks_per_node > best_ranks) {
+                std::cerr << fmt::format("fftune: --ranks-per-node {} exceeds --ranks {} (allowed: 1 to {})\n",
+                                         best_ranks_per_node, best_ranks, best_ranks);
+                return 2;
+            }
             const auto s = fftune::select(problem, {db_path, machine});
             if (best_json) std::cout << nlohmann::json(s).dump(2) << "\n";
             else
@@ -372,12 +381,13 @@ int main(int argc, char** argv) {
         }
         if (winners->parsed()) {
             fftune::Database db(db_path, true);
-            std::cout << fmt::format("{:>5} {:>14} {:>6} {:>7}  {:>10}  {:<50} {:>8}  {}\n", "ranks", "size", "prec", "dir",
-                                     "best ms", "best configuration", "margin", "verdict (runner-up)");
+            std::cout << fmt::format("{:>5} {:>5} {:>14} {:>6} {:>7}  {:>10}  {:<50} {:>8}  {}\n", "ranks", "/node", "size",
+                                     "prec", "dir", "best ms", "best configuration", "margin", "verdict (runner-up)");
             for (const auto& p : db.problems(machine)) {
                 const auto w = fftune::pick_winner(p, db.measurements(p, machine));
                 if (!w) continue;
-                std::cout << fmt::format("{:>5} {:>14} {:>6} {:>7}  {:>10.4g}  {:<50} {:>7.1f}%  {}{}\n", p.ranks,
+                std::cout << fmt::format("{:>5} {:>5} {:>14} {:>6} {:>7}  {:>10.4g}  {:<50} {:>7.1f}%  {}{}\n", p.ranks,
+                                         p.ranks_per_node > 0 ? std::to_string(p.ranks_per_node) : "?",
                                          fftune::size_string(p.size), fftune::to_string(p.precision),
                                          fftune::to_string(p.direction), w->best.median_ms, w->best.key, 100 * w->margin,
                                          w->verdict, w->runner_up ? " (" + w->runner_up->key + ")" : "");
