@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -144,6 +145,32 @@ public:
     // The queue backend work runs on (a cudaStream_t on GPU backends, else null),
     // for device-direct transports that enqueue their own communication.
     virtual void* native_stream() { return nullptr; }
+
+    // Work queues for transports that overlap packing, transfer and unpacking
+    // (thesis 4.5.1). Queue 0 is the main one: FFTs, clocks, copy_region and
+    // synchronize() use it; queues 1 .. queue_count()-1 run beside it (CUDA
+    // streams). A backend that runs work at once has only queue 0, and the calls
+    // below then reduce to doing the work now.
+    virtual int queue_count() const { return 1; }
+    // Work submitted to queue `q` from now on starts after the work submitted so
+    // far to queue `after` (an event on GPU backends).
+    virtual void queue_wait(int q, int after) {
+        (void)q;
+        (void)after;
+    }
+    // copy_region on queue `q`.
+    virtual void copy_region_on(int q, void* dst, const StridedRegion& dst_region, const void* src,
+                                const StridedRegion& src_region, std::size_t elem_bytes) {
+        (void)q;
+        copy_region(dst, dst_region, src, src_region, elem_bytes);
+    }
+    // Calls `done` once the work submitted so far to queue `q` has finished:
+    // now, or from a thread of the backend (cudaLaunchHostFunc), in which case
+    // `done` must not call the backend or MPI (set a flag and return).
+    virtual void when_done(int q, std::function<void()> done) {
+        (void)q;
+        done();
+    }
     virtual std::unique_ptr<PhaseClock> make_clock() = 0;
 };
 

@@ -63,29 +63,42 @@ Box3 recv_box(const ReshapePlan& plan, int peer) {
 }
 }  // namespace
 
-void pack_peer(const ReshapeContext& ctx, int peer, const void* src) {
+void pack_peer(const ReshapeContext& ctx, int peer, const void* src, int queue) {
     const ReshapePlan& plan = *ctx.plan;
     const PeerBlock& b = plan.peers[peer];
     if (b.send_count == 0) return;
     void* target = ctx.host_send ? ctx.host_send : ctx.send_buffer;
-    ctx.backend->copy_region(target, packed(plan, send_box(plan, peer), b.send_displ), src,
-                             b.send_src, plan.elem_bytes);
+    ctx.backend->copy_region_on(queue, target, packed(plan, send_box(plan, peer), b.send_displ), src,
+                                b.send_src, plan.elem_bytes);
 }
 
-void unpack_peer(const ReshapeContext& ctx, int peer, void* dst) {
+void unpack_peer(const ReshapeContext& ctx, int peer, void* dst, int queue) {
     const ReshapePlan& plan = *ctx.plan;
     const PeerBlock& b = plan.peers[peer];
     if (b.recv_count == 0) return;
     const void* source = ctx.host_recv ? ctx.host_recv : ctx.recv_buffer;
-    ctx.backend->copy_region(dst, b.recv_dst, source,
-                             packed(plan, recv_box(plan, peer), b.recv_displ), plan.elem_bytes);
+    ctx.backend->copy_region_on(queue, dst, b.recv_dst, source,
+                                packed(plan, recv_box(plan, peer), b.recv_displ), plan.elem_bytes);
 }
 
-void copy_self(const ReshapeContext& ctx, const void* src, void* dst) {
+void copy_self(const ReshapeContext& ctx, const void* src, void* dst, int queue) {
     const ReshapePlan& plan = *ctx.plan;
     const PeerBlock& b = plan.peers[plan.self];
     if (b.send_count == 0) return;
-    ctx.backend->copy_region(dst, b.recv_dst, src, b.send_src, plan.elem_bytes);
+    ctx.backend->copy_region_on(queue, dst, b.recv_dst, src, b.send_src, plan.elem_bytes);
+}
+
+void fork_queues(Backend& backend) {
+    for (int q = 1; q < backend.queue_count(); ++q) backend.queue_wait(q, 0);
+}
+
+void join_queues(Backend& backend) {
+    for (int q = 1; q < backend.queue_count(); ++q) backend.queue_wait(0, q);
+}
+
+int side_queue(const Backend& backend, std::size_t k) {
+    const int n = backend.queue_count();
+    return n > 1 ? 1 + static_cast<int>(k % static_cast<std::size_t>(n - 1)) : 0;
 }
 
 bool must_pack(const ReshapeContext& ctx, int peer) {

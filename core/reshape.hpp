@@ -61,11 +61,20 @@ struct ReshapeContext {
     bool host_staged() const { return host_send != nullptr || host_src_mirror != nullptr; }
 };
 
-// Pack/unpack helpers shared by the transports.
-void pack_peer(const ReshapeContext& ctx, int peer, const void* src);
-void unpack_peer(const ReshapeContext& ctx, int peer, void* dst);
+// Pack/unpack helpers shared by the transports, on backend queue `queue`.
+void pack_peer(const ReshapeContext& ctx, int peer, const void* src, int queue = 0);
+void unpack_peer(const ReshapeContext& ctx, int peer, void* dst, int queue = 0);
 // Self block: source region straight into the destination region.
-void copy_self(const ReshapeContext& ctx, const void* src, void* dst);
+void copy_self(const ReshapeContext& ctx, const void* src, void* dst, int queue = 0);
+
+// Side queues (1 ..) start after the main queue's work so far (its source is
+// ready); join: the main queue continues after all of theirs, so the phase's
+// clock and the next stage see the whole reshape.
+void fork_queues(Backend& backend);
+void join_queues(Backend& backend);
+// The side queue for the k-th of several independent pieces of work
+// (round robin over 1 .., or 0 when the backend has no other).
+int side_queue(const Backend& backend, std::size_t k);
 
 // Whether a peer's block needs packing / unpacking: when it is scattered in its
 // array, or always when MPI reads host staging buffers.

@@ -5,7 +5,11 @@
 #include <cufft.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -208,6 +212,10 @@ public:
         if (device_ >= 0) check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     }
     ~CudaBackend() override {
+        for (auto e : queue_events_)
+            if (e) cudaEventDestroy(e);
+        for (auto s : side_streams_)
+            if (s) cudaStreamDestroy(s);
         if (stream_) cudaStreamDestroy(stream_);
     }
     std::string name() const override { return "cuda"; }
@@ -255,21 +263,49 @@ public:
     // kernel writes packed blocks straight into host staging buffers.
     void copy_region(void* dst, const StridedRegion& d, const void* src, const StridedRegion& s,
                      std::size_t elem_bytes) override {
+        copy_region_on(0, dst, d, src, s, elem_bytes);
+    }
+    void copy_region_on(int q, void* dst, const StridedRegion& d, const void* src, const StridedRegion& s,
+                        std::size_t elem_bytes) override {
         if (s.count() == 0) return;
         if (d.extent != s.extent) throw std::logic_error("copy_region: extents differ");
+        bind();  // callers may be other threads (the p2p_streams packer)
+        const cudaStream_t st = queue(q);
         if (d.contiguous() && s.contiguous()) {
-            bind();
             check(cudaMemcpyAsync(static_cast<char*>(dst) + d.offset * elem_bytes,
                                   static_cast<const char*>(src) + s.offset * elem_bytes, s.count() * elem_bytes,
-                                  cudaMemcpyDefault, stream_),
+                                  cudaMemcpyDefault, st),
                   "cudaMemcpyAsync");
             return;
         }
-        bind();  // callers may be other threads (the p2p_streams packer)
         auto plain = [](const StridedRegion& r) {
             return CopyRegion{{r.extent[0], r.extent[1], r.extent[2]}, {r.stride[0], r.stride[1], r.stride[2]}, r.offset};
         };
-        check(cuda_copy_region(dst, plain(d), src, plain(s), elem_bytes, stream_), "copy_region kernel");
+        check(cuda_copy_region(dst, plain(d), src, plain(s), elem_bytes, st), "copy_region kernel");
+    }
+    // Queue 0 is the backend's stream; side queues are streams created on first use.
+    int queue_count() const override { return 1 + kSideQueues; }
+    void queue_wait(int q, int after) override {
+        if (q == after) return;
+        bind();
+        // One event per source queue: cudaStreamWaitEvent takes its latest record
+        // (the lock keeps each record and its wait together).
+        std::lock_guard lock(queue_mutex_);
+        check(cudaEventRecord(queue_event(after), queue(after)), "cudaEventRecord");
+        check(cudaStreamWaitEvent(queue(q), queue_event(after), 0), "cudaStreamWaitEvent");
+    }
+    void when_done(int q, std::function<void()> done) override {
+        bind();
+        auto* fn = new std::function<void()>(std::move(done));
+        const cudaError_t e = cudaLaunchHostFunc(
+            queue(q),
+            [](void* p) {
+                std::unique_ptr<std::function<void()>> f(static_cast<std::function<void()>*>(p));
+                (*f)();
+            },
+            fn);
+        if (e != cudaSuccess) delete fn;
+        check(e, "cudaLaunchHostFunc");
     }
     void copy_to_host(void* host_dst, const void* src, std::size_t bytes) override {
         check(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDefault, stream_), "cudaMemcpyAsync D2H");
@@ -302,6 +338,28 @@ public:
     }
 
 private:
+    static constexpr int kSideQueues = 3;
+    cudaStream_t queue(int q) {
+        if (q < 0 || q > kSideQueues) throw std::out_of_range(fmt::format("cuda backend: no queue {}", q));
+        if (q == 0) return stream_;
+        create_side_queues();
+        return side_streams_[q - 1];
+    }
+    cudaEvent_t queue_event(int q) {
+        queue(q);
+        create_side_queues();
+        return queue_events_[q];
+    }
+    void create_side_queues() {
+        std::call_once(side_once_, [&] {
+            for (auto& s : side_streams_) check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+            for (auto& e : queue_events_) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+        });
+    }
+    std::once_flag side_once_;
+    std::mutex queue_mutex_;
+    std::array<cudaStream_t, kSideQueues> side_streams_{};
+    std::array<cudaEvent_t, kSideQueues + 1> queue_events_{};
     void bind() const {
         int current = -1;
         if (cudaGetDevice(&current) != cudaSuccess || current != device_) check(cudaSetDevice(device_), "cudaSetDevice");

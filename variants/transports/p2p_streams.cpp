@@ -1,10 +1,14 @@
-// Peer2Peer-Streams (thesis 4.5.1) on the CPU: a packing thread packs the
-// outgoing blocks one peer after another while this thread starts each peer's
-// MPI_Isend as soon as its block is ready, and unpacks each incoming block as
-// soon as it arrives (MPI_Testsome). Pack, transfer and unpack overlap, so the
+// Peer2Peer-Streams (thesis 4.5.1): each peer's block is packed on a queue of
+// its own (CUDA streams, round robin), and the backend reports it packed
+// (cudaLaunchHostFunc; at once on host backends) by setting a flag that this
+// thread, the only one calling MPI, polls: it starts that peer's MPI_Isend as
+// soon as the flag is up, in whatever order the packs finish, and unpacks each
+// incoming block on a queue as soon as it arrives (MPI_Testsome). A packing
+// thread submits the packs, so on host backends, whose copies run at once,
+// packing overlaps the transfers too. Pack, transfer and unpack overlap, so the
 // whole redistribution is timed as one phase, exchange.k.
-// Only this thread calls MPI; the packing thread only copies memory.
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -23,6 +27,7 @@ public:
                  const ReshapePhases& ph) override {
         PhaseScope scope(timer, ph.exchange);
         const ReshapePlan& plan = *ctx.plan;
+        Backend& backend = *ctx.backend;
         const int n = static_cast<int>(plan.peers.size());
 
         // Peers in the order the packer handles them: self + 1, self + 2, ...
@@ -40,53 +45,62 @@ public:
                                        ctx.element, p, plan.phase, ctx.comm, &recv_reqs.back()));
         }
 
-        std::atomic<int> packed{0};  // number of entries of `order` ready to send
+        fork_queues(backend);  // packs read the source the main queue produced
+        // ready[k]: order[k]'s block is packed (set by the backend's callback).
+        const auto ready = std::make_unique<std::atomic<bool>[]>(order.size());
         std::jthread packer([&] {
             for (std::size_t k = 0; k < order.size(); ++k) {
                 const int p = order[k];
-                if (must_pack(ctx, p)) {
-                    pack_peer(ctx, p, src);
-                    ctx.backend->synchronize();  // this block is ready before its send starts
+                if (plan.peers[p].send_count > 0 && must_pack(ctx, p)) {
+                    const int q = side_queue(backend, k);
+                    pack_peer(ctx, p, src, q);
+                    std::atomic<bool>* flag = &ready[k];
+                    backend.when_done(q, [flag] { flag->store(true, std::memory_order_release); });
+                } else {
+                    ready[k].store(true, std::memory_order_release);
                 }
-                packed.store(static_cast<int>(k + 1), std::memory_order_release);
             }
-            copy_self(ctx, src, dst);
+            copy_self(ctx, src, dst, side_queue(backend, order.size()));
         });
 
         std::vector<MPI_Request> send_reqs;
-        std::size_t sent = 0;
+        std::vector<bool> sent(order.size(), false);
+        std::size_t sent_count = 0;
+        std::size_t unpacks = 0;
         int open_recvs = static_cast<int>(recv_reqs.size());
         std::vector<int> done(recv_reqs.size());
-        while (sent < order.size() || open_recvs > 0) {
-            const auto ready = static_cast<std::size_t>(packed.load(std::memory_order_acquire));
-            for (; sent < ready; ++sent) {
-                const int p = order[sent];
+        while (sent_count < order.size() || open_recvs > 0) {
+            bool progress = false;
+            for (std::size_t k = 0; k < order.size(); ++k) {
+                if (sent[k] || !ready[k].load(std::memory_order_acquire)) continue;
+                sent[k] = true;
+                ++sent_count;
+                progress = true;
+                const int p = order[k];
                 const PeerBlock& b = plan.peers[p];
                 if (b.send_count == 0) continue;
                 send_reqs.emplace_back();
-                FFTUNE_MPI_CHECK(MPI_Isend(send_pointer(ctx, p, src),
-                                           mpi_count(b.send_count, "send count"), ctx.element, p,
-                                           plan.phase, ctx.comm, &send_reqs.back()));
+                FFTUNE_MPI_CHECK(MPI_Isend(send_pointer(ctx, p, src), mpi_count(b.send_count, "send count"),
+                                           ctx.element, p, plan.phase, ctx.comm, &send_reqs.back()));
             }
             if (open_recvs > 0) {
                 int outcount = 0;
-                FFTUNE_MPI_CHECK(MPI_Testsome(static_cast<int>(recv_reqs.size()), recv_reqs.data(),
-                                              &outcount, done.data(), MPI_STATUSES_IGNORE));
+                FFTUNE_MPI_CHECK(MPI_Testsome(static_cast<int>(recv_reqs.size()), recv_reqs.data(), &outcount,
+                                              done.data(), MPI_STATUSES_IGNORE));
                 if (outcount == MPI_UNDEFINED) outcount = 0;
                 for (int i = 0; i < outcount; ++i) {
                     const int p = recv_peer[done[i]];
-                    if (must_unpack(ctx, p)) unpack_peer(ctx, p, dst);
+                    if (must_unpack(ctx, p)) unpack_peer(ctx, p, dst, side_queue(backend, unpacks++));
                 }
                 open_recvs -= outcount;
-                if (outcount == 0 && sent == ready) std::this_thread::yield();
-            } else if (sent == ready) {
-                std::this_thread::yield();
+                progress = progress || outcount > 0;
             }
+            if (!progress) std::this_thread::yield();
         }
         packer.join();
-        FFTUNE_MPI_CHECK(MPI_Waitall(static_cast<int>(send_reqs.size()), send_reqs.data(),
-                                     MPI_STATUSES_IGNORE));
-        ctx.backend->synchronize();  // unpacks done before the buffers are reused
+        FFTUNE_MPI_CHECK(MPI_Waitall(static_cast<int>(send_reqs.size()), send_reqs.data(), MPI_STATUSES_IGNORE));
+        join_queues(backend);
+        backend.synchronize();  // unpacks (and the callbacks) done before the buffers are reused
     }
 };
 

@@ -1,6 +1,8 @@
 // Every registered transport moves a reshape's data exactly (MPI test, run at
 // 1-4 ranks): x-slabs to y-slabs and back, in every memory order, with uneven
-// boxes and ranks that own nothing, through the world and a split communicator.
+// boxes and ranks that own nothing, through the world and a split communicator;
+// on the fftw backend and on a backend whose side queues run late
+// (core/testing/queued_backend.hpp), as CUDA streams may.
 #include "core/transport.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +12,7 @@
 #include "core/config.hpp"
 #include "core/decomposition.hpp"
 #include "core/registry.hpp"
+#include "core/testing/queued_backend.hpp"
 
 namespace fftune {
 namespace {
@@ -33,15 +36,22 @@ std::vector<Element> fill(const Layout& l) {
     return v;
 }
 
-class Transports : public ::testing::TestWithParam<std::string> {
+// (transport, backend): "fftw" or "queued".
+class Transports : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
 protected:
+    static std::unique_ptr<Backend> make_backend() {
+        if (std::get<1>(GetParam()) == "queued") return std::make_unique<testing::QueuedBackend>();
+        return Registry<Backend>::instance().create(std::get<1>(GetParam()));
+    }
+    static std::string name() { return std::get<0>(GetParam()) + " on " + std::get<1>(GetParam()); }
+
     // Reshape `before` -> `after` over `comm` with the transport under test, twice
     // (plans are reused across iterations), and check every element.
     void check(MPI_Comm comm, const std::vector<Layout>& before, const std::vector<Layout>& after) {
         int rank = 0;
         MPI_Comm_rank(comm, &rank);
-        auto backend = Registry<Backend>::instance().create("fftw");
-        auto transport = Registry<Transport>::instance().create(GetParam());
+        auto backend = make_backend();
+        auto transport = Registry<Transport>::instance().create(std::get<0>(GetParam()));
         const ReshapePlan plan = make_reshape_plan(0, rank, before, after, sizeof(Element));
         MPI_Datatype element;
         MPI_Type_contiguous(sizeof(Element), MPI_BYTE, &element);
@@ -59,7 +69,7 @@ protected:
         for (int iteration = 0; iteration < 2; ++iteration) {
             std::vector<Element> dst(after[rank].box.count(), Element(-1, -1));
             transport->execute(ctx, src.data(), dst.data(), timer, phases);
-            EXPECT_EQ(dst, want) << GetParam() << " iteration " << iteration << " rank " << rank << " "
+            EXPECT_EQ(dst, want) << name() << " iteration " << iteration << " rank " << rank << " "
                                  << before[rank].box.str() << " -> " << after[rank].box.str();
         }
         EXPECT_EQ(src, fill(before[rank])) << "the source must be preserved";
@@ -94,8 +104,27 @@ TEST_P(Transports, InsideASplitCommunicator) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Transports,
-                         ::testing::Values("p2p_sync", "p2p_streams", "p2p_mpi_type", "a2a_sync", "a2a_mpi_type"),
-                         [](const auto& info) { return info.param; });
+                         ::testing::Combine(::testing::Values("p2p_sync", "p2p_streams", "p2p_mpi_type", "a2a_sync",
+                                                              "a2a_mpi_type"),
+                                            ::testing::Values("fftw", "queued")),
+                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+
+// The queued test backend itself: side-queue work lands late, and only a wait
+// or when_done tells when.
+TEST(QueuedBackend, SideQueueWorkLandsOnlyAfterAWait) {
+    testing::QueuedBackend backend(2, std::chrono::milliseconds(20));
+    std::vector<double> src(64, 1.0), dst(64, 0.0), third(64, 0.0);
+    const StridedRegion all{{1, 1, 64}, {64, 64, 1}, 0};
+    backend.copy_region_on(1, dst.data(), all, src.data(), all, sizeof(double));
+    EXPECT_EQ(dst[0], 0.0) << "queue 1's copy ran at once";
+    std::atomic<bool> flagged{false};
+    backend.when_done(1, [&] { flagged = true; });
+    backend.queue_wait(2, 1);  // queue 2 after queue 1
+    backend.copy_region_on(2, third.data(), all, dst.data(), all, sizeof(double));  // reads what queue 1 wrote
+    backend.queue_wait(0, 2);
+    EXPECT_TRUE(flagged.load());
+    EXPECT_EQ(third, std::vector<double>(64, 1.0));
+}
 
 TEST(TransportRegistry, EveryHostTransportIsTested) {
     auto backend = Registry<Backend>::instance().create("fftw");
