@@ -7,6 +7,7 @@
 
 #include "core/decomposition.hpp"
 #include "core/fft_descriptor.hpp"
+#include "core/gpu_aware.hpp"
 #include "core/registry.hpp"
 #include "core/reshape.hpp"
 #include "core/transport.hpp"
@@ -63,8 +64,8 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
     if (config.gpu_aware && !backend->device_memory())
         return fmt::format("gpu_aware applies to device buffers; backend {} keeps data in host memory",
                            config.backend);
-    if (config.gpu_aware && !mpi_gpu_aware())
-        return std::string("the MPI library is not GPU-aware (") + mpi_gpu_aware_evidence() + ")";
+    if (config.gpu_aware)
+        if (auto why = gpu_aware_unavailable(*backend)) return why;
     if (auto why = decomposition->not_applicable(problem, config)) return why;
     const auto steps = decomposition->chain(problem, config, 0).steps;
     if (std::any_of(steps.begin(), steps.end(), [](const ChainStep& s) { return s.all_devices; }))

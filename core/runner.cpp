@@ -20,7 +20,7 @@ namespace fftune {
 
 using json = nlohmann::json;
 
-std::optional<std::string> agree_error(MPI_Comm comm, const std::string& local_error) {
+std::optional<std::string> agree_error(MPI_Comm comm, const std::string& local_error, bool name_rank) {
     int rank = 0, size = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -31,7 +31,7 @@ std::optional<std::string> agree_error(MPI_Comm comm, const std::string& local_e
     FFTUNE_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, first, comm));
     std::string msg = rank == first ? local_error : std::string(len, ' ');
     FFTUNE_MPI_CHECK(MPI_Bcast(msg.data(), len, MPI_CHAR, first, comm));
-    return size > 1 ? fmt::format("rank {}: {}", first, msg) : msg;
+    return size > 1 && name_rank ? fmt::format("rank {}: {}", first, msg) : msg;
 }
 
 namespace {
@@ -109,6 +109,8 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         rec["error"] = *err;
         return rec;
     }
+    // Rank-local evidence (a device, the GPU-aware trial) may differ: skip on every rank or none.
+    reason = agree_error(comm, reason.value_or(""), /*name_rank=*/false);
     if (reason) {
         rec["status"] = "skipped";
         rec["reason"] = *reason;

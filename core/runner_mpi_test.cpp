@@ -68,6 +68,16 @@ struct UnsupportedAndFailingInSetup final : Transport {
     }
     void execute(const ReshapeContext&, const void*, void*, PhaseTimer&, const ReshapePhases&) override {}
 };
+// Applicability that only the last rank denies (rank-local evidence, as a GPU-aware trial).
+struct RefusedOnLastRank final : Transport {
+    bool separate_pack_phases() const override { return false; }
+    std::optional<std::string> not_applicable(const Backend&, bool) const override {
+        if (world_rank() == world_size() - 1) return std::string("injected: refused on the last rank");
+        return std::nullopt;
+    }
+    void execute(const ReshapeContext&, const void*, void*, PhaseTimer&, const ReshapePhases&) override {}
+};
+const bool r6 = register_variant<Transport, RefusedOnLastRank>("test_refused_on_last_rank");
 const bool r1 = register_variant<Transport, ThrowsInSetup>("test_throws_in_setup");
 const bool r4 = register_variant<Transport, UnsupportedInSetup>("test_unsupported_in_setup");
 const bool r5 = register_variant<Transport, UnsupportedAndFailingInSetup>("test_unsupported_and_failing_in_setup");
@@ -130,6 +140,14 @@ TEST(RunPoint, NotApplicableIsSkippedWithItsReason) {
     EXPECT_EQ(r.at("status"), "skipped");
     EXPECT_NE(r.at("reason").get<std::string>().find("needs"), std::string::npos) << r.dump();
     EXPECT_FALSE(r.contains("timing"));
+}
+
+TEST(RunPoint, ASkipOnOneRankIsASkipOnEveryRank) {
+    const json r = run_point(MPI_COMM_WORLD, point("test_refused_on_last_rank"), quick, machine_info());
+    EXPECT_EQ(r.at("status"), "skipped") << r.dump();
+    EXPECT_EQ(r.at("reason"), "injected: refused on the last rank");
+    // The ranks are still in step: the next point runs.
+    EXPECT_EQ(run_point(MPI_COMM_WORLD, point("p2p_sync"), quick, machine_info()).at("status"), "ok");
 }
 
 TEST(RunPoint, ThrowingConfigurationsFailWithTheAgreedError) {

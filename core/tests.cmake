@@ -11,6 +11,7 @@ fftune_add_test(host_scratch_test SOURCES core/host_scratch_test.cpp LABELS unit
 fftune_add_test(parallel_test SOURCES core/parallel_test.cpp LABELS unit)
 fftune_add_test(validation_test SOURCES core/validation_test.cpp LABELS unit)
 fftune_add_test(plan_mpi_test SOURCES core/plan_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+fftune_add_test(gpu_aware_mpi_test SOURCES core/gpu_aware_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3)
 fftune_add_test(runner_mpi_test SOURCES core/runner_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 # The multi-device path (reference_cufftxt's) through a CPU stand-in for cufftXt.
 fftune_add_test(multi_device_mpi_test SOURCES core/multi_device_mpi_test.cpp LABELS engine MPI_RANKS 1 2)
