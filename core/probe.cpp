@@ -199,7 +199,8 @@ private:
         json r = base(backend, "exchange");
         r["transport"] = method;
         r["gpu_aware"] = false;
-        r["host_staged"] = backend.device_memory();
+        // MPI transports stage device data through pinned host memory; NCCL moves it device to device.
+        r["host_staged"] = backend.device_memory() && Registry<Transport>::instance().create(method)->uses_mpi();
         r["peers"] = q;
         r["groups"] = size_ / q;
         r["bytes_per_peer"] = runs * run * static_cast<index_t>(elem_bytes);

@@ -204,20 +204,27 @@ TEST(Database, ProbeRecordsGoToTheirOwnTableIdempotently) {
     EXPECT_EQ(db.machines(), (std::vector<std::string>{"m1", "m3"}));
 }
 
+// A database holding `records_file` as an older fftune left it: written by
+// this one, then turned back by the SQL `downgrade`.
+void write_old_database(const std::string& path, const std::string& records_file, const char* downgrade) {
+    {
+        Database db(path, false);
+        db.ingest({records_file});
+    }
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, downgrade, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+}
+
 TEST(Database, VersionOneFilesAreReadAndMigratedInPlace) {
     TempDir dir;
     write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1)});
     write(dir.file("p.jsonl"), {probe_record("a2a_sync", 8, 0.01)});
-    {
-        Database db(dir.file("v1.sqlite"), false);
-        db.ingest({dir.file("a.jsonl")});
-    }
-    // Make it the file fftune 0.1 wrote: no probes table, no ranks_per_node, schema_version 1.
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(dir.file("v1.sqlite").c_str(), &raw), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE probes; ALTER TABLE records DROP COLUMN ranks_per_node; "
-                           "UPDATE meta SET value = '1' WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(raw);
+    // The file fftune 0.1 wrote: no probes table, no ranks_per_node, schema_version 1.
+    write_old_database(dir.file("v1.sqlite"), dir.file("a.jsonl"),
+                       "DROP TABLE probes; ALTER TABLE records DROP COLUMN ranks_per_node; "
+                       "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
     {  // read-only: read as it is, without probes
         Database db(dir.file("v1.sqlite"), true);
         EXPECT_EQ(db.schema_version(), 1);
@@ -271,15 +278,9 @@ TEST(Database, RanksPerNodeSeparatesProblemsAndNotKnownMatchesAny) {
 TEST(Database, VersionTwoFilesGetRanksPerNodeNotKnown) {
     TempDir dir;
     write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1)});
-    {
-        Database db(dir.file("v2.sqlite"), false);
-        db.ingest({dir.file("a.jsonl")});
-    }
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(dir.file("v2.sqlite").c_str(), &raw), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(raw, "ALTER TABLE records DROP COLUMN ranks_per_node; "
-                           "UPDATE meta SET value = '2' WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(raw);
+    write_old_database(dir.file("v2.sqlite"), dir.file("a.jsonl"),
+                       "ALTER TABLE records DROP COLUMN ranks_per_node; "
+                       "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
     Problem on_one_node = problem2;
     on_one_node.ranks_per_node = 2;
     {  // read-only: read as it is
