@@ -51,13 +51,16 @@ public:
         std::jthread packer([&] {
             for (std::size_t k = 0; k < order.size(); ++k) {
                 const int p = order[k];
-                if (plan.peers[p].send_count > 0 && must_pack(ctx, p)) {
+                std::atomic<bool>* flag = &ready[k];
+                auto raise = [flag] { flag->store(true, std::memory_order_release); };
+                if (plan.peers[p].send_count == 0) {
+                    raise();
+                } else if (must_pack(ctx, p)) {
                     const int q = side_queue(backend, k);
                     pack_peer(ctx, p, src, q);
-                    std::atomic<bool>* flag = &ready[k];
-                    backend.when_done(q, [flag] { flag->store(true, std::memory_order_release); });
+                    backend.when_done(q, raise);
                 } else {
-                    ready[k].store(true, std::memory_order_release);
+                    backend.when_done(0, raise);  // MPI reads the source itself: once the main queue wrote it
                 }
             }
             copy_self(ctx, src, dst, side_queue(backend, order.size()));
