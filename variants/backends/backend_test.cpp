@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <complex>
 #include <cstdlib>
 #include <numbers>
@@ -196,6 +197,38 @@ TEST(Backend, CopyRegionMovesExactlyTheRegion) {
     EXPECT_EQ(pk[0], -1);
     EXPECT_EQ(pk[1], -1);
     for_each(sub, [&](const Index& g) { EXPECT_EQ(got[dst_l.offset_of(g)], g[0] * 100 + g[1] * 10 + g[2]); });
+}
+
+// Side queues (CUDA streams on the cuda backend): a chain of copies across
+// every queue, linked only by queue_wait, ends with the first copy's data, and
+// when_done has reported by the time the main queue has waited for the chain.
+TEST(Backend, QueuesOrderWorkByWaitsAndReportCompletion) {
+    auto be = make_backend();
+    const int queues = be->queue_count();
+    ASSERT_GE(queues, 1);
+    const index_t n = 1 << 22;  // 32 MiB: long enough for a missing wait to show on a GPU
+    const StridedRegion all{{1, 1, n}, {n, n, 1}, 0};
+    std::vector<double> a(n);
+    for (index_t i = 0; i < n; ++i) a[i] = double(i % 1000) + 0.5;
+    std::vector<Buffer> bufs;
+    for (int k = 0; k <= queues; ++k) bufs.emplace_back(*be, n * 8);
+    be->copy_from_host(bufs[0].data(), a.data(), n * 8);
+    std::vector<double> zeros(n, 0.0);
+    for (int k = 1; k <= queues; ++k) be->copy_from_host(bufs[k].data(), zeros.data(), n * 8);
+    std::atomic<int> reported{0};
+    int previous = 0;  // buffer k+1 := buffer k on queue (k + 1) % queues, after the queue that wrote buffer k
+    for (int k = 0; k < queues; ++k) {
+        const int q = (k + 1) % queues;
+        be->queue_wait(q, previous);
+        be->copy_region_on(q, bufs[k + 1].data(), all, bufs[k].data(), all, 8);
+        be->when_done(q, [&reported] { reported.fetch_add(1); });
+        previous = q;
+    }
+    be->queue_wait(0, previous);
+    std::vector<double> got(n, -1.0);
+    be->copy_to_host(got.data(), bufs[queues].data(), n * 8);
+    EXPECT_EQ(got, a);
+    EXPECT_EQ(reported.load(), queues);
 }
 
 }  // namespace
