@@ -99,7 +99,7 @@ void prepare_input(Plan& plan, Direction direction, Buffer& in, Buffer& out) {
 
 json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, const json& machine) {
     json rec = base_record(point, machine, options);
-    rec["problem"]["ranks_per_node"] = ranks_per_node(comm);
+    rec["problem"]["ranks_per_node"] = options.ranks_per_node > 0 ? options.ranks_per_node : ranks_per_node(comm);
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
 
@@ -275,7 +275,7 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
     MPI_Comm_size(comm, &size);
     const auto points = tc.points(size);
     const json machine = machine_info();
-    RunOptions opts{tc.warmup, tc.iterations, tc.validate, argv};
+    RunOptions opts{tc.warmup, tc.iterations, tc.validate, argv, ranks_per_node(comm)};
     std::ofstream out;
     if (rank == 0) {
         append = append || start_index > 0;

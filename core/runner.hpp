@@ -19,6 +19,7 @@ struct RunOptions {
     int iterations = 20;
     bool validate = true;
     std::vector<std::string> argv;  // for provenance
+    int ranks_per_node = 0;         // of the job (run_job asks once); 0: run_point asks the communicator
 };
 
 // Collective over `comm`. Never throws for a failing configuration: the

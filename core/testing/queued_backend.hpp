@@ -22,9 +22,8 @@ namespace fftune::testing {
 
 class QueuedBackend final : public ForwardingBackend {
 public:
-    explicit QueuedBackend(int side_queues = 3, std::chrono::microseconds delay = std::chrono::microseconds(300))
-        : delay_(delay) {
-        for (int i = 0; i < side_queues; ++i) workers_.push_back(std::make_unique<Worker>(delay_));
+    explicit QueuedBackend(int side_queues = 3, std::chrono::microseconds delay = std::chrono::microseconds(300)) {
+        for (int i = 0; i < side_queues; ++i) workers_.push_back(std::make_unique<Worker>(delay));
     }
     std::string name() const override { return "queued"; }
     int queue_count() const override { return 1 + static_cast<int>(workers_.size()); }
@@ -97,7 +96,6 @@ private:
         std::thread thread_;  // last: starts after the members it uses
     };
     Worker& worker(int q) { return *workers_.at(static_cast<std::size_t>(q - 1)); }
-    std::chrono::microseconds delay_;
     std::vector<std::unique_ptr<Worker>> workers_;
 };
 
