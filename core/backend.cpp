@@ -17,4 +17,27 @@ Buffer::~Buffer() {
         backend_->deallocate(ptr_);
 }
 
+namespace {
+
+class StandaloneFft final : public FftPlan {
+public:
+    StandaloneFft(Backend& backend, std::unique_ptr<FftPlan> plan) : plan_(std::move(plan)) {
+        if (plan_->work_bytes() > 0) {
+            area_ = Buffer(backend, plan_->work_bytes());
+            plan_->set_work_area(area_.data());
+        }
+    }
+    void execute(void* in, void* out) override { plan_->execute(in, out); }
+
+private:
+    std::unique_ptr<FftPlan> plan_;
+    Buffer area_;
+};
+
+}  // namespace
+
+std::unique_ptr<FftPlan> make_standalone_fft(Backend& backend, const FftDescriptor& desc) {
+    return std::make_unique<StandaloneFft>(backend, backend.make_fft(desc));
+}
+
 }  // namespace fftune

@@ -42,6 +42,12 @@ public:
     virtual ~FftPlan() = default;
     // Out-of-place. A c2r plan may overwrite its input (FFTW and cuFFT both do).
     virtual void execute(void* in, void* out) = 0;
+    // Scratch the plan needs while it executes, in backend memory, provided by
+    // the caller through set_work_area() before the first execute(). Plans that
+    // never run at the same time can share one area (a Plan's stages run in
+    // order on one queue), so a distributed transform holds the largest, not the sum.
+    virtual std::size_t work_bytes() const { return 0; }
+    virtual void set_work_area(void* area) { (void)area; }
 };
 
 // Measures the time of one phase; start/stop may be called several times per
@@ -90,6 +96,13 @@ public:
     virtual std::size_t host_bytes() const = 0;
 };
 
+// Memory of the device a backend allocates on, as the driver reports it now.
+struct DeviceMemory {
+    std::string device;  // on this node, e.g. the PCI bus id: ranks with the same one share the memory
+    std::size_t free = 0;
+    std::size_t total = 0;
+};
+
 // The accelerators of this node as a backend sees them (machine fingerprint).
 struct DeviceInfo {
     std::string model;  // e.g. "NVIDIA H200"
@@ -110,6 +123,10 @@ public:
     virtual std::optional<std::string> unavailable() const { return std::nullopt; }
     // GPUs of this node (model, count) for the machine class; host backends have none.
     virtual DeviceInfo device_info() const { return {}; }
+
+    // The device memory allocate() draws from; nothing for host backends, whose
+    // footprint is not checked before a plan allocates.
+    virtual std::optional<DeviceMemory> device_memory_info() const { return std::nullopt; }
 
     virtual void* allocate(std::size_t bytes) = 0;
     virtual void deallocate(void* p) = 0;
@@ -206,5 +223,9 @@ private:
     std::size_t bytes_ = 0;
     bool host_ = false;
 };
+
+// An FFT plan for use on its own (tests, the probe): make_fft's plan holding a
+// work area of its own, when it needs one.
+std::unique_ptr<FftPlan> make_standalone_fft(Backend& backend, const FftDescriptor& desc);
 
 }  // namespace fftune

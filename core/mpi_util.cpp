@@ -107,6 +107,20 @@ bool all_ok(MPI_Comm comm, bool ok) {
     return all == 1;
 }
 
+std::optional<std::string> agree_error(MPI_Comm comm, const std::string& local_error, bool name_rank) {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int mine = local_error.empty() ? size : rank, first = size;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+    if (first == size) return std::nullopt;
+    int len = rank == first ? static_cast<int>(local_error.size()) : 0;
+    FFTUNE_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, first, comm));
+    std::string msg = rank == first ? local_error : std::string(len, ' ');
+    FFTUNE_MPI_CHECK(MPI_Bcast(msg.data(), len, MPI_CHAR, first, comm));
+    return size > 1 && name_rank ? fmt::format("rank {}: {}", first, msg) : msg;
+}
+
 int mpi_count(long long n, const char* what) {
     if (n < 0 || n > INT_MAX)
         throw std::overflow_error(fmt::format("{} = {} does not fit MPI's int count", what, n));

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -67,6 +68,11 @@ int ranks_per_node(MPI_Comm comm);
 
 // All ranks of `comm` agree whether every rank succeeded (logical AND).
 bool all_ok(MPI_Comm comm, bool ok);
+
+// Some rank's error message, agreed by all ranks (the lowest failing rank's,
+// prefixed "rank N: " when name_rank and there are several ranks), or nothing
+// when every rank succeeded. Collective.
+std::optional<std::string> agree_error(MPI_Comm comm, const std::string& local_error, bool name_rank = true);
 
 // Whether MPI accepts device pointers (MPIX_Query_cuda_support where the MPI has
 // it; false otherwise), and a short account of how that was decided.

@@ -18,6 +18,43 @@ namespace {
 
 enum Slot { user_in = 0, user_out = 1, work_a = 2, work_b = 3 };
 
+std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", bytes / double(1ull << 30)); }
+
+// Refuses, on every rank and before anything is allocated, a plan whose ranks
+// would together need more than the free memory of a device they share. Host
+// backends report no device memory and are not checked. Returns the most
+// ranks that share one device (1 on host backends). Collective.
+int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need) {
+    const auto mem = backend.device_memory_info();
+    if (!all_ok(comm, mem.has_value())) return 1;
+    MPI_Comm node_comm = MPI_COMM_NULL;
+    FFTUNE_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm));
+    Communicator node(node_comm);
+    constexpr int id_len = 64;
+    char id[id_len] = {};
+    mem->device.copy(id, id_len - 1);
+    const int n = node.size();
+    std::vector<char> ids(static_cast<std::size_t>(n) * id_len);
+    std::vector<unsigned long long> needs(n);
+    unsigned long long mine = need;
+    FFTUNE_MPI_CHECK(MPI_Allgather(id, id_len, MPI_CHAR, ids.data(), id_len, MPI_CHAR, node.get()));
+    FFTUNE_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, needs.data(), 1, MPI_UNSIGNED_LONG_LONG, node.get()));
+    unsigned long long shared_need = 0;
+    int sharers = 0;
+    for (int r = 0; r < n; ++r)
+        if (std::string(&ids[static_cast<std::size_t>(r) * id_len]) == id) shared_need += needs[r], ++sharers;
+    std::string error;
+    if (shared_need > mem->free)
+        error = fmt::format(
+            "does not fit in device memory: {} rank(s) on device {} need {} (this rank {}: input, output, work "
+            "arrays, FFT work area, staging buffers), {} of its {} are free",
+            sharers, mem->device, gib(shared_need), gib(need), gib(mem->free), gib(mem->total));
+    if (auto e = agree_error(comm, error)) throw Unsupported(*e);
+    int most = 0;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&sharers, &most, 1, MPI_INT, MPI_MAX, comm));
+    return most;
+}
+
 std::string fft_stage_name(const std::vector<int>& axes) {
     std::string s = "fft.";
     for (int a : axes) s += axis_name(a);
@@ -40,6 +77,7 @@ struct Plan::Stage {
     std::unique_ptr<Reshape> reshape;
     index_t copy_elems = 0;  // > 0: a plain copy stage (complex elements)
     Slot in = user_in, out = user_out;
+    std::size_t in_bytes = 0, out_bytes = 0;  // of the arrays it reads and writes
 };
 
 struct Plan::Pipeline {
@@ -100,26 +138,36 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
     FFTUNE_MPI_CHECK(MPI_Type_commit(&element));
     element_ = Datatype(element);
 
-    std::size_t work_bytes = 0;
-    for (std::size_t i = 0; i < layouts_.size(); ++i)
-        work_bytes = std::max(work_bytes, static_cast<std::size_t>(layouts_[i].box.count()) *
-                                              (i == 0 ? real_bytes(problem.precision) : cb));
-    if (!multi_) {  // a MultiDeviceFft keeps its own storage
-        work_[0] = Buffer(*backend_, work_bytes);
-        work_[1] = Buffer(*backend_, work_bytes);
-    }
-
     build(Direction::forward);
     build(Direction::inverse);
 
+    // Each work slot holds the largest array a stage of either direction keeps
+    // there (none for a one-step chain); one FFT work area serves every stage,
+    // since stages run one after another.
+    std::size_t slot_bytes[2] = {0, 0}, fft_area = 0;
     // Packed staging buffers, sized for the largest reshape that uses them.
     index_t send_elems = 0, recv_elems = 0;
     for (auto& p : pipelines_)
-        for (auto& s : p->stages)
+        for (auto& s : p->stages) {
+            if (s.in >= work_a) slot_bytes[s.in - work_a] = std::max(slot_bytes[s.in - work_a], s.in_bytes);
+            if (s.out >= work_a) slot_bytes[s.out - work_a] = std::max(slot_bytes[s.out - work_a], s.out_bytes);
+            if (s.fft) fft_area = std::max(fft_area, s.fft->work_bytes());
             if (s.reshape && s.reshape->transport->uses_staging_buffers()) {
                 send_elems = std::max(send_elems, s.reshape->plan.send_total);
                 recv_elems = std::max(recv_elems, s.reshape->plan.recv_total);
             }
+        }
+    ranks_on_device_ = require_device_memory(comm_.get(), *backend_,
+                          input_bytes() + output_bytes() + slot_bytes[0] + slot_bytes[1] + fft_area +
+                              static_cast<std::size_t>(send_elems + recv_elems) * cb);
+    for (int k = 0; k < 2; ++k)
+        if (slot_bytes[k] > 0) work_[k] = Buffer(*backend_, slot_bytes[k]);
+    if (fft_area > 0) {
+        fft_area_ = Buffer(*backend_, fft_area);
+        for (auto& p : pipelines_)
+            for (auto& s : p->stages)
+                if (s.fft && s.fft->work_bytes() > 0) s.fft->set_work_area(fft_area_.data());
+    }
     if (send_elems > 0) send_ = Buffer(*backend_, send_elems * cb);
     if (recv_elems > 0) recv_ = Buffer(*backend_, recv_elems * cb);
 
@@ -183,6 +231,8 @@ void Plan::build(Direction dir) {
         Stage stage;
         stage.in = k == 0 ? user_in : (k % 2 == 1 ? work_a : work_b);
         stage.out = k + 1 == nsteps ? user_out : (k % 2 == 0 ? work_a : work_b);
+        stage.in_bytes = layout_bytes(mine.layouts[from], from);
+        stage.out_bytes = layout_bytes(mine.layouts[to], to);
         if (step.kind == ChainStep::Kind::fft && step.all_devices) {
             // In place in the MultiDeviceFft's storage, timed by its all-device clock.
             stage.name = fft_stage_name(step.axes);
@@ -199,6 +249,7 @@ void Plan::build(Direction dir) {
                 copy.copy_elems = mine.layouts[from].box.count();
                 copy.in = user_in;
                 copy.out = work_a;
+                copy.in_bytes = copy.out_bytes = stage.in_bytes;
                 pipe->stages.push_back(std::move(copy));
                 stage.in = work_a;
                 if (stage.out == work_a) throw std::logic_error("copy.in would alias the stage output");
@@ -252,7 +303,13 @@ std::size_t Plan::output_bytes() const {
     return static_cast<std::size_t>(output_count()) * complex_bytes(problem_.precision);
 }
 std::size_t Plan::workspace_bytes() const {
-    return work_[0].bytes() + work_[1].bytes() + send_.bytes() + recv_.bytes() + (multi_ ? multi_->device_bytes() : 0);
+    return work_[0].bytes() + work_[1].bytes() + fft_area_.bytes() + send_.bytes() + recv_.bytes() +
+           (multi_ ? multi_->device_bytes() : 0);
+}
+std::size_t Plan::layout_bytes(const Layout& layout, std::size_t index) const {
+    // The chain's first array is real, every later one complex.
+    return static_cast<std::size_t>(layout.box.count()) *
+           (index == 0 ? real_bytes(problem_.precision) : complex_bytes(problem_.precision));
 }
 std::size_t Plan::host_staging_bytes() const {
     return host_send_.bytes() + host_recv_.bytes() + host_src_.bytes() + host_dst_.bytes() +

@@ -46,8 +46,14 @@ public:
     index_t output_count() const { return output_layout().box.count(); }
     std::size_t input_bytes() const;
     std::size_t output_bytes() const;
-    // Bytes the plan allocates besides the caller's input and output.
+    // Device (or host, for host backends) bytes the plan allocates besides the
+    // caller's input and output: work arrays, the FFT work area, staging buffers.
+    // A plan that would not fit in its device's free memory (the ranks sharing a
+    // device counted together, input and output included) throws Unsupported,
+    // on every rank, before allocating.
     std::size_t workspace_bytes() const;
+    // Most ranks of this plan that share one device (1 on host backends).
+    int ranks_on_device() const { return ranks_on_device_; }
     // Pinned host memory for staging MPI traffic (GPU backends without GPU-aware MPI).
     std::size_t host_staging_bytes() const;
 
@@ -89,6 +95,7 @@ private:
     struct Pipeline;
     void build(Direction d);
     void run(Direction d, const void* in, void* out);
+    std::size_t layout_bytes(const Layout& layout, std::size_t index) const;
 
     Problem problem_;
     Config config_;
@@ -99,6 +106,8 @@ private:
     std::vector<std::unique_ptr<Communicator>> phase_comms_;
     Datatype element_;
     Buffer work_[2];
+    int ranks_on_device_ = 1;
+    Buffer fft_area_;  // shared by every FFT stage (FftPlan::work_bytes)
     Buffer send_, recv_;
     Buffer host_send_, host_recv_, host_src_, host_dst_;  // pinned staging for host-only MPI
     std::unique_ptr<Pipeline> pipelines_[2];

@@ -10,6 +10,7 @@
 
 #include "core/decomposition.hpp"
 #include "core/registry.hpp"
+#include "core/testing/metered_backend.hpp"
 #include "core/testcase.hpp"
 #include "core/transport.hpp"
 #include "core/validation.hpp"
@@ -138,6 +139,73 @@ TEST(Plan, RejectsWhatCannotApplyWithTheReason) {
     const auto why = check_applicable({"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, p}, aware);
     ASSERT_TRUE(why);
     EXPECT_NE(why->find("gpu_aware"), std::string::npos);
+}
+
+const bool metered_registered = register_variant<Backend, testing::MeteredBackend>("fftw_metered");
+
+Config metered_config(const std::string& decomposition, int p) {
+    const int phases = Registry<Decomposition>::instance().create(decomposition)->redistribution_phases();
+    return {"fftw_metered", decomposition, LayoutVariant::default_, phases == 2 ? auto_grid(p) : decltype(auto_grid(p)){p, 1},
+            std::vector<std::string>(phases, "a2a_sync"), false};
+}
+
+TEST(Plan, FootprintIsWhatItAllocatesWithOneSharedFftWorkArea) {
+    auto& meter = testing::Meter::instance();
+    const int p = world_size();
+    int checked = 0;
+    for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil", "reference_3d"}) {
+        const Problem problem{"fft3d", {12, 10, 9}, Precision::double_, Direction::forward, p};
+        const Config config = metered_config(d, p);
+        if (check_applicable(problem, config)) continue;
+        ++checked;
+        meter.capacity = std::size_t(1) << 40;
+        meter.largest_request = 0;
+        const std::size_t live0 = meter.live;
+        Plan plan(MPI_COMM_WORLD, problem, config);
+        EXPECT_EQ(meter.live - live0, plan.workspace_bytes()) << d;
+        // One area, as large as the largest stage asked for, given to every stage.
+        ASSERT_EQ(meter.areas.size(), 1u) << d;
+        EXPECT_EQ(meter.sizes.at(*meter.areas.begin()), meter.largest_request) << d;
+        if (std::string(d) == "reference_3d")  // one step: only c2r's copy of its input needs a slot
+            EXPECT_EQ(plan.workspace_bytes(), plan.output_bytes() + meter.largest_request);
+        meter.peak = meter.live;
+        // Execution and validation work in the area; validation holds one input
+        // and one output, as a timed run does.
+        const auto v = validate(plan);
+        EXPECT_TRUE(v.passed()) << d;
+        EXPECT_EQ(meter.peak - live0, plan.input_bytes() + plan.output_bytes() + plan.workspace_bytes()) << d;
+    }
+    EXPECT_TRUE(meter.areas.empty());
+    EXPECT_GE(checked, 3);
+}
+
+TEST(Plan, RefusesOnEveryRankWhatDoesNotFitTheSharedDevice) {
+    auto& meter = testing::Meter::instance();
+    const int p = world_size();
+    const Problem problem{"fft3d", {16, 12, 10}, Precision::double_, Direction::forward, p};
+    const Config config = metered_config("slab_2d1d", p);
+    meter.capacity = std::size_t(1) << 40;
+    unsigned long long need = 0, shared = 0;
+    {
+        Plan plan(MPI_COMM_WORLD, problem, config);
+        need = plan.input_bytes() + plan.output_bytes() + plan.workspace_bytes();
+        EXPECT_EQ(plan.ranks_on_device(), p);  // every rank of this node reports the same device
+    }
+    // The ranks of one node share the pretend device: their needs add up.
+    MPI_Allreduce(&need, &shared, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    meter.capacity = meter.live + shared - 1;
+    try {
+        Plan plan(MPI_COMM_WORLD, problem, config);
+        ADD_FAILURE() << "a plan one byte too large was built";
+    } catch (const Unsupported& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("does not fit in device memory"), std::string::npos) << what;
+        EXPECT_NE(what.find(std::to_string(p) + " rank(s) on device metered-device"), std::string::npos) << what;
+    }
+    EXPECT_EQ(meter.live, meter.capacity - shared + 1) << "nothing may stay allocated";
+    meter.capacity = meter.live + shared;
+    EXPECT_NO_THROW(Plan(MPI_COMM_WORLD, problem, config));
+    meter.capacity = std::size_t(1) << 40;
 }
 
 }  // namespace

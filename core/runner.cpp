@@ -20,20 +20,6 @@ namespace fftune {
 
 using json = nlohmann::json;
 
-std::optional<std::string> agree_error(MPI_Comm comm, const std::string& local_error, bool name_rank) {
-    int rank = 0, size = 0;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    int mine = local_error.empty() ? size : rank, first = size;
-    FFTUNE_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
-    if (first == size) return std::nullopt;
-    int len = rank == first ? static_cast<int>(local_error.size()) : 0;
-    FFTUNE_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, first, comm));
-    std::string msg = rank == first ? local_error : std::string(len, ' ');
-    FFTUNE_MPI_CHECK(MPI_Bcast(msg.data(), len, MPI_CHAR, first, comm));
-    return size > 1 && name_rank ? fmt::format("rank {}: {}", first, msg) : msg;
-}
-
 namespace {
 
 // Runs `fn` on every rank; returns the agreed error, if any rank threw.
@@ -117,6 +103,16 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         return rec;
     }
 
+    // Free device memory before this point allocates anything (host backends: none),
+    // read before the barrier so that no rank sharing the device has started.
+    std::optional<DeviceMemory> mem_before;
+    if (auto err = collective_try(comm, [&] {
+            mem_before = Registry<Backend>::instance().create(point.config.backend)->device_memory_info();
+        })) {
+        rec["status"] = "failed";
+        rec["error"] = "device memory query: " + *err;
+        return rec;
+    }
     std::unique_ptr<Plan> plan;
     double setup_ms = 0;
     FFTUNE_MPI_CHECK(MPI_Barrier(comm));
@@ -143,6 +139,7 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     std::vector<double> samples;  // per iteration: total, then phases
     std::size_t stride = 0;
     Buffer real_buf, complex_buf;
+    unsigned long long device_used = 0;  // what this point's ranks hold on the device, measured
     auto err = collective_try(comm, [&] {
         real_buf = plan->allocate_input();
         complex_buf = plan->allocate_output();
@@ -170,6 +167,12 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
             samples.push_back(total);
             samples.insert(samples.end(), ph.begin(), ph.end());
         }
+        if (mem_before)
+            if (const auto after = plan->backend().device_memory_info(); after && after->free < mem_before->free)
+                device_used = mem_before->free - after->free;
+        // Validation allocates its own input and output: never both sets at once.
+        real_buf = Buffer();
+        complex_buf = Buffer();
     });
     if (err) {
         rec["status"] = "failed";
@@ -215,6 +218,15 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     FFTUNE_MPI_CHECK(MPI_Allreduce(mem, mem_max, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     rec["memory_bytes"] = mem_max[0];
     rec["workspace_bytes"] = mem_max[1];
+    if (mem_before) {
+        // Driver-reported: includes what the library allocates on its own (cuFFT
+        // plans, NCCL buffers) and, on a device that ranks share, all of theirs.
+        unsigned long long used_max = 0;
+        FFTUNE_MPI_CHECK(MPI_Allreduce(&device_used, &used_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+        rec["device_memory"] = {{"measured_bytes", used_max},
+                                {"ranks_on_device", plan->ranks_on_device()},
+                                {"total_bytes", mem_before->total}};
+    }
     unsigned long long host = plan->host_staging_bytes(), host_max = 0;
     FFTUNE_MPI_CHECK(MPI_Allreduce(&host, &host_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     rec["host_staging_bytes"] = host_max;

@@ -45,11 +45,6 @@ struct PointSelection {
 PointSelection load_point_selection(const std::string& path);
 void save_point_selection(const PointSelection& s, const std::string& path);
 
-// Some rank's error message, agreed by all ranks (the lowest failing rank's,
-// prefixed "rank N: " when name_rank and there are several ranks), or nothing
-// when every rank succeeded.
-std::optional<std::string> agree_error(MPI_Comm comm, const std::string& local_error, bool name_rank = true);
-
 // Parent mode: one launcher job per rank count, crash-resilient (a job that
 // dies is resumed after the point it died on, which is recorded as failed),
 // merged into OUT/<name>.jsonl. Returns the process exit code.

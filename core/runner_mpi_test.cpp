@@ -13,6 +13,7 @@
 
 #include "core/provenance.hpp"
 #include "core/registry.hpp"
+#include "core/testing/metered_backend.hpp"
 #include "core/transport.hpp"
 
 namespace fftune {
@@ -118,6 +119,39 @@ TEST(RunPoint, OkRecordFollowsTheSchema) {
     EXPECT_GT(r.at("memory_bytes").get<long long>(), 0);
     EXPECT_TRUE(r.at("machine").contains("fingerprint"));
     EXPECT_EQ(r.at("provenance").at("command_line"), "runner_mpi_test");
+}
+
+const bool metered = register_variant<Backend, testing::MeteredBackend>("fftw_metered");
+
+TEST(RunPoint, DeviceMemoryIsMeasuredAndAPointThatDoesNotFitIsSkipped) {
+    auto& meter = testing::Meter::instance();
+    Point pt = point("a2a_sync", {16, 12, 10});
+    pt.config.backend = "fftw_metered";
+    meter.capacity = std::size_t(1) << 40;
+    meter.peak = meter.live;
+    const std::size_t live0 = meter.live;
+    const json ok = run_point(MPI_COMM_WORLD, pt, quick, machine_info());
+    ASSERT_EQ(ok.at("status"), "ok") << ok.dump(2);
+    // The pretend device's free memory drops by exactly what the plan and the
+    // runner's buffers take, and validation never holds a second set.
+    const auto footprint = ok.at("memory_bytes").get<unsigned long long>();
+    unsigned long long peak = meter.peak - live0, peak_max = 0;
+    MPI_Allreduce(&peak, &peak_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_EQ(peak_max, footprint);
+    EXPECT_EQ(ok.at("device_memory").at("measured_bytes").get<unsigned long long>(), footprint);
+    EXPECT_EQ(ok.at("device_memory").at("ranks_on_device"), world_size());
+    EXPECT_EQ(meter.live, live0) << "a finished point keeps nothing allocated";
+
+    meter.capacity = meter.live + footprint;  // enough for one rank, not for all the ranks sharing it
+    const json r = run_point(MPI_COMM_WORLD, pt, quick, machine_info());
+    meter.capacity = std::size_t(1) << 40;
+    if (world_size() == 1) {
+        EXPECT_EQ(r.at("status"), "ok") << r.dump(2);
+        return;
+    }
+    ASSERT_EQ(r.at("status"), "skipped") << r.dump(2);
+    EXPECT_NE(r.at("reason").get<std::string>().find("does not fit in device memory"), std::string::npos);
+    EXPECT_FALSE(r.contains("device_memory"));
 }
 
 TEST(RanksPerNode, CountsTheGivenCommunicatorsRanksOnThisHost) {

@@ -14,6 +14,7 @@
 
 #include "core/fft_descriptor.hpp"
 #include "core/registry.hpp"
+#include "core/testing/metered_backend.hpp"
 
 namespace fftune {
 namespace {
@@ -30,6 +31,26 @@ std::unique_ptr<Backend> make_backend() {
 }
 
 using Index = std::array<index_t, 3>;
+
+// A plan used on its own gets the work area it asks for, and gives it back.
+TEST(StandaloneFft, HoldsTheWorkAreaItsPlanAsksFor) {
+    testing::MeteredBackend be;
+    auto& meter = testing::Meter::instance();
+    FftDescriptor d;
+    d.precision = Precision::double_;
+    d.kind = FftKind::c2c_forward;
+    d.dims = {{8, 1, 1}};
+    d.in_elements = d.out_elements = 8;
+    Buffer in(be, 8 * 16), out(be, 8 * 16);
+    const std::size_t live = meter.live;
+    EXPECT_THROW(be.make_fft(d)->execute(in.data(), out.data()), std::logic_error);
+    {
+        auto plan = make_standalone_fft(be, d);
+        EXPECT_EQ(meter.live - live, 8 * 1024u);
+        EXPECT_NO_THROW(plan->execute(in.data(), out.data()));
+    }
+    EXPECT_EQ(meter.live, live);
+}
 
 template <class F>
 void for_each(const Box3& b, F&& f) {
@@ -106,7 +127,7 @@ TYPED_TEST(BackendTyped, ComplexStagesMatchNaiveDft) {
             const auto host = random_values<C>(half_box.count(), 3);
             Buffer in(*be, host.size() * sizeof(C)), out(*be, host.size() * sizeof(C));
             be->copy_from_host(in.data(), host.data(), host.size() * sizeof(C));
-            be->make_fft(*d)->execute(in.data(), out.data());
+            make_standalone_fft(*be, *d)->execute(in.data(), out.data());
             std::vector<C> got(host.size());
             be->copy_to_host(got.data(), out.data(), got.size() * sizeof(C));
             std::vector<std::complex<double>> wide(host.begin(), host.end());
@@ -135,7 +156,7 @@ TYPED_TEST(BackendTyped, RealStagesMatchNaiveDftAndInvert) {
         const auto host = random_values<T>(real_box.count(), 5);
         Buffer r(*be, host.size() * sizeof(T)), c(*be, half_box.count() * sizeof(C)), back(*be, host.size() * sizeof(T));
         be->copy_from_host(r.data(), host.data(), host.size() * sizeof(T));
-        be->make_fft(*fwd)->execute(r.data(), c.data());
+        make_standalone_fft(*be, *fwd)->execute(r.data(), c.data());
         std::vector<C> spec(half_box.count());
         be->copy_to_host(spec.data(), c.data(), spec.size() * sizeof(C));
 
@@ -148,7 +169,7 @@ TYPED_TEST(BackendTyped, RealStagesMatchNaiveDftAndInvert) {
         });
         EXPECT_LT(err, tolerance<T>() * 10) << "r2c " << order_name(s.out_order);
 
-        be->make_fft(*inv)->execute(c.data(), back.data());
+        make_standalone_fft(*be, *inv)->execute(c.data(), back.data());
         std::vector<T> got(host.size());
         be->copy_to_host(got.data(), back.data(), got.size() * sizeof(T));
         const double n = s.axes.size() == 1 ? 7.0 : 42.0;

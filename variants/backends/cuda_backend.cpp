@@ -122,17 +122,25 @@ public:
         type_ = type;
         check(cufftCreate(&plan_), "cufftCreate");
         check(cufftSetStream(plan_, stream), "cufftSetStream");
-        std::size_t work = 0;
+        // The Plan hands every stage one shared work area (FftPlan::work_bytes).
+        check(cufftSetAutoAllocation(plan_, 0), "cufftSetAutoAllocation");
         check(cufftMakePlanMany64(plan_, static_cast<int>(layout_.n.size()), layout_.n.data(), layout_.inembed.data(),
                                   layout_.istride, layout_.idist, layout_.onembed.data(), layout_.ostride, layout_.odist,
-                                  type, layout_.batch, &work),
+                                  type, layout_.batch, &work_),
               "cufftMakePlanMany64");
         in_elem_ = (d.kind == FftKind::r2c ? 1 : 2) * (single ? 4 : 8);
         out_elem_ = (d.kind == FftKind::c2r ? 1 : 2) * (single ? 4 : 8);
     }
     ~CufftPlan() override { cufftDestroy(plan_); }
 
+    std::size_t work_bytes() const override { return work_; }
+    void set_work_area(void* area) override {
+        check(cufftSetWorkArea(plan_, area), "cufftSetWorkArea");
+        has_area_ = true;
+    }
+
     void execute(void* in, void* out) override {
+        if (work_ > 0 && !has_area_) throw std::logic_error("cuFFT plan executed before set_work_area()");
         // Loop over the batch dimensions cuFFT cannot take (at most two).
         const auto& L = layout_.loops;
         const long long n0 = L.size() > 0 ? L[0].n : 1, n1 = L.size() > 1 ? L[1].n : 1;
@@ -168,6 +176,8 @@ private:
     cufftType type_{};
     cufftHandle plan_{};
     std::size_t in_elem_ = 0, out_elem_ = 0;
+    std::size_t work_ = 0;
+    bool has_area_ = false;
 };
 
 // Accumulates the GPU time between start/stop pairs recorded on the stream.
@@ -246,6 +256,16 @@ public:
     std::optional<std::string> unavailable() const override {
         if (device_ < 0) return std::string("no CUDA device is visible to this process");
         return std::nullopt;
+    }
+    std::optional<DeviceMemory> device_memory_info() const override {
+        if (device_ < 0) return std::nullopt;
+        bind();
+        DeviceMemory m;
+        char bus[32] = {};
+        check(cudaDeviceGetPCIBusId(bus, sizeof bus, device_), "cudaDeviceGetPCIBusId");
+        m.device = bus;
+        check(cudaMemGetInfo(&m.free, &m.total), "cudaMemGetInfo");
+        return m;
     }
     void* allocate(std::size_t bytes) override {
         void* p = nullptr;
