@@ -175,22 +175,25 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
     // buffers for packing transports, array mirrors for derived-datatype ones.
     const bool stage = backend_->device_memory() && !config.gpu_aware;
     index_t hs = 0, hr = 0, hsrc = 0, hdst = 0;
+    bool packed_staged = false, whole_staged = false;
     for (auto& p : pipelines_)
         for (auto& s : p->stages)
             if (s.reshape && stage && s.reshape->transport->uses_mpi()) {
                 const ReshapePlan& rp = s.reshape->plan;
                 if (s.reshape->transport->uses_whole_arrays()) {
+                    whole_staged = true;
                     hsrc = std::max(hsrc, rp.before.box.count());
                     hdst = std::max(hdst, rp.after.box.count());
                 } else {
+                    packed_staged = true;
                     hs = std::max(hs, rp.send_total);
                     hr = std::max(hr, rp.recv_total);
                 }
             }
     // One element at least, so that a rank with nothing to send is still marked staged.
     auto host = [&](index_t n) { return Buffer(*backend_, std::max<index_t>(n, 1) * cb, /*host=*/true); };
-    if (hs + hr > 0) host_send_ = host(hs), host_recv_ = host(hr);
-    if (hsrc + hdst > 0) host_src_ = host(hsrc), host_dst_ = host(hdst);
+    if (packed_staged) host_send_ = host(hs), host_recv_ = host(hr);
+    if (whole_staged) host_src_ = host(hsrc), host_dst_ = host(hdst);
     for (auto& p : pipelines_)
         for (auto& s : p->stages)
             if (s.reshape) {

@@ -43,6 +43,9 @@ ReshapePlan make_reshape_plan(int phase, int self, const std::vector<Layout>& al
         b.recv_count = in_box.count();
         b.send_src = region_of(plan.before, out_box);
         b.recv_dst = region_of(plan.after, in_box);
+        // The self block never enters the packed buffers (copy_self moves it),
+        // so they hold (P-1)/P of the data, and nothing at P = 1.
+        if (p == self) continue;
         b.send_displ = plan.send_total;
         b.recv_displ = plan.recv_total;
         plan.send_total += b.send_count;

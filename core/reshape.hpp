@@ -30,7 +30,7 @@ struct ReshapePlan {
     std::vector<PeerBlock> peers;  // by phase-communicator rank
     int self = 0;                  // this rank in the phase communicator
     std::size_t elem_bytes = 0;
-    index_t send_total = 0;        // elements in the packed send buffer
+    index_t send_total = 0;        // elements in the packed send buffer: every peer's but the self block
     index_t recv_total = 0;
 
     // Pack needed when any outgoing sub-box is scattered in the source array.
