@@ -43,8 +43,12 @@ std::optional<std::string> collective_try(MPI_Comm comm, F&& fn, bool* unsupport
     int worst = kind;
     FFTUNE_MPI_CHECK(MPI_Allreduce(&kind, &worst, 1, MPI_INT, MPI_MAX, comm));
     if (unsupported) *unsupported = worst == 1;
-    // Agree on a message of the kind that decides the outcome.
-    return agree_error(comm, kind == worst ? error : std::string());
+    // Agree on a message of the kind that decides the outcome; name its rank
+    // only when some ranks did not throw it (an error every rank raised, such
+    // as an agreed refusal, already says what it needs to).
+    int everyone = kind == worst ? 1 : 0, all_threw = 0;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&everyone, &all_threw, 1, MPI_INT, MPI_MIN, comm));
+    return agree_error(comm, kind == worst ? error : std::string(), /*name_rank=*/all_threw == 0);
 }
 
 json base_record(const Point& point, const json& machine, const RunOptions& options) {
