@@ -85,7 +85,8 @@ std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware
     const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
     if (!local_size) local_size = std::getenv("SLURM_NTASKS_PER_NODE");
     if (local_size && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0 && std::atoi(local_size) > devices)
-        return fmt::format("{} ranks share {} GPUs on this node; NCCL needs one GPU per rank", local_size, devices);
+        return fmt::format("{} ranks share {} GPU{} on this node; NCCL needs one GPU per rank", local_size, devices,
+                           devices == 1 ? "" : "s");
     return std::nullopt;
 }
 
