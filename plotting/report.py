@@ -5,13 +5,16 @@
 
 Reads the records of results/README.md (from JSON-lines files, or the
 record_json column of a tuning database opened read-only) and writes PNG and
-SVG figures plus report.md linking them. Only validated ok records count.
+SVG figures plus report.md linking them. Only validated ok records count, except
+in the device-memory table, which also reads unvalidated points and points
+skipped because they would not fit.
 Exit status 2 with a message (no traceback) when there is nothing to plot.
 """
 import argparse
 import json
 import math
 import os
+import re
 import sqlite3
 import sys
 from collections import defaultdict
@@ -27,6 +30,18 @@ class ReportError(Exception):
 
 
 def load_records(paths, db, machine):
+    """The validated ok records (of one machine, when given)."""
+    records = read_records(paths, db)
+    ok = [r for r in records if r.get("status") == "ok" and (r.get("validation") or {}).get("passed") is True]
+    if machine:
+        ok = [r for r in ok if r["machine"].get("fingerprint") == machine]
+    if not ok:
+        raise ReportError(f"no validated ok records among {len(records)} read" + (f" for machine {machine}" if machine else ""))
+    return ok
+
+
+def read_records(paths, db):
+    """Every record, whatever its status."""
     records = []
     if db:
         if not os.path.exists(db):
@@ -50,12 +65,7 @@ def load_records(paths, db, machine):
                         pass  # a torn last line of a job that died
         except OSError as e:
             raise ReportError(f"{path}: {e.strerror}")
-    ok = [r for r in records if r.get("status") == "ok" and (r.get("validation") or {}).get("passed") is True]
-    if machine:
-        ok = [r for r in ok if r["machine"].get("fingerprint") == machine]
-    if not ok:
-        raise ReportError(f"no validated ok records among {len(records)} read" + (f" for machine {machine}" if machine else ""))
-    return ok
+    return records
 
 
 def size_label(s):
@@ -133,6 +143,59 @@ def multi_device_table(records):
     lines = ["| size | precision | direction | configuration | GPUs | ms |", "|---|---|---|---|---|---|"]
     for (s, prec, d, key, n), r in sorted(best.items(), key=lambda kv: (points(kv[0][0]), kv[0][1:])):
         lines.append(f"| {size_label(s)} | {prec} | {d} | `{key}` | {n} | {r['timing']['total']['median']:.4g} |")
+    return "\n".join(lines)
+
+
+GIB = 2**30
+DOES_NOT_FIT = re.compile(r"does not fit in device memory: (\d+) rank\(s\) on device .*?this rank ([\d.]+) GiB")
+
+
+def memory_table(all_records):
+    """Per-rank device footprint by size, and the largest size that ran, per
+    (ranks, configuration, precision): from points that ran (memory_bytes, and
+    the driver-measured device_memory where recorded) and from points skipped
+    because they would not fit (the need their reason states). Rows with
+    several ranks per GPU are the ranks sharing one device: their "largest
+    that ran" is for the shared device, their needs are per rank. Validation is
+    not required: the footprint does not depend on it."""
+    cells = defaultdict(dict)
+    for r in all_records:
+        p, c, t = r.get("problem", {}), r.get("config", {}), r.get("timing") or {}
+        if not p or t.get("devices", 1) > 1:
+            continue  # a footprint spread over several GPUs (cufftXt) is not one device's
+        if r.get("status") == "ok" and "device_memory" not in r and t.get("clock") != "cuda_event":
+            continue  # host backends: nothing is checked against a device
+        conf, size = f'{c["decomposition"]}/{c["layout"]}', tuple(p["size"])
+        if r.get("status") == "ok" and "memory_bytes" in r:
+            dm = r.get("device_memory")
+            sharing = dm["ranks_on_device"] if dm else "?"
+            measured = dm["measured_bytes"] / dm["ranks_on_device"] / GIB if dm else None
+            cells[(p["ranks"], sharing, conf, p["precision"])][size] = (True, r["memory_bytes"] / GIB, measured)
+        elif r.get("status") == "skipped":
+            m = DOES_NOT_FIT.search(r.get("reason", ""))
+            if m:
+                key = (p["ranks"], int(m.group(1)), conf, p["precision"])
+                cells[key].setdefault(size, (False, float(m.group(2)), None))
+    if not cells:
+        return None
+    sizes = sorted({s for row in cells.values() for s in row}, key=points)
+    gib = lambda x: f"{x:.1f}" if x >= 1 else f"{x:.2g}"
+    lines = ["| ranks | ranks per GPU | configuration | precision | " + " | ".join(size_label(s) for s in sizes) +
+             " | largest that ran |", "|---|---|---|---|" + "---|" * (len(sizes) + 1)]
+    for (ranks, sharing, conf, prec), row in sorted(cells.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        out, largest = [], None
+        for s in sizes:
+            if s not in row:
+                out.append("–")
+                continue
+            ran, planned, measured = row[s]
+            if ran:
+                largest = s
+                out.append(gib(planned) + (f" ({gib(measured)})" if measured is not None else ""))
+            else:
+                out.append(f"✗ {gib(planned)}")
+        lines.append(f"| {ranks} | {sharing} | {conf} | {prec} | " + " | ".join(out) +
+                     f" | {size_label(largest) if largest else 'none'} |")
     return "\n".join(lines)
 
 
@@ -329,7 +392,7 @@ def weak_scaling_table(recs):
     return "\n".join(head + lines)
 
 
-def report(records, out, title):
+def report(records, out, title, every_record=None):
     os.makedirs(out, exist_ok=True)
     figures = []
     # A rank that drove several GPUs (reference_cufftxt) is drawn as a reference
@@ -364,6 +427,10 @@ def report(records, out, title):
     multi = multi_device_table(all_records)
     if multi:
         md += ["", "## References over several GPUs of one process (not in the tables above: one rank, many GPUs)", "", multi]
+    memory = memory_table(every_record or all_records)
+    if memory:
+        md += ["", "## Device memory per rank (GiB: planned, and driver-measured in parentheses; ✗ = skipped: would not fit,"
+               " with the need it states)", "", memory]
     md += ["", "## Figures", ""]
     for key, (name, paths, series) in figures:
         md.append(f"### {name}")
@@ -387,7 +454,9 @@ def main(argv=None):
         ap.error("give result files or --db")
     try:
         records = load_records(args.results, args.db, args.machine)
-        figures = report(records, args.out, args.title)
+        every = [r for r in read_records(args.results, args.db)
+                 if not args.machine or r.get("machine", {}).get("fingerprint") == args.machine]
+        figures = report(records, args.out, args.title, every)
     except ReportError as e:
         print(f"fftune report: {e}", file=sys.stderr)
         return 2

@@ -62,6 +62,36 @@ class ReportTest(unittest.TestCase):
         winners = page.split("## Winners")[1].split("##")[0]
         self.assertNotIn("reference_cufftxt", winners)
 
+    def test_device_memory_table_reads_unvalidated_and_refused_points(self):
+        records = report.load_records([FIXTURE], None, None)
+        gpu = next(r for r in records if r["config"]["decomposition"] == "slab_2d1d" and r["problem"]["ranks"] == 2)
+        big = json.loads(json.dumps(gpu))
+        big["problem"]["size"] = [1024, 1024, 1024]
+        big["validation"] = {"method": "none", "passed": None}  # a memory study: not validated
+        big["memory_bytes"] = 20 * 2**30
+        big["device_memory"] = {"measured_bytes": 2 * int(20.25 * 2**30), "ranks_on_device": 2, "total_bytes": 150 * 2**30}
+        refused = {k: gpu[k] for k in ("schema", "problem", "config", "key", "machine", "provenance")}
+        refused = json.loads(json.dumps(refused))
+        refused["problem"]["size"] = [2048, 2048, 2048]
+        refused["status"] = "skipped"
+        refused["reason"] = ("rank 0: does not fit in device memory: 2 rank(s) on device 0000:00:06.0 need 384.24 GiB "
+                             "(this rank 192.12 GiB: input, output, work arrays, FFT work area, staging buffers), "
+                             "139.28 GiB of its 139.80 GiB are free")
+        other_skip = json.loads(json.dumps(refused))
+        other_skip["problem"]["size"] = [4096, 4096, 4096]
+        other_skip["reason"] = "2 ranks share 1 GPU on this node; NCCL needs one GPU per rank"
+        table = report.memory_table(records + [big, refused, other_skip])
+        row = next(l for l in table.splitlines() if l.startswith("| 2 | 2 | slab_2d1d/default | double |"))
+        self.assertIn("| 20.0 (20.2) |", row)
+        self.assertIn("| ✗ 192.1 |", row)
+        self.assertTrue(row.endswith("| 1024x1024x1024 |"), row)
+        self.assertNotIn("4096", table)  # skipped for another reason: no footprint to show
+        small = next(l for l in table.splitlines() if l.startswith("| 2 | ? | slab_2d1d/default | double |"))
+        self.assertNotIn("| 0.0 |", small)  # MiB-sized footprints keep their digits
+        self.assertIn("| 0.047 |", small)
+        report.report(records, self.out, "fixture", records + [big, refused])
+        self.assertIn("## Device memory per rank", open(os.path.join(self.out, "report.md")).read())
+
     def test_winner_verdicts(self):
         rows = report.winner_rows(report.load_records([FIXTURE], None, None))
         verdicts = {r[5] for r in rows}
