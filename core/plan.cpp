@@ -154,7 +154,8 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
             if (s.fft) fft_area = std::max(fft_area, s.fft->work_bytes());
             if (s.reshape && s.reshape->transport->uses_staging_buffers()) {
                 send_elems = std::max(send_elems, s.reshape->plan.send_total);
-                recv_elems = std::max(recv_elems, s.reshape->plan.recv_total);
+                if (s.reshape->transport->uses_recv_buffer())
+                    recv_elems = std::max(recv_elems, s.reshape->plan.recv_total);
             }
         }
     ranks_on_device_ = require_device_memory(comm_.get(), *backend_,

@@ -77,11 +77,15 @@ void pack_peer(const ReshapeContext& ctx, int peer, const void* src, int queue) 
 
 void unpack_peer(const ReshapeContext& ctx, int peer, void* dst, int queue) {
     const ReshapePlan& plan = *ctx.plan;
+    const void* source = ctx.host_recv ? ctx.host_recv : ctx.recv_buffer;
+    unpack_block(ctx, peer, dst, static_cast<const char*>(source) + plan.peers[peer].recv_displ * plan.elem_bytes, queue);
+}
+
+void unpack_block(const ReshapeContext& ctx, int peer, void* dst, const void* block, int queue) {
+    const ReshapePlan& plan = *ctx.plan;
     const PeerBlock& b = plan.peers[peer];
     if (b.recv_count == 0) return;
-    const void* source = ctx.host_recv ? ctx.host_recv : ctx.recv_buffer;
-    ctx.backend->copy_region_on(queue, dst, b.recv_dst, source,
-                                packed(plan, recv_box(plan, peer), b.recv_displ), plan.elem_bytes);
+    ctx.backend->copy_region_on(queue, dst, b.recv_dst, block, packed(plan, recv_box(plan, peer), 0), plan.elem_bytes);
 }
 
 void copy_self(const ReshapeContext& ctx, const void* src, void* dst, int queue) {

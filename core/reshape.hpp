@@ -64,6 +64,9 @@ struct ReshapeContext {
 // Pack/unpack helpers shared by the transports, on backend queue `queue`.
 void pack_peer(const ReshapeContext& ctx, int peer, const void* src, int queue = 0);
 void unpack_peer(const ReshapeContext& ctx, int peer, void* dst, int queue = 0);
+// Unpack the peer's block from wherever it lies packed (`block`: its first
+// element), e.g. in the peer's own send buffer, mapped into this process.
+void unpack_block(const ReshapeContext& ctx, int peer, void* dst, const void* block, int queue = 0);
 // Self block: source region straight into the destination region.
 void copy_self(const ReshapeContext& ctx, const void* src, void* dst, int queue = 0);
 

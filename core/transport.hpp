@@ -29,6 +29,9 @@ public:
     virtual bool separate_pack_phases() const = 0;
     // Whether it copies through the plan's packed send/receive buffers.
     virtual bool uses_staging_buffers() const { return separate_pack_phases(); }
+    // Whether it needs the receive one too (a transport that reads the peers'
+    // send buffers directly does not).
+    virtual bool uses_recv_buffer() const { return uses_staging_buffers(); }
     // Whether it hands whole arrays to MPI (derived datatypes): host staging
     // then mirrors the arrays instead of the packed buffers.
     virtual bool uses_whole_arrays() const { return false; }

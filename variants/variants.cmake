@@ -19,7 +19,8 @@ if(CMAKE_CUDA_COMPILER)
     variants/backends/cuda_backend.cpp
     variants/backends/cuda_copy.cu
     variants/backends/cufftxt.cpp
-    variants/decompositions/reference_cufftxt.cpp)
+    variants/decompositions/reference_cufftxt.cpp
+    variants/transports/cuda_ipc.cpp)
   target_link_libraries(fftune PRIVATE CUDA::cudart CUDA::cufft)
   if(FFTUNE_NCCL_LIBRARY AND FFTUNE_NCCL_INCLUDE_DIR)
     target_sources(fftune PRIVATE
