@@ -78,6 +78,15 @@ void check_reshape(const std::vector<Layout>& before, const std::vector<Layout>&
         copy_self(ctx(q), src[q].data(), dst[q].data());
     }
     for (int q = 0; q < p; ++q) EXPECT_EQ(dst[q], fill(after[q])) << "rank " << q << " box " << after[q].box.str();
+
+    // Pull (cuda_ipc): each rank unpacks straight from the senders' packed buffers.
+    for (int q = 0; q < p; ++q) {
+        std::vector<double> pulled(after[q].box.count(), -1);
+        for (int r = 0; r < p; ++r)
+            if (r != q) unpack_block(ctx(q), r, pulled.data(), send[r].data() + plans[r].peers[q].send_displ);
+        copy_self(ctx(q), src[q].data(), pulled.data());
+        EXPECT_EQ(pulled, fill(after[q])) << "pulled by rank " << q;
+    }
 }
 
 class ReshapeOrders : public ::testing::TestWithParam<AxisOrder> {};
