@@ -35,6 +35,7 @@ struct FftDescriptor {
     std::vector<FftDim> batch;
     index_t in_elements = 0;   // size of the input array the plan may touch
     index_t out_elements = 0;  // size of the output array
+    int queue = 0;             // backend queue the plan runs on (Backend::overlap_queue for slices)
 };
 
 class FftPlan {
@@ -181,6 +182,10 @@ public:
         (void)q;
         copy_region(dst, dst_region, src, src_region, elem_bytes);
     }
+    // A queue beside 0 .. queue_count()-1 that transports never use: the FFT
+    // slices of an overlapped stage run there while the reshape of the slice
+    // before runs on the others. 0 on backends that run work at once.
+    virtual int overlap_queue() const { return 0; }
     // Calls `done` once the work submitted so far to queue `q` has finished:
     // now, or from a thread of the backend (cudaLaunchHostFunc), in which case
     // `done` must not call the backend or MPI (set a flag and return).
@@ -189,6 +194,11 @@ public:
         done();
     }
     virtual std::unique_ptr<PhaseClock> make_clock() = 0;
+    // A clock of the work on queue `q` (the overlapped FFT slices).
+    virtual std::unique_ptr<PhaseClock> make_clock_on(int q) {
+        (void)q;
+        return make_clock();
+    }
 };
 
 // Buffer owned through a backend.

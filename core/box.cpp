@@ -34,6 +34,15 @@ index_t split_lo(index_t n, int p, int i) {
     return i * base + std::min<index_t>(i, rem);
 }
 
+Box3 slice_of(const Box3& box, int axis, int parts, int i) {
+    if (i < 0 || i >= parts) throw std::invalid_argument("slice_of: slice index out of range");
+    Box3 r = box;
+    const index_t n = box.hi[axis] - box.lo[axis];
+    r.lo[axis] = box.lo[axis] + split_lo(n, parts, i);
+    r.hi[axis] = box.lo[axis] + split_hi(n, parts, i);
+    return r;
+}
+
 std::string order_name(const AxisOrder& order) {
     return {axis_name(order[0]), axis_name(order[1]), axis_name(order[2])};
 }

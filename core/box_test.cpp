@@ -38,6 +38,16 @@ TEST(Split, MorePartsThanItemsGivesEmptyParts) {
     EXPECT_THROW(split_lo(3, 5, 6), std::invalid_argument);
 }
 
+TEST(Split, SlicesTileTheBoxAlongOneAxis) {
+    const Box3 b{{2, 0, 1}, {9, 3, 4}};  // x extent 7 over 3 slices: 3 2 2
+    EXPECT_EQ(slice_of(b, axis_x, 3, 0), (Box3{{2, 0, 1}, {5, 3, 4}}));
+    EXPECT_EQ(slice_of(b, axis_x, 3, 1), (Box3{{5, 0, 1}, {7, 3, 4}}));
+    EXPECT_EQ(slice_of(b, axis_x, 3, 2), (Box3{{7, 0, 1}, {9, 3, 4}}));
+    EXPECT_EQ(slice_of(b, axis_y, 1, 0), b);
+    EXPECT_TRUE(slice_of(b, axis_y, 5, 4).empty());  // 3 planes over 5 slices
+    EXPECT_THROW(slice_of(b, axis_x, 3, 3), std::invalid_argument);
+}
+
 TEST(Layout, StridesFollowTheAxisOrder) {
     const Box3 b{{1, 2, 3}, {3, 5, 7}};  // extents 2, 3, 4
     EXPECT_EQ((Layout{b, order_xyz}).strides(), (std::array<index_t, 3>{12, 4, 1}));

@@ -13,8 +13,9 @@ std::string Config::key() const {
     std::string methods;
     for (const auto& m : redistribution) methods += (methods.empty() ? "" : "+") + m;
     if (methods.empty()) methods = "none";
-    return fmt::format("{}/{}/{}/{}x{}/{}/{}", backend, decomposition, to_string(layout),
-                       process_grid[0], process_grid[1], methods, gpu_aware ? "gpu_aware" : "host");
+    return fmt::format("{}/{}/{}/{}x{}/{}/{}{}", backend, decomposition, to_string(layout),
+                       process_grid[0], process_grid[1], methods, gpu_aware ? "gpu_aware" : "host",
+                       overlap > 1 ? fmt::format("/overlap{}", overlap) : "");
 }
 
 void to_json(nlohmann::json& j, const Problem& p) {
@@ -42,6 +43,7 @@ void to_json(nlohmann::json& j, const Config& c) {
                        {"process_grid", c.process_grid},
                        {"redistribution", c.redistribution},
                        {"gpu_aware", c.gpu_aware}};
+    if (c.overlap > 1) j["overlap"] = c.overlap;
 }
 
 void from_json(const nlohmann::json& j, Config& c) {
@@ -51,6 +53,7 @@ void from_json(const nlohmann::json& j, Config& c) {
     c.process_grid = j.at("process_grid").get<std::array<int, 2>>();
     c.redistribution = j.at("redistribution").get<std::vector<std::string>>();
     c.gpu_aware = j.at("gpu_aware").get<bool>();
+    c.overlap = j.value("overlap", 1);
 }
 
 }  // namespace fftune

@@ -32,8 +32,13 @@ struct Config {
     std::array<int, 2> process_grid{1, 1};  // P1 x P2; slabs use P x 1
     std::vector<std::string> redistribution{"p2p_sync"};  // one method per phase
     bool gpu_aware = false;
+    // Chunks K of comm/compute overlap: each FFT stage next to a reshape is
+    // split into K slices along an untransformed axis, and the reshape of one
+    // slice runs while the next is transformed. 1: no overlap.
+    int overlap = 1;
 
-    // e.g. "fftw/pencil/realigned/2x2/a2a_sync+p2p_sync/host"
+    // e.g. "fftw/pencil/realigned/2x2/a2a_sync+p2p_sync/host", plus
+    // "/overlap4" when overlap > 1 (keys of older records stay valid)
     std::string key() const;
 };
 

@@ -12,12 +12,18 @@ TEST(Config, KeyNamesEveryChoice) {
     EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/host");
     c.gpu_aware = true;
     EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware");
+    c.overlap = 4;
+    EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware/overlap4");
 }
 
 TEST(Config, JsonRoundTrip) {
     const Config c{"fftw", "slab_1d2d", LayoutVariant::default_, {4, 1}, {"p2p_mpi_type"}, true};
     const Config back = nlohmann::json(c).get<Config>();
     EXPECT_EQ(back.key(), c.key());
+    EXPECT_FALSE(nlohmann::json(c).contains("overlap"));  // records without overlap read as before
+    Config o = c;
+    o.overlap = 3;
+    EXPECT_EQ(nlohmann::json(o).get<Config>().overlap, 3);
     const Problem p{"fft3d", {9, 10, 11}, Precision::single, Direction::inverse, 3};
     const nlohmann::json j = p;
     EXPECT_EQ(j.at("precision"), "single");

@@ -1,6 +1,7 @@
 #include "core/plan.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -16,7 +17,8 @@ namespace fftune {
 
 namespace {
 
-enum Slot { user_in = 0, user_out = 1, work_a = 2, work_b = 3 };
+enum Slot { user_in = 0, user_out = 1, work_a = 2, work_b = 3, work_c = 4 };
+constexpr int work_slots = 3;
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", bytes / double(1ull << 30)); }
 
@@ -61,6 +63,21 @@ std::string fft_stage_name(const std::vector<int>& axes) {
     return s;
 }
 
+// The axis along which chain step i, an FFT followed by a reshape, can be
+// sliced for overlap: one it does not transform that is the slowest in memory
+// of both its layouts, so that each slice is one contiguous range of either
+// array. Nothing when step i is not such an FFT or has no such axis.
+std::optional<int> overlap_axis(const Chain& chain, std::size_t i) {
+    if (i + 1 >= chain.steps.size()) return std::nullopt;
+    const ChainStep& fft = chain.steps[i];
+    if (fft.kind != ChainStep::Kind::fft || fft.all_devices || chain.steps[i + 1].kind != ChainStep::Kind::reshape)
+        return std::nullopt;
+    const int axis = chain.layouts[i].order[0];
+    if (chain.layouts[i + 1].order[0] != axis) return std::nullopt;
+    if (std::find(fft.axes.begin(), fft.axes.end(), axis) != fft.axes.end()) return std::nullopt;
+    return axis;
+}
+
 }  // namespace
 
 struct Plan::Reshape {
@@ -70,14 +87,47 @@ struct Plan::Reshape {
     ReshapePhases phases;
 };
 
+// Two chain steps run slice by slice (Config::overlap): an FFT and the reshape
+// next to it, through the array `mid`. Forward: slice c is transformed on the
+// overlap queue and then reshaped on queue 0 while slice c + 1 is transformed.
+// Inverse: slice c is reshaped, then transformed on the overlap queue while
+// slice c + 1 is reshaped.
+struct Plan::Overlap {
+    struct Slice {
+        std::unique_ptr<FftPlan> fft;  // null for an empty slice
+        std::size_t fft_in = 0, fft_out = 0;  // byte offsets of the slice in the FFT's arrays
+        std::unique_ptr<Reshape> reshape;
+    };
+    bool fft_first = true;
+    int queue = 0;  // backend queue of the FFT slices
+    Slot mid = work_a;
+    std::size_t mid_bytes = 0;
+    std::vector<Slice> slices;
+};
+
 struct Plan::Stage {
     std::string name;
     std::unique_ptr<FftPlan> fft;  // null for reshapes and for empty boxes
     int fft_phase = -1;
     std::unique_ptr<Reshape> reshape;
+    std::unique_ptr<Overlap> overlap;  // an overlapped FFT + reshape (fft_phase times its FFT slices)
     index_t copy_elems = 0;  // > 0: a plain copy stage (complex elements)
     Slot in = user_in, out = user_out;
     std::size_t in_bytes = 0, out_bytes = 0;  // of the arrays it reads and writes
+
+    template <class F>
+    void for_each_fft(F&& f) {
+        if (fft) f(*fft);
+        if (overlap)
+            for (auto& c : overlap->slices)
+                if (c.fft) f(*c.fft);
+    }
+    template <class F>
+    void for_each_reshape(F&& f) {
+        if (reshape) f(*reshape);
+        if (overlap)
+            for (auto& c : overlap->slices) f(*c.reshape);
+    }
 };
 
 struct Plan::Pipeline {
@@ -104,8 +154,19 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
                            config.backend);
     if (config.gpu_aware)
         if (auto why = gpu_aware_unavailable(*backend)) return why;
+    if (config.overlap < 1)
+        throw std::invalid_argument(fmt::format("overlap {} is not a chunk count (allowed: 1 for none, or more)", config.overlap));
     if (auto why = decomposition->not_applicable(problem, config)) return why;
-    const auto steps = decomposition->chain(problem, config, 0).steps;
+    const Chain chain0 = decomposition->chain(problem, config, 0);
+    const auto& steps = chain0.steps;
+    if (config.overlap > 1) {
+        bool any = false;
+        for (std::size_t i = 0; i < steps.size(); ++i) any = any || overlap_axis(chain0, i).has_value();
+        if (!any)
+            return fmt::format("overlap needs an FFT stage next to a reshape whose slowest axis it does not "
+                               "transform; {}/{} has none",
+                               config.decomposition, to_string(config.layout));
+    }
     if (std::any_of(steps.begin(), steps.end(), [](const ChainStep& s) { return s.all_devices; }))
         if (auto why = backend->multi_device_unavailable(problem.size, problem.precision)) return why;
     for (const auto& method : config.redistribution) {
@@ -144,30 +205,37 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
     // Each work slot holds the largest array a stage of either direction keeps
     // there (none for a one-step chain); one FFT work area serves every stage,
     // since stages run one after another.
-    std::size_t slot_bytes[2] = {0, 0}, fft_area = 0;
+    std::size_t slot_bytes[work_slots] = {0, 0, 0}, fft_area = 0;
     // Packed staging buffers, sized for the largest reshape that uses them.
     index_t send_elems = 0, recv_elems = 0;
+    auto hold = [&](Slot slot, std::size_t bytes) {
+        if (slot >= work_a) slot_bytes[slot - work_a] = std::max(slot_bytes[slot - work_a], bytes);
+    };
     for (auto& p : pipelines_)
         for (auto& s : p->stages) {
-            if (s.in >= work_a) slot_bytes[s.in - work_a] = std::max(slot_bytes[s.in - work_a], s.in_bytes);
-            if (s.out >= work_a) slot_bytes[s.out - work_a] = std::max(slot_bytes[s.out - work_a], s.out_bytes);
-            if (s.fft) fft_area = std::max(fft_area, s.fft->work_bytes());
-            if (s.reshape && s.reshape->transport->uses_staging_buffers()) {
-                send_elems = std::max(send_elems, s.reshape->plan.send_total);
-                if (s.reshape->transport->uses_recv_buffer())
-                    recv_elems = std::max(recv_elems, s.reshape->plan.recv_total);
-            }
+            hold(s.in, s.in_bytes);
+            hold(s.out, s.out_bytes);
+            if (s.overlap) hold(s.overlap->mid, s.overlap->mid_bytes);
+            s.for_each_fft([&](FftPlan& f) { fft_area = std::max(fft_area, f.work_bytes()); });
+            s.for_each_reshape([&](Reshape& r) {
+                if (!r.transport->uses_staging_buffers()) return;
+                send_elems = std::max(send_elems, r.transport->send_buffer_elems(r.plan));
+                if (r.transport->uses_recv_buffer())
+                    recv_elems = std::max(recv_elems, r.transport->recv_buffer_elems(r.plan));
+            });
         }
     ranks_on_device_ = require_device_memory(comm_.get(), *backend_,
-                          input_bytes() + output_bytes() + slot_bytes[0] + slot_bytes[1] + fft_area +
+                          input_bytes() + output_bytes() + slot_bytes[0] + slot_bytes[1] + slot_bytes[2] + fft_area +
                               static_cast<std::size_t>(send_elems + recv_elems) * cb);
-    for (int k = 0; k < 2; ++k)
+    for (int k = 0; k < work_slots; ++k)
         if (slot_bytes[k] > 0) work_[k] = Buffer(*backend_, slot_bytes[k]);
     if (fft_area > 0) {
         fft_area_ = Buffer(*backend_, fft_area);
         for (auto& p : pipelines_)
             for (auto& s : p->stages)
-                if (s.fft && s.fft->work_bytes() > 0) s.fft->set_work_area(fft_area_.data());
+                s.for_each_fft([&](FftPlan& f) {
+                    if (f.work_bytes() > 0) f.set_work_area(fft_area_.data());
+                });
     }
     if (send_elems > 0) send_ = Buffer(*backend_, send_elems * cb);
     if (recv_elems > 0) recv_ = Buffer(*backend_, recv_elems * cb);
@@ -179,9 +247,10 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
     bool packed_staged = false, whole_staged = false;
     for (auto& p : pipelines_)
         for (auto& s : p->stages)
-            if (s.reshape && stage && s.reshape->transport->uses_mpi()) {
-                const ReshapePlan& rp = s.reshape->plan;
-                if (s.reshape->transport->uses_whole_arrays()) {
+            s.for_each_reshape([&](Reshape& r) {
+                if (!stage || !r.transport->uses_mpi()) return;
+                const ReshapePlan& rp = r.plan;
+                if (r.transport->uses_whole_arrays()) {
                     whole_staged = true;
                     hsrc = std::max(hsrc, rp.before.box.count());
                     hdst = std::max(hdst, rp.after.box.count());
@@ -190,19 +259,19 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
                     hs = std::max(hs, rp.send_total);
                     hr = std::max(hr, rp.recv_total);
                 }
-            }
+            });
     // One element at least, so that a rank with nothing to send is still marked staged.
     auto host = [&](index_t n) { return Buffer(*backend_, std::max<index_t>(n, 1) * cb, /*host=*/true); };
     if (packed_staged) host_send_ = host(hs), host_recv_ = host(hr);
     if (whole_staged) host_src_ = host(hsrc), host_dst_ = host(hdst);
     for (auto& p : pipelines_)
         for (auto& s : p->stages)
-            if (s.reshape) {
-                ReshapeContext& c = s.reshape->ctx;
+            s.for_each_reshape([&](Reshape& r) {
+                ReshapeContext& c = r.ctx;
                 c.send_buffer = send_.data();
                 c.recv_buffer = recv_.data();
-                if (stage && s.reshape->transport->uses_mpi()) {
-                    if (s.reshape->transport->uses_whole_arrays()) {
+                if (stage && r.transport->uses_mpi()) {
+                    if (r.transport->uses_whole_arrays()) {
                         c.host_src_mirror = host_src_.data();
                         c.host_dst_mirror = host_dst_.data();
                     } else {
@@ -210,8 +279,8 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
                         c.host_recv = host_recv_.data();
                     }
                 }
-                s.reshape->transport->setup(c);
-            }
+                r.transport->setup(c);
+            });
 }
 
 Plan::~Plan() = default;
@@ -224,27 +293,133 @@ void Plan::build(Direction dir) {
     for (int r = 0; r < size; ++r) chains.push_back(decomposition->chain(problem_, config_, r));
     const Chain& mine = chains[rank];
     const std::size_t nsteps = mine.steps.size();
+    const bool fwd = dir == Direction::forward;
+    const std::size_t cb = complex_bytes(problem_.precision);
     auto pipe = std::make_unique<Pipeline>(*backend_);
 
+    // Walk position k: forward walks steps 0..n-1 from layouts[i] to layouts[i+1];
+    // inverse walks back. Arrays alternate between the two work slots.
+    auto step_of = [&](std::size_t k) { return fwd ? k : nsteps - 1 - k; };
+    auto from_of = [&](std::size_t k) { return fwd ? step_of(k) : step_of(k) + 1; };
+    auto to_of = [&](std::size_t k) { return fwd ? step_of(k) + 1 : step_of(k); };
+    auto fft_kind = [&](std::size_t i) {
+        return fwd ? (i == 0 ? FftKind::r2c : FftKind::c2c_forward) : (i == 0 ? FftKind::c2r : FftKind::c2c_backward);
+    };
+    auto element_bytes = [&](std::size_t layout) { return layout == 0 ? real_bytes(problem_.precision) : cb; };
+
+    // The reshape of chain step i from layouts[from] to layouts[to], among the
+    // ranks of its phase communicator; `moving` restricts it to one slice of
+    // every rank's before (or after) box.
+    auto make_reshape = [&](std::size_t i, std::size_t from, std::size_t to,
+                            const std::function<Box3(const Layout&)>& moving, bool moving_before) {
+        const ChainStep& step = mine.steps[i];
+        if (phase_comms_.size() <= static_cast<std::size_t>(step.phase)) phase_comms_.resize(step.phase + 1);
+        if (!phase_comms_[step.phase])
+            phase_comms_[step.phase] = std::make_unique<Communicator>(comm_.split(step.color, rank));
+        std::vector<Layout> before, after;
+        std::vector<Box3> moved;
+        int self = -1;
+        for (int r = 0; r < size; ++r) {
+            if (chains[r].steps[i].color != step.color) continue;
+            if (r == rank) self = static_cast<int>(before.size());
+            before.push_back(chains[r].layouts[from]);
+            after.push_back(chains[r].layouts[to]);
+            if (moving) moved.push_back(moving(moving_before ? before.back() : after.back()));
+        }
+        auto rs = std::make_unique<Reshape>();
+        rs->plan = make_reshape_plan(step.phase, self, before, after, cb, moving_before ? moved : std::vector<Box3>{},
+                                     moving_before ? std::vector<Box3>{} : moved);
+        rs->transport = Registry<Transport>::instance().create(config_.redistribution[step.phase]);
+        rs->ctx.plan = &rs->plan;
+        rs->ctx.comm = phase_comms_[step.phase]->get();
+        rs->ctx.backend = backend_.get();
+        rs->ctx.element = element_.get();
+        const std::string n = std::to_string(step.phase);
+        if (rs->transport->separate_pack_phases()) rs->phases.pack = pipe->timer.phase("pack." + n);
+        rs->phases.exchange = pipe->timer.phase("exchange." + n);
+        if (rs->transport->separate_pack_phases()) rs->phases.unpack = pipe->timer.phase("unpack." + n);
+        return rs;
+    };
+
+    // Overlap pairs: chain step j, an FFT, and the reshape j + 1 after it, walked
+    // forward as FFT then reshape (positions k, k + 1), inverse as reshape then FFT.
+    std::vector<bool> pair_at(nsteps + 1, false);
+    for (std::size_t k = 0; config_.overlap > 1 && k + 1 < nsteps; ++k) {
+        const std::size_t i = step_of(k);
+        pair_at[k] = fwd ? overlap_axis(mine, i).has_value()
+                         : mine.steps[i].kind == ChainStep::Kind::reshape && i >= 1 && overlap_axis(mine, i - 1).has_value();
+        if (pair_at[k]) ++k;
+    }
+    // Array t lies between walk positions t - 1 and t: the caller's input and
+    // output at the ends, work slots between. Neighbours differ, and a pair's
+    // three arrays all differ (its slices read one while writing another), so
+    // a pair whose first and last array would share a slot takes a third one.
+    std::vector<Slot> array(nsteps + 1, user_in);
+    array[nsteps] = user_out;
+    for (std::size_t t = 1; t < nsteps; ++t)
+        for (Slot w : {work_a, work_b, work_c})
+            if (w != array[t - 1] && !(t >= 2 && pair_at[t - 2] && w == array[t - 2])) {
+                array[t] = w;
+                break;
+            }
+    auto slot_in = [&](std::size_t k) { return array[k]; };
+    auto slot_out = [&](std::size_t k) { return array[k + 1]; };
+
     for (std::size_t k = 0; k < nsteps; ++k) {
-        // Forward walks steps 0..n-1 from layouts[i] to layouts[i+1]; inverse walks back.
-        const std::size_t i = dir == Direction::forward ? k : nsteps - 1 - k;
-        const std::size_t from = dir == Direction::forward ? i : i + 1;
-        const std::size_t to = dir == Direction::forward ? i + 1 : i;
+        const std::size_t i = step_of(k), from = from_of(k), to = to_of(k);
         const ChainStep& step = mine.steps[i];
         Stage stage;
-        stage.in = k == 0 ? user_in : (k % 2 == 1 ? work_a : work_b);
-        stage.out = k + 1 == nsteps ? user_out : (k % 2 == 0 ? work_a : work_b);
+        stage.in = slot_in(k);
+        stage.out = slot_out(k);
         stage.in_bytes = layout_bytes(mine.layouts[from], from);
         stage.out_bytes = layout_bytes(mine.layouts[to], to);
+
+        if (pair_at[k]) {
+            const std::size_t j = fwd ? i : i - 1;  // the pair's FFT step
+            const int axis = *overlap_axis(mine, j);
+            const int chunks = config_.overlap;
+            const ChainStep& fft_step = mine.steps[j];
+            // The FFT goes between layouts j and j + 1, the reshape between
+            // j + 1 and j + 2; slices are cut from layout j + 1 (and j) along `axis`.
+            const std::size_t fft_from = fwd ? j : j + 1, fft_to = fwd ? j + 1 : j;
+            const std::size_t rs_from = fwd ? j + 1 : j + 2, rs_to = fwd ? j + 2 : j + 1;
+            auto ov = std::make_unique<Overlap>();
+            ov->fft_first = fwd;
+            ov->queue = backend_->overlap_queue();
+            ov->mid = slot_out(k);
+            ov->mid_bytes = layout_bytes(mine.layouts[to], to);
+            stage.out = slot_out(k + 1);
+            stage.out_bytes = layout_bytes(mine.layouts[to_of(k + 1)], to_of(k + 1));
+            stage.name = "overlap." + std::to_string(mine.steps[j + 1].phase);
+            stage.fft_phase = pipe->timer.phase(fft_stage_name(fft_step.axes), backend_->make_clock_on(ov->queue));
+            for (int c = 0; c < chunks; ++c) {
+                Overlap::Slice slice;
+                const Layout& fa = mine.layouts[fft_from];
+                const Layout& fb = mine.layouts[fft_to];
+                const Layout sa{slice_of(fa.box, axis, chunks, c), fa.order};
+                const Layout sb{slice_of(fb.box, axis, chunks, c), fb.order};
+                if (auto desc = fft_descriptor(sa, sb, fft_step.axes, fft_kind(j), problem_.precision, problem_.size[2])) {
+                    desc->queue = ov->queue;
+                    slice.fft = backend_->make_fft(*desc);
+                    slice.fft_in = static_cast<std::size_t>(fa.offset_of(sa.box.lo)) * element_bytes(fft_from);
+                    slice.fft_out = static_cast<std::size_t>(fb.offset_of(sb.box.lo)) * element_bytes(fft_to);
+                }
+                slice.reshape = make_reshape(
+                    j + 1, rs_from, rs_to, [&](const Layout& l) { return slice_of(l.box, axis, chunks, c); }, fwd);
+                ov->slices.push_back(std::move(slice));
+            }
+            stage.overlap = std::move(ov);
+            pipe->stages.push_back(std::move(stage));
+            ++k;  // the pair's second step is done
+            continue;
+        }
+
         if (step.kind == ChainStep::Kind::fft && step.all_devices) {
             // In place in the MultiDeviceFft's storage, timed by its all-device clock.
             stage.name = fft_stage_name(step.axes);
             stage.fft_phase = pipe->timer.phase(stage.name, multi_->make_clock());
         } else if (step.kind == ChainStep::Kind::fft) {
-            FftKind kind = dir == Direction::forward
-                               ? (i == 0 ? FftKind::r2c : FftKind::c2c_forward)
-                               : (i == 0 ? FftKind::c2r : FftKind::c2c_backward);
+            const FftKind kind = fft_kind(i);
             if (kind == FftKind::c2r && stage.in == user_in) {
                 // c2r may overwrite its input (FFTW, cuFFT): transform a copy.
                 Stage copy;
@@ -264,33 +439,8 @@ void Plan::build(Direction dir) {
                                            problem_.precision, problem_.size[2]))
                 stage.fft = backend_->make_fft(*desc);
         } else {
-            // Phase communicator: ranks sharing this step's color, ordered by rank.
-            if (phase_comms_.size() <= static_cast<std::size_t>(step.phase))
-                phase_comms_.resize(step.phase + 1);
-            if (!phase_comms_[step.phase])
-                phase_comms_[step.phase] =
-                    std::make_unique<Communicator>(comm_.split(step.color, rank));
-            std::vector<Layout> before, after;
-            int self = -1;
-            for (int r = 0; r < size; ++r) {
-                if (chains[r].steps[i].color != step.color) continue;
-                if (r == rank) self = static_cast<int>(before.size());
-                before.push_back(chains[r].layouts[from]);
-                after.push_back(chains[r].layouts[to]);
-            }
-            auto rs = std::make_unique<Reshape>();
-            rs->plan = make_reshape_plan(step.phase, self, before, after, complex_bytes(problem_.precision));
-            rs->transport = Registry<Transport>::instance().create(config_.redistribution[step.phase]);
-            rs->ctx.plan = &rs->plan;
-            rs->ctx.comm = phase_comms_[step.phase]->get();
-            rs->ctx.backend = backend_.get();
-            rs->ctx.element = element_.get();
-            const std::string n = std::to_string(step.phase);
-            stage.name = "reshape." + n;
-            if (rs->transport->separate_pack_phases()) rs->phases.pack = pipe->timer.phase("pack." + n);
-            rs->phases.exchange = pipe->timer.phase("exchange." + n);
-            if (rs->transport->separate_pack_phases()) rs->phases.unpack = pipe->timer.phase("unpack." + n);
-            stage.reshape = std::move(rs);
+            stage.name = "reshape." + std::to_string(step.phase);
+            stage.reshape = make_reshape(i, from, to, nullptr, true);
         }
         pipe->stages.push_back(std::move(stage));
     }
@@ -307,7 +457,7 @@ std::size_t Plan::output_bytes() const {
     return static_cast<std::size_t>(output_count()) * complex_bytes(problem_.precision);
 }
 std::size_t Plan::workspace_bytes() const {
-    return work_[0].bytes() + work_[1].bytes() + fft_area_.bytes() + send_.bytes() + recv_.bytes() +
+    return work_[0].bytes() + work_[1].bytes() + work_[2].bytes() + fft_area_.bytes() + send_.bytes() + recv_.bytes() +
            (multi_ ? multi_->device_bytes() : 0);
 }
 std::size_t Plan::layout_bytes(const Layout& layout, std::size_t index) const {
@@ -352,11 +502,13 @@ void Plan::run(Direction d, const void* in, void* out) {
         return;
     }
     Pipeline& p = *pipelines_[static_cast<int>(d)];
-    void* slots[4] = {const_cast<void*>(in), out, work_[0].data(), work_[1].data()};
+    void* slots[2 + work_slots] = {const_cast<void*>(in), out, work_[0].data(), work_[1].data(), work_[2].data()};
     for (auto& s : p.stages) {
         void* src = slots[s.in];
         void* dst = slots[s.out];
-        if (s.reshape) {
+        if (s.overlap) {
+            run_overlap(s, p.timer, src, slots[s.overlap->mid], dst);
+        } else if (s.reshape) {
             s.reshape->transport->execute(s.reshape->ctx, src, dst, p.timer, s.reshape->phases);
         } else if (s.copy_elems > 0) {
             PhaseScope scope(p.timer, s.fft_phase);
@@ -367,6 +519,39 @@ void Plan::run(Direction d, const void* in, void* out) {
             if (s.fft) s.fft->execute(src, dst);
         }
     }
+}
+
+void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out) {
+    Overlap& ov = *s.overlap;
+    Backend& b = *backend_;
+    const int q = ov.queue;
+    auto transform = [&](Overlap::Slice& c, const void* src, void* dst) {
+        PhaseScope scope(timer, s.fft_phase);
+        if (c.fft)
+            c.fft->execute(const_cast<char*>(static_cast<const char*>(src)) + c.fft_in, static_cast<char*>(dst) + c.fft_out);
+    };
+    auto reshape = [&](Overlap::Slice& c, const void* src, void* dst) {
+        c.reshape->transport->execute(c.reshape->ctx, src, dst, timer, c.reshape->phases);
+    };
+    const std::size_t n = ov.slices.size();
+    b.queue_wait(q, 0);  // the slices read what queue 0 wrote before
+    if (ov.fft_first) {
+        // Transports return when their slice has moved (they wait for their
+        // queues), so slice c + 1 is queued before reshape c starts.
+        transform(ov.slices[0], in, mid);
+        for (std::size_t c = 0; c < n; ++c) {
+            b.queue_wait(0, q);  // reshape c after FFT c, not after FFT c + 1
+            if (c + 1 < n) transform(ov.slices[c + 1], in, mid);
+            reshape(ov.slices[c], mid, out);
+        }
+    } else {
+        for (std::size_t c = 0; c < n; ++c) {
+            reshape(ov.slices[c], in, mid);
+            b.queue_wait(q, 0);  // FFT c after reshape c; reshape c + 1 runs beside it
+            transform(ov.slices[c], mid, out);
+        }
+    }
+    b.queue_wait(0, q);  // the next stage, and the clocks on queue 0, see every slice
 }
 
 const std::vector<std::string>& Plan::phase_names(Direction d) const {

@@ -92,9 +92,11 @@ public:
 private:
     struct Stage;
     struct Reshape;
+    struct Overlap;
     struct Pipeline;
     void build(Direction d);
     void run(Direction d, const void* in, void* out);
+    void run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out);
     std::size_t layout_bytes(const Layout& layout, std::size_t index) const;
 
     Problem problem_;
@@ -105,7 +107,7 @@ private:
     std::vector<Layout> layouts_;  // this rank's forward chain
     std::vector<std::unique_ptr<Communicator>> phase_comms_;
     Datatype element_;
-    Buffer work_[2];
+    Buffer work_[3];  // the third only for overlapped pencils (Plan::build)
     int ranks_on_device_ = 1;
     Buffer fft_area_;  // shared by every FFT stage (FftPlan::work_bytes)
     Buffer send_, recv_;

@@ -18,8 +18,28 @@ bool ReshapePlan::any_recv_scattered() const {
     return false;
 }
 
+Box3 ReshapePlan::block(int from, int to) const {
+    return intersect(moving_before[static_cast<std::size_t>(from)], moving_after[static_cast<std::size_t>(to)]);
+}
+
+namespace {
+std::vector<Box3> moving_or_whole(const std::vector<Box3>& moving, const std::vector<Layout>& layouts) {
+    if (moving.empty()) {
+        std::vector<Box3> whole;
+        for (const auto& l : layouts) whole.push_back(l.box);
+        return whole;
+    }
+    if (moving.size() != layouts.size()) throw std::logic_error("make_reshape_plan: one moving box per rank");
+    for (std::size_t r = 0; r < moving.size(); ++r)
+        if (!moving[r].empty() && !(intersect(moving[r], layouts[r].box) == moving[r]))
+            throw std::logic_error("make_reshape_plan: a moving box leaves its rank's box");
+    return moving;
+}
+}  // namespace
+
 ReshapePlan make_reshape_plan(int phase, int self, const std::vector<Layout>& all_before,
-                              const std::vector<Layout>& all_after, std::size_t elem_bytes) {
+                              const std::vector<Layout>& all_after, std::size_t elem_bytes,
+                              const std::vector<Box3>& moving_before, const std::vector<Box3>& moving_after) {
     if (all_before.size() != all_after.size() || self < 0 ||
         self >= static_cast<int>(all_before.size()))
         throw std::logic_error("make_reshape_plan: inconsistent rank lists");
@@ -30,6 +50,8 @@ ReshapePlan make_reshape_plan(int phase, int self, const std::vector<Layout>& al
     plan.after = all_after[self];
     plan.all_before = all_before;
     plan.all_after = all_after;
+    plan.moving_before = moving_or_whole(moving_before, all_before);
+    plan.moving_after = moving_or_whole(moving_after, all_after);
     plan.elem_bytes = elem_bytes;
     if (plan.before.order != plan.after.order)
         throw std::logic_error("reshape keeps the memory order; FFT stages change it");
@@ -37,8 +59,8 @@ ReshapePlan make_reshape_plan(int phase, int self, const std::vector<Layout>& al
     plan.peers.resize(n);
     for (int p = 0; p < n; ++p) {
         PeerBlock& b = plan.peers[p];
-        const Box3 out_box = intersect(plan.before.box, all_after[p].box);
-        const Box3 in_box = intersect(all_before[p].box, plan.after.box);
+        const Box3 out_box = plan.block(self, p);
+        const Box3 in_box = plan.block(p, self);
         b.send_count = out_box.count();
         b.recv_count = in_box.count();
         b.send_src = region_of(plan.before, out_box);
@@ -58,12 +80,8 @@ namespace {
 StridedRegion packed(const ReshapePlan& plan, const Box3& box, index_t displ) {
     return packed_region(plan.before, box, displ);
 }
-Box3 send_box(const ReshapePlan& plan, int peer) {
-    return intersect(plan.before.box, plan.all_after[peer].box);
-}
-Box3 recv_box(const ReshapePlan& plan, int peer) {
-    return intersect(plan.all_before[peer].box, plan.after.box);
-}
+Box3 send_box(const ReshapePlan& plan, int peer) { return plan.block(plan.self, peer); }
+Box3 recv_box(const ReshapePlan& plan, int peer) { return plan.block(peer, plan.self); }
 }  // namespace
 
 void pack_peer(const ReshapeContext& ctx, int peer, const void* src, int queue) {
@@ -73,6 +91,13 @@ void pack_peer(const ReshapeContext& ctx, int peer, const void* src, int queue) 
     void* target = ctx.host_send ? ctx.host_send : ctx.send_buffer;
     ctx.backend->copy_region_on(queue, target, packed(plan, send_box(plan, peer), b.send_displ), src,
                                 b.send_src, plan.elem_bytes);
+}
+
+void pack_block(const ReshapeContext& ctx, int peer, const void* src, void* block, int queue) {
+    const ReshapePlan& plan = *ctx.plan;
+    const PeerBlock& b = plan.peers[peer];
+    if (b.send_count == 0) return;
+    ctx.backend->copy_region_on(queue, block, packed(plan, send_box(plan, peer), 0), src, b.send_src, plan.elem_bytes);
 }
 
 void unpack_peer(const ReshapeContext& ctx, int peer, void* dst, int queue) {

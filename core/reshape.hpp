@@ -27,21 +27,32 @@ struct ReshapePlan {
     Layout after;                  // and after it
     std::vector<Layout> all_before;  // every phase-communicator rank's layout, by phase rank
     std::vector<Layout> all_after;
+    // The part of each rank's before / after box this reshape moves: the whole
+    // box, or one slice of it when an overlapped stage reshapes slice by slice.
+    std::vector<Box3> moving_before;
+    std::vector<Box3> moving_after;
     std::vector<PeerBlock> peers;  // by phase-communicator rank
     int self = 0;                  // this rank in the phase communicator
     std::size_t elem_bytes = 0;
     index_t send_total = 0;        // elements in the packed send buffer: every peer's but the self block
     index_t recv_total = 0;
 
+    // The global box phase rank `from` sends to phase rank `to`.
+    Box3 block(int from, int to) const;
     // Pack needed when any outgoing sub-box is scattered in the source array.
     bool any_send_scattered() const;
     bool any_recv_scattered() const;
 };
 
 // Builds the pack plan from every phase rank's before/after layouts (computed
-// identically on all ranks, no communication needed).
+// identically on all ranks, no communication needed). `moving_before` /
+// `moving_after` (one box per rank, inside its layout's box; empty: the whole
+// boxes) restrict it to the elements of one slice; regions still address the
+// whole arrays.
 ReshapePlan make_reshape_plan(int phase, int self, const std::vector<Layout>& all_before,
-                              const std::vector<Layout>& all_after, std::size_t elem_bytes);
+                              const std::vector<Layout>& all_after, std::size_t elem_bytes,
+                              const std::vector<Box3>& moving_before = {},
+                              const std::vector<Box3>& moving_after = {});
 
 // Everything a transport needs to move one reshape's bytes.
 struct ReshapeContext {
@@ -64,6 +75,9 @@ struct ReshapeContext {
 // Pack/unpack helpers shared by the transports, on backend queue `queue`.
 void pack_peer(const ReshapeContext& ctx, int peer, const void* src, int queue = 0);
 void unpack_peer(const ReshapeContext& ctx, int peer, void* dst, int queue = 0);
+// Pack the block for `peer` densely at `block` (its first element), e.g. a
+// fixed-size slot of an equal-count collective.
+void pack_block(const ReshapeContext& ctx, int peer, const void* src, void* block, int queue = 0);
 // Unpack the peer's block from wherever it lies packed (`block`: its first
 // element), e.g. in the peer's own send buffer, mapped into this process.
 void unpack_block(const ReshapeContext& ctx, int peer, void* dst, const void* block, int queue = 0);

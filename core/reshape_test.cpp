@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/decomposition.hpp"
 #include "core/registry.hpp"
 
@@ -28,64 +30,99 @@ std::vector<Layout> split(const std::array<index_t, 3>& n, int a, int p, AxisOrd
     return out;
 }
 
-void check_reshape(const std::vector<Layout>& before, const std::vector<Layout>& after) {
+// The reshape, run as `slices` slices along `axis` of every rank's before boxes
+// (or after boxes: slice_after), must deliver every element exactly once.
+void check_reshape(const std::vector<Layout>& before, const std::vector<Layout>& after, int slices = 1,
+                   int axis = axis_x, bool slice_after = false) {
     auto backend = Registry<Backend>::instance().create("fftw");
     const int p = static_cast<int>(before.size());
-    std::vector<ReshapePlan> plans;
-    for (int r = 0; r < p; ++r) plans.push_back(make_reshape_plan(0, r, before, after, sizeof(double)));
-    // Pairwise consistency: what r sends to q is what q receives from r.
-    for (int r = 0; r < p; ++r)
-        for (int q = 0; q < p; ++q) ASSERT_EQ(plans[r].peers[q].send_count, plans[q].peers[r].recv_count);
-    // The packed buffers hold every block but the self block.
-    for (int r = 0; r < p; ++r) {
-        index_t sends = 0, recvs = 0;
-        for (int q = 0; q < p; ++q)
-            if (q != r) sends += plans[r].peers[q].send_count, recvs += plans[r].peers[q].recv_count;
-        EXPECT_EQ(plans[r].send_total, sends);
-        EXPECT_EQ(plans[r].recv_total, recvs);
-    }
-
-    std::vector<std::vector<double>> src(p), send(p), recv(p), dst(p);
+    std::vector<std::vector<double>> src(p), dst(p), pulled(p), slotted(p);
     for (int r = 0; r < p; ++r) {
         src[r] = fill(before[r]);
-        send[r].assign(plans[r].send_total, -1);
-        recv[r].assign(plans[r].recv_total, -1);
         dst[r].assign(after[r].box.count(), -1);
+        pulled[r].assign(after[r].box.count(), -1);
+        slotted[r].assign(after[r].box.count(), -1);
     }
-    auto ctx = [&](int r) {
-        ReshapeContext c;
-        c.plan = &plans[r];
-        c.backend = backend.get();
-        c.send_buffer = send[r].data();
-        c.recv_buffer = recv[r].data();
-        return c;
-    };
-    // Peers' blocks through the packed buffers, the self block copied directly.
-    for (int r = 0; r < p; ++r)
-        for (int q = 0; q < p; ++q)
-            if (q != r) pack_peer(ctx(r), q, src[r].data());
-    for (int r = 0; r < p; ++r)
-        for (int q = 0; q < p; ++q) {
-            if (q == r) continue;
-            const auto& s = plans[r].peers[q];
-            ASSERT_LE(s.send_displ + s.send_count, plans[r].send_total);
-            ASSERT_LE(plans[q].peers[r].recv_displ + s.send_count, plans[q].recv_total);
-            std::copy_n(send[r].begin() + s.send_displ, s.send_count, recv[q].begin() + plans[q].peers[r].recv_displ);
+    index_t moved = 0;
+    for (int c = 0; c < slices; ++c) {
+        std::vector<Box3> moving;
+        for (int r = 0; r < p; ++r) moving.push_back(slice_of((slice_after ? after : before)[r].box, axis, slices, c));
+        if (slices == 1) moving.clear();
+        std::vector<ReshapePlan> plans;
+        for (int r = 0; r < p; ++r)
+            plans.push_back(slice_after ? make_reshape_plan(0, r, before, after, sizeof(double), {}, moving)
+                                        : make_reshape_plan(0, r, before, after, sizeof(double), moving));
+        // Pairwise consistency: what r sends to q is what q receives from r.
+        for (int r = 0; r < p; ++r)
+            for (int q = 0; q < p; ++q) ASSERT_EQ(plans[r].peers[q].send_count, plans[q].peers[r].recv_count);
+        // The packed buffers hold every block but the self block.
+        for (int r = 0; r < p; ++r) {
+            index_t sends = 0, recvs = 0;
+            for (int q = 0; q < p; ++q) {
+                if (q != r) sends += plans[r].peers[q].send_count, recvs += plans[r].peers[q].recv_count;
+                moved += plans[r].peers[q].send_count;
+            }
+            EXPECT_EQ(plans[r].send_total, sends);
+            EXPECT_EQ(plans[r].recv_total, recvs);
         }
-    for (int q = 0; q < p; ++q) {
+        std::vector<std::vector<double>> send(p), recv(p);
+        for (int r = 0; r < p; ++r) {
+            send[r].assign(plans[r].send_total, -1);
+            recv[r].assign(plans[r].recv_total, -1);
+        }
+        auto ctx = [&](int r) {
+            ReshapeContext x;
+            x.plan = &plans[r];
+            x.backend = backend.get();
+            x.send_buffer = send[r].data();
+            x.recv_buffer = recv[r].data();
+            return x;
+        };
+        // Peers' blocks through the packed buffers, the self block copied directly.
         for (int r = 0; r < p; ++r)
-            if (r != q) unpack_peer(ctx(q), r, dst[q].data());
-        copy_self(ctx(q), src[q].data(), dst[q].data());
+            for (int q = 0; q < p; ++q)
+                if (q != r) pack_peer(ctx(r), q, src[r].data());
+        for (int r = 0; r < p; ++r)
+            for (int q = 0; q < p; ++q) {
+                if (q == r) continue;
+                const auto& b = plans[r].peers[q];
+                ASSERT_LE(b.send_displ + b.send_count, plans[r].send_total);
+                ASSERT_LE(plans[q].peers[r].recv_displ + b.send_count, plans[q].recv_total);
+                std::copy_n(send[r].begin() + b.send_displ, b.send_count, recv[q].begin() + plans[q].peers[r].recv_displ);
+            }
+        for (int q = 0; q < p; ++q) {
+            for (int r = 0; r < p; ++r)
+                if (r != q) unpack_peer(ctx(q), r, dst[q].data());
+            copy_self(ctx(q), src[q].data(), dst[q].data());
+        }
+        // Pull (cuda_ipc): each rank unpacks straight from the senders' packed buffers.
+        for (int q = 0; q < p; ++q) {
+            for (int r = 0; r < p; ++r)
+                if (r != q) unpack_block(ctx(q), r, pulled[q].data(), send[r].data() + plans[r].peers[q].send_displ);
+            copy_self(ctx(q), src[q].data(), pulled[q].data());
+        }
+        // Equal slots (nccl_alltoall): block r -> q in slot q of r's buffer, as large as the largest block.
+        index_t slot = 0;
+        for (int r = 0; r < p; ++r)
+            for (int q = 0; q < p; ++q)
+                if (q != r) slot = std::max(slot, plans[0].block(r, q).count());
+        std::vector<std::vector<double>> slots(p, std::vector<double>(slot * p, -1));
+        for (int r = 0; r < p; ++r)
+            for (int q = 0; q < p; ++q)
+                if (q != r) pack_block(ctx(r), q, src[r].data(), slots[r].data() + q * slot);
+        for (int q = 0; q < p; ++q) {
+            for (int r = 0; r < p; ++r)
+                if (r != q) unpack_block(ctx(q), r, slotted[q].data(), slots[r].data() + q * slot);
+            copy_self(ctx(q), src[q].data(), slotted[q].data());
+        }
     }
-    for (int q = 0; q < p; ++q) EXPECT_EQ(dst[q], fill(after[q])) << "rank " << q << " box " << after[q].box.str();
-
-    // Pull (cuda_ipc): each rank unpacks straight from the senders' packed buffers.
+    index_t total = 0;
+    for (int q = 0; q < p; ++q) total += after[q].box.count();
+    EXPECT_EQ(moved, total) << "slices move every element once";
     for (int q = 0; q < p; ++q) {
-        std::vector<double> pulled(after[q].box.count(), -1);
-        for (int r = 0; r < p; ++r)
-            if (r != q) unpack_block(ctx(q), r, pulled.data(), send[r].data() + plans[r].peers[q].send_displ);
-        copy_self(ctx(q), src[q].data(), pulled.data());
-        EXPECT_EQ(pulled, fill(after[q])) << "pulled by rank " << q;
+        EXPECT_EQ(dst[q], fill(after[q])) << "rank " << q << " box " << after[q].box.str();
+        EXPECT_EQ(pulled[q], fill(after[q])) << "pulled by rank " << q;
+        EXPECT_EQ(slotted[q], fill(after[q])) << "through equal slots, rank " << q;
     }
 }
 
@@ -100,6 +137,23 @@ TEST_P(ReshapeOrders, SlabToSlabUnevenWithEmptyRanks) {
 
 INSTANTIATE_TEST_SUITE_P(AllOrders, ReshapeOrders, ::testing::Values(order_xyz, order_zxy, order_yzx),
                          [](const auto& info) { return order_name(info.param); });
+
+TEST_P(ReshapeOrders, SliceBySliceDeliversEverything) {
+    // Slices of the before boxes (forward overlap) and of the after boxes
+    // (inverse), more slices than some ranks have planes.
+    for (int axis = 0; axis < 3; ++axis)
+        for (int slices : {2, 3, 5}) {
+            check_reshape(split({9, 10, 11}, 1, 3, GetParam()), split({9, 10, 11}, 2, 3, GetParam()), slices, axis);
+            check_reshape(split({3, 7, 4}, 0, 5, GetParam()), split({3, 7, 4}, 1, 5, GetParam()), slices, axis, true);
+        }
+}
+
+TEST(Reshape, MovingBoxesMustLieInTheirRanksBoxes) {
+    auto a = split({4, 4, 4}, 0, 2, order_xyz), b = split({4, 4, 4}, 1, 2, order_xyz);
+    const std::vector<Box3> outside{a[1].box, a[0].box};
+    EXPECT_THROW(make_reshape_plan(0, 0, a, b, 8, outside), std::logic_error);
+    EXPECT_THROW(make_reshape_plan(0, 0, a, b, 8, {a[0].box}), std::logic_error);  // one per rank
+}
 
 TEST(Reshape, RejectsOrderChangesAndBadRanks) {
     auto a = split({4, 4, 4}, 0, 2, order_xyz), b = split({4, 4, 4}, 1, 2, order_zxy);

@@ -93,7 +93,7 @@ Testcase parse_testcase(const json& j, const std::string& source) {
     if (!j.is_object()) ps.fail("", "a testcase must be a JSON object");
     static const std::set<std::string> known{
         "name", "problem", "sizes", "ranks", "precision", "direction", "decomposition", "layout",
-        "redistribution", "redistribution_phases", "process_grid", "backend", "gpu_aware",
+        "redistribution", "redistribution_phases", "process_grid", "backend", "gpu_aware", "overlap",
         "warmup", "iterations", "validate", "launcher", "description"};
     for (const auto& [key, value] : j.items())
         if (!known.count(key)) {
@@ -201,6 +201,18 @@ Testcase parse_testcase(const json& j, const std::string& source) {
         ps.fail("/gpu_aware", fmt::format("{} is not a boolean axis (allowed: true, false, a list of them, or \"all\")", ga.dump()));
     }
 
+    // Overlap chunks: K or a list of them; 1 is no overlap.
+    const json ov = j.value("overlap", json(1));
+    if (ov.is_array() && ov.empty()) ps.fail("/overlap", "empty list (give chunk counts, 1 for no overlap)");
+    tc.overlap.clear();
+    for (std::size_t i = 0; i < (ov.is_array() ? ov.size() : 1); ++i) {
+        const std::string p = ov.is_array() ? fmt::format("/overlap/{}", i) : "/overlap";
+        const int k = ps.positive_int(ov.is_array() ? ov[i] : ov, p, 1);
+        if (k > max_overlap_chunks)
+            ps.fail(p, fmt::format("{} chunks is out of range (allowed: 1 to {})", k, max_overlap_chunks));
+        tc.overlap.push_back(k);
+    }
+
     if (j.contains("warmup")) tc.warmup = ps.positive_int(j.at("warmup"), "/warmup", 0);
     if (j.contains("iterations")) tc.iterations = ps.positive_int(j.at("iterations"), "/iterations", 1);
     if (j.contains("validate")) {
@@ -279,13 +291,14 @@ std::vector<Point> Testcase::points(int p) const {
                         for (auto precision : precisions)
                             for (auto direction : directions)
                                 for (const auto& backend : backends)
-                                    for (bool aware : gpu_aware) {
-                                        Point pt;
-                                        pt.index = static_cast<int>(out.size());
-                                        pt.problem = {problem, size, precision, direction, p};
-                                        pt.config = {backend, dname, layout, grid, methods, aware};
-                                        out.push_back(std::move(pt));
-                                    }
+                                    for (bool aware : gpu_aware)
+                                        for (int chunks : overlap) {
+                                            Point pt;
+                                            pt.index = static_cast<int>(out.size());
+                                            pt.problem = {problem, size, precision, direction, p};
+                                            pt.config = {backend, dname, layout, grid, methods, aware, chunks};
+                                            out.push_back(std::move(pt));
+                                        }
         }
     return out;
 }

@@ -18,6 +18,9 @@ struct TestcaseError : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
 };
 
+// Most chunks an overlapped FFT stage may be split into.
+inline constexpr int max_overlap_chunks = 64;
+
 struct Point {
     int index = 0;  // position among the points of the same rank count
     Problem problem;
@@ -39,6 +42,7 @@ struct Testcase {
     std::vector<std::array<int, 2>> grids;
     std::vector<std::string> backends;
     std::vector<bool> gpu_aware;
+    std::vector<int> overlap{1};  // chunk counts (Config::overlap); 1: none
     int warmup = 10;
     int iterations = 20;
     bool validate = true;

@@ -82,6 +82,24 @@ TEST(Testcase, OneRedistributionAxisUsesEachMethodInEveryPhase) {
     EXPECT_EQ(parse_testcase(j, "tc.json").points(2).size(), 2 * Registry<Transport>::instance().names().size());
 }
 
+TEST(Testcase, OverlapAxisMultipliesThePoints) {
+    json j = minimal();
+    j["decomposition"] = "slab_2d1d";
+    j["layout"] = "default";
+    j["redistribution"] = "a2a_sync";
+    const auto plain = parse_testcase(j, "tc.json").points(2);
+    ASSERT_EQ(plain.size(), 1u);
+    EXPECT_EQ(plain[0].config.overlap, 1);  // default: no overlap
+    j["overlap"] = json::array({1, 4});
+    const auto pts = parse_testcase(j, "tc.json").points(2);
+    ASSERT_EQ(pts.size(), 2u);
+    EXPECT_EQ(pts[0].config.overlap, 1);
+    EXPECT_EQ(pts[1].config.overlap, 4);
+    EXPECT_EQ(pts[1].index, 1);
+    j["overlap"] = 3;
+    EXPECT_EQ(parse_testcase(j, "tc.json").overlap, std::vector<int>{3});
+}
+
 TEST(Testcase, SlabsUsePx1AndPencilAllGrids) {
     json j = minimal();
     j["process_grid"] = "all";
@@ -159,6 +177,10 @@ TEST(TestcaseErrors, BadScalars) {
     expect_error(with(minimal(), "validate", "yes"), {"/validate", "boolean"});
     expect_error(with(minimal(), "gpu_aware", "maybe"), {"/gpu_aware", "boolean"});
     expect_error(with(minimal(), "gpu_aware", json::array({true, 1})), {"/gpu_aware/1", "boolean"});
+    expect_error(with(minimal(), "overlap", 0), {"/overlap", "out of range"});
+    expect_error(with(minimal(), "overlap", json::array({2, 65})), {"/overlap/1", "65 chunks", "1 to 64"});
+    expect_error(with(minimal(), "overlap", json::array()), {"/overlap", "empty"});
+    expect_error(with(minimal(), "overlap", "yes"), {"/overlap", "not an integer"});
 }
 TEST(TestcaseErrors, BadLauncher) {
     expect_error(with(minimal(), "launcher", "srun"), {"/launcher", "object"});

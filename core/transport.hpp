@@ -32,6 +32,10 @@ public:
     // Whether it needs the receive one too (a transport that reads the peers'
     // send buffers directly does not).
     virtual bool uses_recv_buffer() const { return uses_staging_buffers(); }
+    // Elements of the packed send / receive buffers it needs (when it uses them):
+    // every peer's block but the self block, unless its buffers have another shape.
+    virtual index_t send_buffer_elems(const ReshapePlan& plan) const { return plan.send_total; }
+    virtual index_t recv_buffer_elems(const ReshapePlan& plan) const { return plan.recv_total; }
     // Whether it hands whole arrays to MPI (derived datatypes): host staging
     // then mirrors the arrays instead of the packed buffers.
     virtual bool uses_whole_arrays() const { return false; }

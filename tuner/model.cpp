@@ -206,6 +206,7 @@ CostModel CostModel::fit(const std::vector<json>& records, const std::vector<jso
         if (!usable(r)) continue;
         const Problem p = r.at("problem").get<Problem>();
         const Config c = r.at("config").get<Config>();
+        if (c.overlap > 1) continue;  // overlapping phases do not split into FFT and link times
         const json& phases = r.at("timing").at("phases");
         double t_fft = 0;
         std::map<int, double> t_phase;
@@ -294,6 +295,7 @@ std::vector<std::string> CostModel::backends() const {
 }
 
 std::optional<double> CostModel::predict(const Problem& p, const Config& c) const {
+    if (c.overlap > 1) return std::nullopt;  // the additive model has no term for overlap
     double t = 0;
     if (const auto* rates = probe_rates(fft_key(c.backend, p.precision), p.ranks, nullptr)) {
         t = stage_fft_ms(p, c, *rates);

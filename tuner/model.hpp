@@ -50,7 +50,8 @@ class CostModel {
 public:
     // From validated ok result records and ok probe records (others are ignored).
     static CostModel fit(const std::vector<nlohmann::json>& records, const std::vector<nlohmann::json>& probes = {});
-    // Predicted milliseconds, or nothing when a needed coefficient was never measured.
+    // Predicted milliseconds, or nothing when a needed coefficient was never
+    // measured or the configuration overlaps its phases (Config::overlap > 1).
     std::optional<double> predict(const Problem& problem, const Config& config) const;
     // Fastest predicted applicable configuration among every decomposition,
     // layout, process grid and calibrated transport (one method for all phases).

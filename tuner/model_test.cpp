@@ -67,6 +67,17 @@ TEST(CostModel, RecoversTheCoefficientsOfExactData) {
     Config other = want.at("config").get<Config>();
     other.backend = "cuda";
     EXPECT_FALSE(m.predict(want.at("problem").get<Problem>(), other));
+    // Overlapped configurations: no additive prediction, and their records
+    // (phases overlap in time) leave the fitted coefficients alone.
+    Config overlapped = want.at("config").get<Config>();
+    overlapped.overlap = 4;
+    EXPECT_FALSE(m.predict(want.at("problem").get<Problem>(), overlapped));
+    auto with_overlap = records();
+    json bogus = synthetic({64, 64, 64}, 2, "a2a_sync");
+    bogus["config"]["overlap"] = 4;
+    bogus["timing"]["phases"]["exchange.0"]["median"] = 1e3;
+    with_overlap.push_back(bogus);
+    EXPECT_NEAR(CostModel::fit(with_overlap).links().at("fftw/a2a_sync").alpha_ms, truth.at("a2a_sync").first, 1e-9);
 }
 
 TEST(CostModel, PicksTheMeasuredWinnerOnExactData) {

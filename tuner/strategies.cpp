@@ -135,7 +135,8 @@ void phase_separable(Round& round) {
     auto group = [](const Point& p) {
         return fmt::format("{}/{}/{}/{}x{}", size_string(p.problem.size), to_string(p.problem.precision),
                            to_string(p.problem.direction), to_string(p.config.layout), p.config.process_grid[0],
-                           p.config.process_grid[1]) + "/" + p.config.decomposition + "/" + p.config.backend;
+                           p.config.process_grid[1]) + "/" + p.config.decomposition + "/" + p.config.backend +
+               "/overlap" + std::to_string(p.config.overlap);
     };
     std::map<int, std::vector<int>> second;
     for (int r : tc.ranks) {

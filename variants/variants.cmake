@@ -26,6 +26,7 @@ if(CMAKE_CUDA_COMPILER)
     target_sources(fftune PRIVATE
       variants/transports/nccl_common.cpp
       variants/transports/nccl_a2a.cpp
+      variants/transports/nccl_alltoall.cpp
       variants/transports/nccl_p2p.cpp)
     target_include_directories(fftune PRIVATE ${FFTUNE_NCCL_INCLUDE_DIR})
     target_link_libraries(fftune PRIVATE ${FFTUNE_NCCL_LIBRARY})

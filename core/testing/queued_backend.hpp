@@ -3,7 +3,9 @@
 // side queue is a worker thread that runs its work in order, each piece after
 // a short sleep, so a transport that forgets a queue_wait, a when_done or the
 // final join reads or returns data that is not there yet, and its test fails.
-// synchronize() waits for queue 0 only, like cudaStreamSynchronize.
+// synchronize() waits for queue 0 only, like cudaStreamSynchronize. The
+// overlap queue is one more worker, and FFT plans made for it run there, so a
+// plan that reshapes a slice before its FFT has finished fails its test too.
 #pragma once
 
 #include <atomic>
@@ -23,10 +25,16 @@ namespace fftune::testing {
 class QueuedBackend final : public ForwardingBackend {
 public:
     explicit QueuedBackend(int side_queues = 3, std::chrono::microseconds delay = std::chrono::microseconds(300)) {
-        for (int i = 0; i < side_queues; ++i) workers_.push_back(std::make_unique<Worker>(delay));
+        for (int i = 0; i <= side_queues; ++i) workers_.push_back(std::make_unique<Worker>(delay));
     }
     std::string name() const override { return "queued"; }
-    int queue_count() const override { return 1 + static_cast<int>(workers_.size()); }
+    int queue_count() const override { return static_cast<int>(workers_.size()); }
+    int overlap_queue() const override { return static_cast<int>(workers_.size()); }
+    std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) override {
+        auto plan = inner().make_fft(desc);
+        if (desc.queue == 0) return plan;
+        return std::make_unique<QueuedFft>(std::move(plan), worker(desc.queue));
+    }
     void queue_wait(int q, int after) override {
         if (q == after || after == 0) return;  // queue 0's work is done when submitted
         Worker& a = worker(after);
@@ -45,6 +53,21 @@ public:
     }
 
 private:
+    class Worker;
+    // An FFT plan whose executions run on a worker, in order, each after the delay.
+    class QueuedFft final : public FftPlan {
+    public:
+        QueuedFft(std::unique_ptr<FftPlan> plan, Worker& worker) : plan_(std::move(plan)), worker_(worker) {}
+        void execute(void* in, void* out) override {
+            worker_.push([p = plan_.get(), in, out] { p->execute(in, out); }, true);
+        }
+        std::size_t work_bytes() const override { return plan_->work_bytes(); }
+        void set_work_area(void* area) override { plan_->set_work_area(area); }
+
+    private:
+        std::unique_ptr<FftPlan> plan_;
+        Worker& worker_;
+    };
     class Worker {
     public:
         explicit Worker(std::chrono::microseconds delay) : delay_(delay), thread_([this] { loop(); }) {}

@@ -305,6 +305,7 @@ public:
     }
     // Queue 0 is the backend's stream; side queues are streams created on first use.
     int queue_count() const override { return 1 + kSideQueues; }
+    int overlap_queue() const override { return 1 + kSideQueues; }
     void queue_wait(int q, int after) override {
         if (q == after) return;
         bind();
@@ -340,9 +341,10 @@ public:
         check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     }
     std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) override {
-        return std::make_unique<CufftPlan>(desc, stream_);
+        return std::make_unique<CufftPlan>(desc, queue(desc.queue));
     }
     std::unique_ptr<PhaseClock> make_clock() override { return std::make_unique<EventClock>(stream_); }
+    std::unique_ptr<PhaseClock> make_clock_on(int q) override { return std::make_unique<EventClock>(queue(q)); }
     void* native_stream() override { return stream_; }
     // cufftXt over every GPU of the process, on this backend's stream (cufftxt.cpp).
     std::optional<std::string> multi_device_unavailable(const std::array<index_t, 3>& n,
@@ -358,9 +360,9 @@ public:
     }
 
 private:
-    static constexpr int kSideQueues = 3;
+    static constexpr int kSideQueues = 3;  // for transports; one more stream is the overlap queue
     cudaStream_t queue(int q) {
-        if (q < 0 || q > kSideQueues) throw std::out_of_range(fmt::format("cuda backend: no queue {}", q));
+        if (q < 0 || q > kSideQueues + 1) throw std::out_of_range(fmt::format("cuda backend: no queue {}", q));
         if (q == 0) return stream_;
         create_side_queues();
         return side_streams_[q - 1];
@@ -378,8 +380,8 @@ private:
     }
     std::once_flag side_once_;
     std::mutex queue_mutex_;
-    std::array<cudaStream_t, kSideQueues> side_streams_{};
-    std::array<cudaEvent_t, kSideQueues + 1> queue_events_{};
+    std::array<cudaStream_t, kSideQueues + 1> side_streams_{};
+    std::array<cudaEvent_t, kSideQueues + 2> queue_events_{};
     void bind() const {
         int current = -1;
         if (cudaGetDevice(&current) != cudaSuccess || current != device_) check(cudaSetDevice(device_), "cudaSetDevice");

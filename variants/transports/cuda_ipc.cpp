@@ -101,7 +101,8 @@ public:
             if (!all[p].valid) throw std::logic_error(fmt::format("cuda_ipc: rank {} sends a block but has no send buffer", p));
             peers_[p] = open_shared(all[p].handle);
             // Where peer p packs the block for this rank: its own plan's displacement.
-            const ReshapePlan theirs = make_reshape_plan(plan.phase, p, plan.all_before, plan.all_after, plan.elem_bytes);
+            const ReshapePlan theirs = make_reshape_plan(plan.phase, p, plan.all_before, plan.all_after, plan.elem_bytes,
+                                                       plan.moving_before, plan.moving_after);
             blocks_[p] = static_cast<const char*>(peers_[p]->get()) + theirs.peers[plan.self].send_displ * plan.elem_bytes;
         }
     }

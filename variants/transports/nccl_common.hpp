@@ -73,6 +73,7 @@ protected:
         f();
         check(ncclGroupEnd(), "ncclGroupEnd");
     }
+    ncclComm_t comm() const { return comm_->get(); }
     // nccl::wait on this transport's communicator.
     void wait(cudaStream_t stream, const char* what) const { nccl::wait(*comm_, stream, what); }
 

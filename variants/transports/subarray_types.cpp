@@ -27,8 +27,8 @@ SubarrayTypes make_subarray_types(const ReshapeContext& ctx) {
     types.send.resize(n);
     types.recv.resize(n);
     for (std::size_t p = 0; p < n; ++p) {
-        const Box3 out = intersect(plan.before.box, plan.all_after[p].box);
-        const Box3 in = intersect(plan.all_before[p].box, plan.after.box);
+        const Box3 out = plan.block(plan.self, static_cast<int>(p));
+        const Box3 in = plan.block(static_cast<int>(p), plan.self);
         if (!out.empty()) types.send[p] = subarray(plan.before, out, ctx.element);
         if (!in.empty()) types.recv[p] = subarray(plan.after, in, ctx.element);
     }
