@@ -34,12 +34,14 @@ index_t split_lo(index_t n, int p, int i) {
     return i * base + std::min<index_t>(i, rem);
 }
 
-Box3 slice_of(const Box3& box, int axis, int parts, int i) {
+Box3 slice_of(const Box3& box, int axis, int parts, int i, index_t granule) {
     if (i < 0 || i >= parts) throw std::invalid_argument("slice_of: slice index out of range");
+    if (granule < 1) throw std::invalid_argument("slice_of: granule must be at least one plane");
     Box3 r = box;
-    const index_t n = box.hi[axis] - box.lo[axis];
-    r.lo[axis] = box.lo[axis] + split_lo(n, parts, i);
-    r.hi[axis] = box.lo[axis] + split_hi(n, parts, i);
+    const index_t n = std::max<index_t>(box.hi[axis] - box.lo[axis], 0);
+    const index_t units = (n + granule - 1) / granule;
+    r.lo[axis] = box.lo[axis] + std::min(n, granule * split_lo(units, parts, i));
+    r.hi[axis] = box.lo[axis] + std::min(n, granule * split_hi(units, parts, i));
     return r;
 }
 

@@ -36,8 +36,9 @@ Box3 intersect(const Box3& a, const Box3& b);
 index_t split_lo(index_t n, int p, int i);
 inline index_t split_hi(index_t n, int p, int i) { return split_lo(n, p, i + 1); }
 
-// Slice i of `parts` balanced slices of `box` along `axis` (split_lo over its extent).
-Box3 slice_of(const Box3& box, int axis, int parts, int i);
+// Slice i of `parts` balanced slices of `box` along `axis` whose boundaries
+// fall on multiples of `granule` planes (split_lo over the granules).
+Box3 slice_of(const Box3& box, int axis, int parts, int i, index_t granule = 1);
 
 // Memory order: order[0] is the slowest axis, order[2] the contiguous one.
 // xyz = contiguous in z (thesis 4.1 i), zxy = contiguous in y (ii), yzx = contiguous in x (iii).

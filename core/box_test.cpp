@@ -46,6 +46,11 @@ TEST(Split, SlicesTileTheBoxAlongOneAxis) {
     EXPECT_EQ(slice_of(b, axis_y, 1, 0), b);
     EXPECT_TRUE(slice_of(b, axis_y, 5, 4).empty());  // 3 planes over 5 slices
     EXPECT_THROW(slice_of(b, axis_x, 3, 3), std::invalid_argument);
+    // On multiples of 2 planes: 7 planes are 4 granules, over 3 slices 2 1 1 -> 4 2 1 planes.
+    EXPECT_EQ(slice_of(b, axis_x, 3, 0, 2), (Box3{{2, 0, 1}, {6, 3, 4}}));
+    EXPECT_EQ(slice_of(b, axis_x, 3, 1, 2), (Box3{{6, 0, 1}, {8, 3, 4}}));
+    EXPECT_EQ(slice_of(b, axis_x, 3, 2, 2), (Box3{{8, 0, 1}, {9, 3, 4}}));
+    EXPECT_TRUE(slice_of(b, axis_x, 5, 4, 2).empty());  // 4 granules over 5 slices
 }
 
 TEST(Layout, StridesFollowTheAxisOrder) {

