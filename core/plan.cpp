@@ -407,7 +407,11 @@ void Plan::build(Direction dir) {
             stage.out = slot_out(k + 1);
             stage.out_bytes = layout_bytes(mine.layouts[to_of(k + 1)], to_of(k + 1));
             stage.name = "overlap." + std::to_string(mine.steps[j + 1].phase);
-            stage.fft_phase = pipe->timer.phase(fft_stage_name(fft_step.axes), backend_->make_clock_on(ov->queue));
+            // Phases in walk order: the FFT's before the reshape's forward, after them inverse.
+            auto fft_phase = [&] {
+                stage.fft_phase = pipe->timer.phase(fft_stage_name(fft_step.axes), backend_->make_clock_on(ov->queue));
+            };
+            if (fwd) fft_phase();
             // Slices of rank r start on multiples of its granule of planes.
             auto granule = [&](int r) { return slice_granule(chains[r].layouts[j], element_bytes(j), chains[r].layouts[j + 1], element_bytes(j + 1), axis); };
             const index_t g = granule(rank);
@@ -426,6 +430,7 @@ void Plan::build(Direction dir) {
                 slice.reshape = make_reshape(
                     j + 1, rs_from, rs_to,
                     [&](int r, const Layout& l) { return slice_of(l.box, axis, chunks, c, granule(r)); }, fwd);
+                if (!fwd && c == 0) fft_phase();
                 ov->slices.push_back(std::move(slice));
             }
             stage.overlap = std::move(ov);

@@ -121,6 +121,23 @@ TEST(RunPoint, OkRecordFollowsTheSchema) {
     EXPECT_EQ(r.at("provenance").at("command_line"), "runner_mpi_test");
 }
 
+TEST(RunPoint, OverlappedRecordSaysSo) {
+    Point pt = point("a2a_sync");
+    pt.problem.direction = Direction::inverse;
+    pt.config.overlap = 3;
+    const json r = run_point(MPI_COMM_WORLD, pt, quick, machine_info());
+    ASSERT_EQ(r.at("status"), "ok") << r.dump(2);
+    EXPECT_EQ(r.at("key"), pt.config.key());
+    EXPECT_EQ(r.at("config").at("overlap"), 3);
+    EXPECT_TRUE(r.at("validation").at("passed").get<bool>());
+    const json& t = r.at("timing");
+    EXPECT_EQ(t.at("mode"), "overlapped");
+    // Inverse: each slice is reshaped, then transformed; phases in that order.
+    EXPECT_EQ(t.at("phase_order"), (json{"fft.x", "pack.0", "exchange.0", "unpack.0", "fft.yz"}));
+    pt.config.overlap = 1;
+    EXPECT_EQ(run_point(MPI_COMM_WORLD, pt, quick, machine_info()).at("timing").at("mode"), "attribution");
+}
+
 const bool metered = register_variant<Backend, testing::MeteredBackend>("fftw_metered");
 
 TEST(RunPoint, DeviceMemoryIsMeasuredAndAPointThatDoesNotFitIsSkipped) {
