@@ -110,15 +110,18 @@ std::vector<T> random_values(std::size_t n, unsigned seed) {
     return v;
 }
 
-// Complex-to-complex stages along one axis, between every pair of memory orders
-// the decompositions produce (default and realigned).
+// Complex-to-complex stages along one or two axes, between the memory orders the
+// decompositions produce (default and realigned). On cuda, two axes with a strided
+// fastest axis run as 1D passes (in -> out, then in place); contiguous ones as one plan.
 TYPED_TEST(BackendTyped, ComplexStagesMatchNaiveDft) {
     using T = TypeParam;
     using C = std::complex<T>;
     auto be = make_backend();
     const std::vector<Shape> shapes{{{axis_x}, order_xyz, order_xyz}, {{axis_x}, order_yzx, order_xyz},
                                     {{axis_y}, order_xyz, order_xyz}, {{axis_y}, order_zxy, order_yzx},
-                                    {{axis_x, axis_y}, order_xyz, order_xyz}, {{axis_y}, order_zxy, order_zxy}};
+                                    {{axis_x, axis_y}, order_xyz, order_xyz}, {{axis_y}, order_zxy, order_zxy},
+                                    {{axis_x, axis_y}, order_zxy, order_xyz}, {{axis_x, axis_y}, order_xyz, order_zxy},
+                                    {{axis_x, axis_y}, order_zxy, order_zxy}};
     for (const auto& s : shapes)
         for (auto kind : {FftKind::c2c_forward, FftKind::c2c_backward}) {
             const Layout in_l{half_box, s.in_order}, out_l{half_box, s.out_order};

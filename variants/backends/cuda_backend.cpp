@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -115,39 +116,36 @@ Advanced advanced_layout(const FftDescriptor& d) {
     return a;
 }
 
-class CufftPlan final : public FftPlan {
+// One cuFFT call sequence: a plan in the advanced layout, executed once per
+// index of the batch dimensions cuFFT cannot take.
+class CufftPass {
 public:
-    CufftPlan(const FftDescriptor& d, cudaStream_t stream) : desc_(d) {
-        layout_ = advanced_layout(d);
+    CufftPass(const FftDescriptor& d, cudaStream_t stream) : kind_(d.kind), layout_(advanced_layout(d)) {
         const bool single = d.precision == Precision::single;
-        cufftType type{};
         switch (d.kind) {  // cuFFT's own type codes per kind and precision
-            case FftKind::r2c: type = single ? CUFFT_R2C : CUFFT_D2Z; break;
-            case FftKind::c2r: type = single ? CUFFT_C2R : CUFFT_Z2D; break;
-            default: type = single ? CUFFT_C2C : CUFFT_Z2Z; break;
+            case FftKind::r2c: type_ = single ? CUFFT_R2C : CUFFT_D2Z; break;
+            case FftKind::c2r: type_ = single ? CUFFT_C2R : CUFFT_Z2D; break;
+            default: type_ = single ? CUFFT_C2C : CUFFT_Z2Z; break;
         }
-        type_ = type;
         check(cufftCreate(&plan_), "cufftCreate");
         check(cufftSetStream(plan_, stream), "cufftSetStream");
         // The Plan hands every stage one shared work area (FftPlan::work_bytes).
         check(cufftSetAutoAllocation(plan_, 0), "cufftSetAutoAllocation");
         check(cufftMakePlanMany64(plan_, static_cast<int>(layout_.n.size()), layout_.n.data(), layout_.inembed.data(),
                                   layout_.istride, layout_.idist, layout_.onembed.data(), layout_.ostride, layout_.odist,
-                                  type, layout_.batch, &work_),
+                                  type_, layout_.batch, &work_),
               "cufftMakePlanMany64");
         in_elem_ = (d.kind == FftKind::r2c ? 1 : 2) * (single ? 4 : 8);
         out_elem_ = (d.kind == FftKind::c2r ? 1 : 2) * (single ? 4 : 8);
     }
-    ~CufftPlan() override { cufftDestroy(plan_); }
+    ~CufftPass() { cufftDestroy(plan_); }
+    CufftPass(const CufftPass&) = delete;
+    CufftPass& operator=(const CufftPass&) = delete;
 
-    std::size_t work_bytes() const override { return work_; }
-    void set_work_area(void* area) override {
-        check(cufftSetWorkArea(plan_, area), "cufftSetWorkArea");
-        has_area_ = true;
-    }
+    std::size_t work_bytes() const { return work_; }
+    void set_work_area(void* area) { check(cufftSetWorkArea(plan_, area), "cufftSetWorkArea"); }
 
-    void execute(void* in, void* out) override {
-        if (work_ > 0 && !has_area_) throw std::logic_error("cuFFT plan executed before set_work_area()");
+    void execute(void* in, void* out) {
         // Loop over the batch dimensions cuFFT cannot take (at most two).
         const auto& L = layout_.loops;
         const long long n0 = L.size() > 0 ? L[0].n : 1, n1 = L.size() > 1 ? L[1].n : 1;
@@ -169,20 +167,75 @@ private:
             case CUFFT_Z2D: check(cufftExecZ2D(plan_, (cufftDoubleComplex*)in, (cufftDoubleReal*)out), "cufftExecZ2D"); break;
             case CUFFT_C2C:
                 check(cufftExecC2C(plan_, (cufftComplex*)in, (cufftComplex*)out,
-                                   desc_.kind == FftKind::c2c_forward ? CUFFT_FORWARD : CUFFT_INVERSE),
+                                   kind_ == FftKind::c2c_forward ? CUFFT_FORWARD : CUFFT_INVERSE),
                       "cufftExecC2C");
                 break;
             default:
                 check(cufftExecZ2Z(plan_, (cufftDoubleComplex*)in, (cufftDoubleComplex*)out,
-                                   desc_.kind == FftKind::c2c_forward ? CUFFT_FORWARD : CUFFT_INVERSE),
+                                   kind_ == FftKind::c2c_forward ? CUFFT_FORWARD : CUFFT_INVERSE),
                       "cufftExecZ2Z");
         }
     }
-    FftDescriptor desc_;
+    FftKind kind_;
     Advanced layout_;
     cufftType type_{};
     cufftHandle plan_{};
     std::size_t in_elem_ = 0, out_elem_ = 0;
+    std::size_t work_ = 0;
+};
+
+// The cuFFT calls of one stage. A multi-axis c2c whose fastest transformed axis is
+// strided on either side runs as one 1D pass per axis (the first in -> out, the
+// rest in place on out): a 1024^3 slab x,y-FFT with z contiguous took 97.7 ms as
+// one 2D plan on an H200, against 6.2 + 14.3 ms for the same axes as 1D stages.
+std::vector<FftDescriptor> cufft_passes(const FftDescriptor& d) {
+    const bool complex = d.kind == FftKind::c2c_forward || d.kind == FftKind::c2c_backward;
+    const FftDim& fastest = d.dims.back();
+    if (!complex || d.dims.size() < 2 || (fastest.in_stride == 1 && fastest.out_stride == 1)) return {d};
+    std::vector<FftDescriptor> passes;
+    for (std::size_t k = 0; k < d.dims.size(); ++k) {
+        const bool first = k == 0;
+        auto side = [&](FftDim dim) { return first ? dim : FftDim{dim.n, dim.out_stride, dim.out_stride}; };
+        FftDescriptor p = d;
+        p.dims = {side(d.dims[k])};
+        p.batch.clear();
+        for (const FftDim& b : d.batch) p.batch.push_back(side(b));
+        for (std::size_t j = 0; j < d.dims.size(); ++j)
+            if (j != k) p.batch.push_back(side(d.dims[j]));
+        // advanced_layout merges neighbours in slow -> fast order.
+        std::sort(p.batch.begin(), p.batch.end(), [](const FftDim& a, const FftDim& b) {
+            return a.in_stride != b.in_stride ? a.in_stride > b.in_stride : a.out_stride > b.out_stride;
+        });
+        if (!first) p.in_elements = d.out_elements;
+        passes.push_back(std::move(p));
+    }
+    return passes;
+}
+
+class CufftPlan final : public FftPlan {
+public:
+    CufftPlan(const FftDescriptor& d, cudaStream_t stream) {
+        for (const FftDescriptor& p : cufft_passes(d)) {
+            passes_.push_back(std::make_unique<CufftPass>(p, stream));
+            work_ = std::max(work_, passes_.back()->work_bytes());
+        }
+    }
+
+    std::size_t work_bytes() const override { return work_; }
+    // The passes run one after another on one stream, so they share one area.
+    void set_work_area(void* area) override {
+        for (auto& p : passes_) p->set_work_area(area);
+        has_area_ = true;
+    }
+
+    void execute(void* in, void* out) override {
+        if (work_ > 0 && !has_area_) throw std::logic_error("cuFFT plan executed before set_work_area()");
+        passes_.front()->execute(in, out);
+        for (std::size_t i = 1; i < passes_.size(); ++i) passes_[i]->execute(out, out);
+    }
+
+private:
+    std::vector<std::unique_ptr<CufftPass>> passes_;
     std::size_t work_ = 0;
     bool has_area_ = false;
 };
