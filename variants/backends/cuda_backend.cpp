@@ -185,13 +185,15 @@ private:
 };
 
 // The cuFFT calls of one stage. A multi-axis c2c whose fastest transformed axis is
-// strided on either side runs as one 1D pass per axis (the first in -> out, the
-// rest in place on out): a 1024^3 slab x,y-FFT with z contiguous took 97.7 ms as
-// one 2D plan on an H200, against 6.2 + 14.3 ms for the same axes as 1D stages.
+// strided on both sides runs as one 1D pass per axis (the first in -> out, the
+// rest in place on out). On an H200, 1024^3 slab x,y-FFT with z contiguous on both
+// sides: 94.6 ms as one 2D plan, 20.0 ms as passes. Where one side has that axis
+// contiguous (realigned layouts) one 2D plan stays: passes took 1.2-3.7x longer
+// in 3 of 4 such cases (results/h200x1-2026-11-23-fft-passes).
 std::vector<FftDescriptor> cufft_passes(const FftDescriptor& d) {
     const bool complex = d.kind == FftKind::c2c_forward || d.kind == FftKind::c2c_backward;
     const FftDim& fastest = d.dims.back();
-    if (!complex || d.dims.size() < 2 || (fastest.in_stride == 1 && fastest.out_stride == 1)) return {d};
+    if (!complex || d.dims.size() < 2 || fastest.in_stride == 1 || fastest.out_stride == 1) return {d};
     std::vector<FftDescriptor> passes;
     for (std::size_t k = 0; k < d.dims.size(); ++k) {
         const bool first = k == 0;
