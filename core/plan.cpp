@@ -150,6 +150,22 @@ struct Plan::Pipeline {
     explicit Pipeline(Backend& b) : timer(b) {}
     std::vector<Stage> stages;
     PhaseTimer timer;
+    std::vector<PhaseTraffic> traffic;  // by phase index
+
+    void add_traffic(int phase, std::size_t device, std::size_t sent = 0, std::size_t received = 0) {
+        if (phase < 0) return;
+        if (traffic.size() <= static_cast<std::size_t>(phase)) traffic.resize(phase + 1);
+        PhaseTraffic& t = traffic[phase];
+        t.device_bytes += device, t.sent_bytes += sent, t.received_bytes += received;
+    }
+    // One reshape's floor traffic; transports that pack inside the exchange get it all there.
+    void add_traffic(const Reshape& r) {
+        const ReshapeTraffic t = fftune::traffic(r.plan);
+        const bool split = r.phases.pack >= 0 || r.phases.unpack >= 0;
+        add_traffic(r.phases.pack, t.pack);
+        add_traffic(r.phases.unpack, t.unpack);
+        add_traffic(r.phases.exchange, t.self_copy + (split ? 0 : t.pack + t.unpack), t.sent, t.received);
+    }
 };
 
 std::optional<std::string> check_applicable(const Problem& problem, const Config& config) {
@@ -354,6 +370,7 @@ void Plan::build(Direction dir) {
         if (rs->transport->separate_pack_phases()) rs->phases.pack = pipe->timer.phase("pack." + n);
         rs->phases.exchange = pipe->timer.phase("exchange." + n);
         if (rs->transport->separate_pack_phases()) rs->phases.unpack = pipe->timer.phase("unpack." + n);
+        pipe->add_traffic(*rs);
         return rs;
     };
 
@@ -433,6 +450,8 @@ void Plan::build(Direction dir) {
                 if (!fwd && c == 0) fft_phase();
                 ov->slices.push_back(std::move(slice));
             }
+            pipe->add_traffic(stage.fft_phase, layout_bytes(mine.layouts[fft_from], fft_from) +
+                                                   layout_bytes(mine.layouts[fft_to], fft_to));
             stage.overlap = std::move(ov);
             pipe->stages.push_back(std::move(stage));
             ++k;  // the pair's second step is done
@@ -454,6 +473,7 @@ void Plan::build(Direction dir) {
                 copy.in = user_in;
                 copy.out = work_a;
                 copy.in_bytes = copy.out_bytes = stage.in_bytes;
+                pipe->add_traffic(copy.fft_phase, 2 * copy.in_bytes);
                 pipe->stages.push_back(std::move(copy));
                 stage.in = work_a;
                 if (stage.out == work_a) throw std::logic_error("copy.in would alias the stage output");
@@ -463,6 +483,7 @@ void Plan::build(Direction dir) {
             if (auto desc = fft_descriptor(mine.layouts[from], mine.layouts[to], step.axes, kind,
                                            problem_.precision, problem_.size[2]))
                 stage.fft = backend_->make_fft(*desc);
+            pipe->add_traffic(stage.fft_phase, stage.in_bytes + stage.out_bytes);
         } else {
             stage.name = "reshape." + std::to_string(step.phase);
             stage.reshape = make_reshape(i, from, to, nullptr, true);
@@ -581,6 +602,13 @@ void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, v
 
 const std::vector<std::string>& Plan::phase_names(Direction d) const {
     return pipelines_[static_cast<int>(d)]->timer.names();
+}
+
+std::vector<Plan::PhaseTraffic> Plan::phase_traffic(Direction d) const {
+    const Pipeline& p = *pipelines_[static_cast<int>(d)];
+    std::vector<PhaseTraffic> t = p.traffic;
+    t.resize(p.timer.names().size());
+    return t;
 }
 
 std::vector<double> Plan::collect_phase_times(Direction d) {

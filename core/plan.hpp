@@ -85,6 +85,16 @@ public:
     // for a transform over all devices (reference_cufftxt).
     int devices() const;
 
+    // The least traffic of each phase on this rank, in phase_names() order:
+    // bytes read + written on its device (one pass over an FFT's input and
+    // output; scattered blocks packed or unpacked; the self block copied), and
+    // bytes sent to and received from other ranks (core/reshape.hpp traffic()).
+    // Floors come from these over measured bandwidths (plotting/report.py).
+    struct PhaseTraffic {
+        std::size_t device_bytes = 0, sent_bytes = 0, received_bytes = 0;
+    };
+    std::vector<PhaseTraffic> phase_traffic(Direction d) const;
+
     // Per-phase times accumulated since the last collect, in phase_names() order.
     const std::vector<std::string>& phase_names(Direction d) const;
     std::vector<double> collect_phase_times(Direction d);

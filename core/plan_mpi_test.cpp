@@ -4,6 +4,7 @@
 // Laplacian, the round trip and the whole-world oracle.
 #include "core/plan.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -252,6 +253,60 @@ TEST(Plan, FootprintIsWhatItAllocatesWithOneSharedFftWorkArea) {
     }
     EXPECT_TRUE(meter.areas.empty());
     EXPECT_GE(checked, 6);
+}
+
+// Summed over ranks, the floor traffic is the whole problem: every FFT reads and
+// writes its whole input and output once; every reshape moves each complex
+// element once, to a peer (sent, and received there) or within its rank (the
+// self copy, read + write); whether or not the reshape runs slice by slice.
+TEST(Plan, TrafficFloorsAddUpToTheWholeProblem) {
+    const int p = world_size();
+    const std::array<index_t, 3> n{12, 10, 9};
+    const std::size_t real_total = 12 * 10 * 9 * 8, complex_total = 12 * 10 * 5 * 16;
+    int checked = 0;
+    for (int overlap : {1, 3})
+        for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil"})
+            for (LayoutVariant layout : {LayoutVariant::default_, LayoutVariant::realigned})
+                for (Direction dir : {Direction::forward, Direction::inverse}) {
+                    const Problem problem{"fft3d", n, Precision::double_, dir, p};
+                    Config config = metered_config(d, p);
+                    config.backend = "fftw";
+                    config.layout = layout;
+                    config.overlap = overlap;
+                    if (check_applicable(problem, config)) continue;
+                    ++checked;
+                    Plan plan(MPI_COMM_WORLD, problem, config);
+                    const auto& names = plan.phase_names(dir);
+                    const auto mine = plan.phase_traffic(dir);
+                    ASSERT_EQ(mine.size(), names.size());
+                    std::vector<unsigned long long> local, sum(3 * mine.size());
+                    for (const auto& t : mine) local.insert(local.end(), {t.device_bytes, t.sent_bytes, t.received_bytes});
+                    MPI_Allreduce(local.data(), sum.data(), static_cast<int>(sum.size()), MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                                  MPI_COMM_WORLD);
+                    const std::string what = fmt::format("{} {} overlap {} {}", d, to_string(layout), overlap,
+                                                         to_string(dir));
+                    int real_ffts = 0;
+                    for (std::size_t k = 0; k < names.size(); ++k) {
+                        const auto device = sum[3 * k], sent = sum[3 * k + 1], received = sum[3 * k + 2];
+                        const std::string& ph = names[k];
+                        if (ph.rfind("fft.", 0) == 0) {
+                            EXPECT_EQ(sent + received, 0u) << what << " " << ph;
+                            if (device == real_total + complex_total) ++real_ffts;
+                            else EXPECT_EQ(device, 2 * complex_total) << what << " " << ph;
+                        } else if (ph == "copy.in") {
+                            EXPECT_EQ(device, 2 * complex_total) << what;
+                        } else if (ph.rfind("exchange.", 0) == 0) {
+                            EXPECT_EQ(sent, received) << what << " " << ph;
+                            EXPECT_EQ(sent + device / 2, complex_total) << what << " " << ph;  // a2a_sync packs apart
+                            if (p == 1) EXPECT_EQ(sent, 0u) << what;
+                        } else {
+                            ASSERT_TRUE(ph.rfind("pack.", 0) == 0 || ph.rfind("unpack.", 0) == 0) << ph;
+                            EXPECT_LE(device, 2 * complex_total) << what << " " << ph;
+                        }
+                    }
+                    EXPECT_EQ(real_ffts, 1) << what;
+                }
+    EXPECT_GE(checked, 12);
 }
 
 TEST(Plan, RefusesOnEveryRankWhatDoesNotFitTheSharedDevice) {

@@ -18,6 +18,24 @@ bool ReshapePlan::any_recv_scattered() const {
     return false;
 }
 
+ReshapeTraffic traffic(const ReshapePlan& plan) {
+    ReshapeTraffic t;
+    const std::size_t e = plan.elem_bytes;
+    for (std::size_t p = 0; p < plan.peers.size(); ++p) {
+        const PeerBlock& b = plan.peers[p];
+        const auto out = static_cast<std::size_t>(b.send_count) * e, in = static_cast<std::size_t>(b.recv_count) * e;
+        if (static_cast<int>(p) == plan.self) {
+            t.self_copy += 2 * out;
+            continue;
+        }
+        t.sent += out;
+        t.received += in;
+        if (b.send_count > 0 && !b.send_src.contiguous()) t.pack += 2 * out;
+        if (b.recv_count > 0 && !b.recv_dst.contiguous()) t.unpack += 2 * in;
+    }
+    return t;
+}
+
 Box3 ReshapePlan::block(int from, int to) const {
     return intersect(moving_before[static_cast<std::size_t>(from)], moving_after[static_cast<std::size_t>(to)]);
 }

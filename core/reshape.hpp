@@ -44,6 +44,17 @@ struct ReshapePlan {
     bool any_recv_scattered() const;
 };
 
+// The least traffic one rank's reshape can cost, in bytes: on its device, every
+// scattered outgoing block read and packed (pack), every scattered incoming one
+// unpacked (unpack), the self block copied (self_copy), each counted read +
+// write; between ranks, what it sends and receives. Blocks already contiguous
+// travel in place. Floors of the pack/exchange/unpack phases (results/README.md).
+struct ReshapeTraffic {
+    std::size_t pack = 0, unpack = 0, self_copy = 0;
+    std::size_t sent = 0, received = 0;
+};
+ReshapeTraffic traffic(const ReshapePlan& plan);
+
 // Builds the pack plan from every phase rank's before/after layouts (computed
 // identically on all ranks, no communication needed). `moving_before` /
 // `moving_after` (one box per rank, inside its layout's box; empty: the whole

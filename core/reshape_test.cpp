@@ -175,5 +175,28 @@ TEST(Reshape, ContiguousBlocksAreSentInPlace) {
     EXPECT_EQ(recv_pointer(c, 1, data), static_cast<void*>(data + fwd.peers[1].recv_dst.offset));
 }
 
+TEST(Reshape, TrafficCountsScatteredBlocksSelfCopyAndPeerBytes) {
+    // 2 ranks, {4, 6, 8} doubles, x-slabs -> y-slabs in xyz: rank 0 keeps the
+    // 2x3x8 self block, sends rank 1 its other 2x3x8 block as scattered rows and
+    // receives rank 1's 2x3x8 x-slab contiguously.
+    auto xs = split({4, 6, 8}, 0, 2, order_xyz), ys = split({4, 6, 8}, 1, 2, order_xyz);
+    const ReshapeTraffic t = traffic(make_reshape_plan(0, 0, xs, ys, 8));
+    const std::size_t block = 2 * 3 * 8 * 8;
+    EXPECT_EQ(t.sent, block);
+    EXPECT_EQ(t.received, block);
+    EXPECT_EQ(t.pack, 2 * block);  // read + write
+    EXPECT_EQ(t.unpack, 0u);       // lands in place
+    EXPECT_EQ(t.self_copy, 2 * block);
+    // The way back: the rows are scattered on arrival instead.
+    const ReshapeTraffic back = traffic(make_reshape_plan(0, 0, ys, xs, 8));
+    EXPECT_EQ(back.pack, 0u);
+    EXPECT_EQ(back.unpack, 2 * block);
+    // One rank: everything is the self copy.
+    auto one = split({4, 6, 8}, 0, 1, order_xyz), one_y = split({4, 6, 8}, 1, 1, order_xyz);
+    const ReshapeTraffic alone = traffic(make_reshape_plan(0, 0, one, one_y, 8));
+    EXPECT_EQ(alone.sent + alone.received + alone.pack + alone.unpack, 0u);
+    EXPECT_EQ(alone.self_copy, 2u * 4 * 6 * 8 * 8);
+}
+
 }  // namespace
 }  // namespace fftune

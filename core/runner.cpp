@@ -236,6 +236,18 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     unsigned long long host = plan->host_staging_bytes(), host_max = 0;
     FFTUNE_MPI_CHECK(MPI_Allreduce(&host, &host_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     rec["host_staging_bytes"] = host_max;
+    // Floor traffic per phase, max over ranks; not for a rank driving several GPUs (cufftXt).
+    if (plan->devices() == 1) {
+        const auto traffic = plan->phase_traffic(dir);
+        std::vector<unsigned long long> bytes, most(3 * traffic.size());
+        for (const auto& t : traffic) bytes.insert(bytes.end(), {t.device_bytes, t.sent_bytes, t.received_bytes});
+        FFTUNE_MPI_CHECK(MPI_Allreduce(bytes.data(), most.data(), static_cast<int>(most.size()),
+                                       MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+        json tr = json::object();
+        for (std::size_t k = 0; k < traffic.size() && k < phases.size(); ++k)
+            tr[phases[k]] = {{"device_bytes", most[3 * k]}, {"sent_bytes", most[3 * k + 1]}, {"received_bytes", most[3 * k + 2]}};
+        rec["traffic"] = tr;
+    }
 
     if (options.validate) {
         ValidationResult v;

@@ -116,6 +116,20 @@ TEST(RunPoint, OkRecordFollowsTheSchema) {
         EXPECT_LE(s.at("rank_min_median").get<double>(), s.at("median").get<double>() + 1e-12) << name;
         EXPECT_EQ(s.at("n"), 5) << name;
     }
+    // Floor traffic per phase, max over ranks (Plan::phase_traffic).
+    const json& traffic = r.at("traffic");
+    ASSERT_EQ(traffic.size(), t.at("phase_order").size());
+    for (const auto& name : t.at("phase_order")) ASSERT_TRUE(traffic.contains(name.get<std::string>())) << name;
+    const auto bytes = [&](const char* ph, const char* what) { return traffic.at(ph).at(what).get<unsigned long long>(); };
+    if (world_size() == 1) {
+        EXPECT_EQ(bytes("fft.x", "device_bytes"), 2u * 9 * 10 * 6 * 16);  // c2c: read + write the half spectrum
+        EXPECT_EQ(bytes("fft.yz", "device_bytes"), 9u * 10 * 6 * 16 + 9u * 10 * 11 * 8);
+        EXPECT_EQ(bytes("exchange.0", "device_bytes"), 2u * 9 * 10 * 6 * 16);  // the self copy
+        EXPECT_EQ(bytes("exchange.0", "sent_bytes"), 0u);
+    } else {
+        EXPECT_GT(bytes("exchange.0", "sent_bytes"), 0u);
+        EXPECT_GT(bytes("exchange.0", "received_bytes"), 0u);
+    }
     EXPECT_GT(r.at("memory_bytes").get<long long>(), 0);
     EXPECT_TRUE(r.at("machine").contains("fingerprint"));
     EXPECT_EQ(r.at("provenance").at("command_line"), "runner_mpi_test");

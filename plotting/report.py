@@ -199,6 +199,106 @@ def memory_table(all_records):
     return "\n".join(lines)
 
 
+def measured_hbm(records):
+    """Device copy rate (bytes/s) measured in the records: the fastest 1-rank
+    exchange, which is one on-device copy of the self block (traffic.device_bytes
+    read + written, nothing sent). None when no record has one."""
+    best = None
+    for r in records:
+        for ph, t in (r.get("traffic") or {}).items():
+            if ph.startswith("exchange.") and r["problem"]["ranks"] == 1 and t["sent_bytes"] == 0 and t["device_bytes"]:
+                ms = r["timing"]["phases"][ph]["median"]
+                if ms > 0:
+                    rate = t["device_bytes"] / (ms * 1e-3)
+                    best = rate if best is None else max(best, rate)
+    return best
+
+
+def phase_floors(r, hbm, link):
+    """{phase: floor ms} from the record's traffic: device bytes / hbm + the larger
+    of sent and received / link (bytes/s); a phase whose bandwidth is unknown is
+    None. Empty without traffic (records before it, cufftXt)."""
+    out = {}
+    for ph, t in (r.get("traffic") or {}).items():
+        peer = max(t["sent_bytes"], t["received_bytes"])
+        if (t["device_bytes"] and not hbm) or (peer and not link):
+            out[ph] = None
+            continue
+        out[ph] = 1e3 * ((t["device_bytes"] / hbm if t["device_bytes"] else 0) + (peer / link if peer else 0))
+    return out
+
+
+def total_floor(r, floors, hbm, link):
+    """Phases one after another add up. Overlapped phases (timing.mode) at best
+    hide the link behind the device work or the other way round: the larger of
+    all device bytes / hbm and all peer bytes / link."""
+    if not floors or any(f is None for f in floors.values()):
+        return None
+    if r["timing"].get("mode") == "overlapped":
+        tr = r["traffic"].values()
+        device = sum(t["device_bytes"] for t in tr)
+        peer = sum(max(t["sent_bytes"], t["received_bytes"]) for t in tr)
+        return 1e3 * max(device / hbm if device else 0, peer / link if peer else 0)
+    return sum(floors.values())
+
+
+def ratio_cell(a, b):
+    """a / b with the interval [a.lo / b.hi, a.hi / b.lo] of their 99% CIs."""
+    (alo, ahi), (blo, bhi) = a["ci99"], b["ci99"]
+    return f'{a["median"] / b["median"]:.2f}× ({alo / bhi:.2f}–{ahi / blo:.2f})'
+
+
+def floor_section(records, all_records, hbm, link, hbm_source, link_source):
+    """Best plan per (ranks, size, precision, direction) against the references
+    measured for the same problem and against its floor; then each best plan's
+    phases against theirs."""
+    best = best_by(records, lambda r: (r["problem"]["ranks"], tuple(r["problem"]["size"]), r["problem"]["precision"],
+                                       r["problem"]["direction"]))
+    if not best:
+        return None
+    ref = defaultdict(dict)  # (size, precision, direction) -> name -> record
+    for r in all_records:
+        name = reference_name(r)
+        if name:
+            p = r["problem"]
+            k = (tuple(p["size"]), p["precision"], p["direction"])
+            if name not in ref[k] or r["timing"]["total"]["median"] < ref[k][name]["timing"]["total"]["median"]:
+                ref[k][name] = r
+    gbs = lambda x: f"{x / 1e9:.0f} GB/s" if x else "a rate not known"
+    md = [f"Floor = bytes each phase must move ÷ bandwidth: device bytes (read + written) ÷ {gbs(hbm)} "
+          f"({hbm_source}), plus the larger of sent and received ÷ {gbs(link)} ({link_source}). "
+          "Ratios give the 99% CI of each ratio in parentheses.", "",
+          "| ranks | size | precision | direction | best | ms (99% CI) | references (ratio: best ÷ reference) | floor ms | ÷ floor |",
+          "|---|---|---|---|---|---|---|---|---|"]
+    details = []
+    for k in sorted(best, key=lambda k: (k[0], points(k[1]), k[2], k[3])):
+        r = best[k]
+        t = r["timing"]["total"]
+        refs = []
+        for name, x in sorted(ref.get(k[1:], {}).items()):
+            if x is r or (devices(x) > 1 and devices(x) != k[0]):
+                continue  # cufftXt only beside plans over as many GPUs
+            refs.append(f"{name} {x['timing']['total']['median']:.4g} ms: {ratio_cell(t, x['timing']['total'])}")
+        floors = phase_floors(r, hbm, link)
+        floor = total_floor(r, floors, hbm, link)
+        floor_ms, vs_floor = (f"{floor:.3g}", f"{t['median'] / floor:.2f}") if floor else ("–", "–")
+        md.append(f"| {k[0]} | {size_label(k[1])} | {k[2]} | {k[3]} | `{r['key']}` | {t['median']:.4g} "
+                  f"({t['ci99'][0]:.4g}–{t['ci99'][1]:.4g}) | {'; '.join(refs) or '–'} | {floor_ms} | {vs_floor} |")
+        if floors:
+            details += ["", f"`{r['key']}`, {k[0]} ranks, {size_label(k[1])} {k[2]} {k[3]}"
+                        + (" (overlapped: phases run side by side)" if r["timing"].get("mode") == "overlapped" else ""), "",
+                        "| phase | ms | device GB | sent GB | received GB | floor ms | ÷ floor |", "|---|---|---|---|---|---|---|"]
+            for ph in r["timing"]["phase_order"]:
+                ms = r["timing"]["phases"][ph]["median"]
+                tr, f = r["traffic"].get(ph, {}), floors.get(ph)
+                gb = lambda key: f"{tr.get(key, 0) / 1e9:.3g}"
+                f_ms = f"{f:.3g}" if f is not None else "–"
+                vs = f"{ms / f:.2f}" if f else "–"
+                details.append(f"| {ph} | {ms:.4g} | {gb('device_bytes')} | {gb('sent_bytes')} | {gb('received_bytes')} | "
+                               f"{f_ms} | {vs} |")
+    return "\n".join(md + details)
+
+
 def save(fig, out, name):
     paths = []
     for ext in ("png", "svg"):
@@ -392,7 +492,7 @@ def weak_scaling_table(recs):
     return "\n".join(head + lines)
 
 
-def report(records, out, title, every_record=None):
+def report(records, out, title, every_record=None, hbm_gbps=None, link_gbps=None):
     os.makedirs(out, exist_ok=True)
     figures = []
     # A rank that drove several GPUs (reference_cufftxt) is drawn as a reference
@@ -424,6 +524,13 @@ def report(records, out, title, every_record=None):
     weak = weak_scaling_table(records)
     if weak:
         md += ["", "## Weak scaling (same points per rank; efficiency = time at the fewest ranks ÷ time here)", "", weak]
+    hbm, hbm_source = (hbm_gbps * 1e9, "given") if hbm_gbps else (measured_hbm(all_records), "measured: the fastest 1-rank self copy here")
+    if not hbm:
+        hbm_source = "no 1-rank self copy among these records; give --hbm-gbps"
+    link, link_source = (link_gbps * 1e9, "given") if link_gbps else (None, "give --link-gbps")
+    floors = floor_section(records, all_records, hbm, link, hbm_source, link_source)
+    if floors:
+        md += ["", "## Against the references and the floor", "", floors]
     multi = multi_device_table(all_records)
     if multi:
         md += ["", "## References over several GPUs of one process (not in the tables above: one rank, many GPUs)", "", multi]
@@ -449,6 +556,8 @@ def main(argv=None):
     ap.add_argument("--machine", help="only this machine fingerprint")
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--title", default="fftune report")
+    ap.add_argument("--hbm-gbps", type=float, help="device memory bandwidth for the floors, GB/s (default: the fastest 1-rank self copy among the records)")
+    ap.add_argument("--link-gbps", type=float, help="bandwidth between ranks for the floors, GB/s per direction (e.g. a probe's; no link floor without it)")
     args = ap.parse_args(argv)
     if not args.results and not args.db:
         ap.error("give result files or --db")
@@ -456,7 +565,10 @@ def main(argv=None):
         records = load_records(args.results, args.db, args.machine)
         every = [r for r in read_records(args.results, args.db)
                  if not args.machine or r.get("machine", {}).get("fingerprint") == args.machine]
-        figures = report(records, args.out, args.title, every)
+        for name in ("hbm_gbps", "link_gbps"):
+            if getattr(args, name) is not None and getattr(args, name) <= 0:
+                raise ReportError(f"--{name.replace('_', '-')} must be a positive bandwidth in GB/s, not {getattr(args, name)}")
+        figures = report(records, args.out, args.title, every, args.hbm_gbps, args.link_gbps)
     except ReportError as e:
         print(f"fftune report: {e}", file=sys.stderr)
         return 2

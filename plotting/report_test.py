@@ -92,6 +92,54 @@ class ReportTest(unittest.TestCase):
         report.report(records, self.out, "fixture", records + [big, refused])
         self.assertIn("## Device memory per rank", open(os.path.join(self.out, "report.md")).read())
 
+    def test_best_plans_against_references_and_floors(self):
+        records = report.load_records([FIXTURE], None, None)
+        zero = {"device_bytes": 0, "sent_bytes": 0, "received_bytes": 0}
+        # A 1-rank self copy: 4e6 bytes read + written in its exchange phase -> the measured device rate.
+        one = next(r for r in records if r["key"] == "cuda/slab_2d1d/default/1x1/a2a_sync/host" and r["problem"]["size"] == [128] * 3)
+        one["traffic"] = {ph: dict(zero) for ph in one["timing"]["phase_order"]}
+        one["traffic"]["exchange.0"]["device_bytes"] = 4e6
+        hbm = 4e6 / (one["timing"]["phases"]["exchange.0"]["median"] * 1e-3)
+        self.assertAlmostEqual(report.measured_hbm(records), hbm)
+        # The 2-rank winner at 128^3: 40 MB through the device in its FFT, and
+        # 2 MB sent (1 MB received) plus a 20 MB self copy in its exchange.
+        best = next(r for r in records if r["key"] == "cuda/slab_2d1d/default/2x1/nccl_a2a/host" and r["problem"]["size"] == [128] * 3)
+        best["traffic"] = {ph: dict(zero) for ph in best["timing"]["phase_order"]}
+        best["traffic"]["fft.yz"]["device_bytes"] = 40e6
+        best["traffic"]["exchange.0"].update(device_bytes=20e6, sent_bytes=2e6, received_bytes=1e6)
+        link = 100e9
+        floors = report.phase_floors(best, hbm, link)
+        self.assertAlmostEqual(floors["fft.yz"], 1e3 * 40e6 / hbm)
+        self.assertAlmostEqual(floors["exchange.0"], 1e3 * (20e6 / hbm + 2e6 / link))  # the larger direction
+        self.assertEqual(floors["pack.0"], 0)
+        expect = 1e3 * (60e6 / hbm + 2e6 / link)
+        self.assertAlmostEqual(report.total_floor(best, floors, hbm, link), expect)
+        self.assertIsNone(report.phase_floors(best, hbm, None)["exchange.0"])  # no link bandwidth, no link floor
+        self.assertIsNone(report.total_floor(best, report.phase_floors(best, hbm, None), hbm, None))
+        overlapped = json.loads(json.dumps(best))
+        overlapped["timing"]["mode"] = "overlapped"  # at best the link hides behind the device work
+        self.assertAlmostEqual(report.total_floor(overlapped, floors, hbm, link), 1e3 * max(60e6 / hbm, 2e6 / link))
+
+        report.report(records, self.out, "fixture", hbm_gbps=None, link_gbps=100)
+        page = open(os.path.join(self.out, "report.md")).read()
+        section = page.split("## Against the references and the floor")[1].split("\n## ")[0]
+        self.assertIn("measured: the fastest 1-rank self copy here", section)
+        med = best["timing"]["total"]["median"]
+        ref = next(r for r in records if r["key"] == "cuda/reference_3d/default/1x1/none/host" and r["problem"]["size"] == [128] * 3)
+        row = next(line for line in section.splitlines() if line.startswith("| 2 | 128x128x128 |"))
+        self.assertIn("`cuda/slab_2d1d/default/2x1/nccl_a2a/host`", row)
+        self.assertIn(f"cuFFT 3D, one GPU {ref['timing']['total']['median']:.4g} ms: {med / ref['timing']['total']['median']:.2f}×", row)
+        self.assertTrue(row.endswith(f"| {expect:.3g} | {med / expect:.2f} |"), row)
+        self.assertIn(f"| exchange.0 | {best['timing']['phases']['exchange.0']['median']:.4g} | 0.02 | 0.002 | 0.001 | "
+                      f"{floors['exchange.0']:.3g} |", section)
+        # Records without traffic (older ones) have no floor.
+        other = next(line for line in section.splitlines() if line.startswith("| 2 | 256x128x128 |"))
+        self.assertTrue(other.endswith("| – | – |"), other)
+        err = io.StringIO()
+        with redirect_stderr(err):
+            self.assertEqual(report.main([FIXTURE, "--out", self.out, "--link-gbps", "0"]), 2)
+        self.assertIn("--link-gbps must be a positive bandwidth", err.getvalue())
+
     def test_winner_verdicts(self):
         rows = report.winner_rows(report.load_records([FIXTURE], None, None))
         verdicts = {r[5] for r in rows}

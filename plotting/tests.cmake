@@ -5,6 +5,13 @@ if(Python3_FOUND)
   add_test(NAME report_test COMMAND ${Python3_EXECUTABLE} -m unittest -v report_test
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/plotting)
   set_tests_properties(report_test PROPERTIES LABELS "unit;plotting")
+  # Bandwidths for the floors reach report.py; a bad one fails before it runs.
+  fftune_cli_test(cli_report_floors 0 ARGS report ${PROJECT_SOURCE_DIR}/plotting/testdata/fixture.jsonl
+    --hbm-gbps 4200 --link-gbps 350 --out ${PROJECT_BINARY_DIR}/report-floors
+    EXPECT "report.md: 8 figures from 75 records" LABELS plotting)
+  fftune_cli_test(cli_report_bad_bandwidth 2 ARGS report ${PROJECT_SOURCE_DIR}/plotting/testdata/fixture.jsonl
+    --link-gbps -3 --out ${PROJECT_BINARY_DIR}/r EXPECT "--link-gbps: must be a positive bandwidth in GB/s, not -3"
+    LABELS plotting)
   if(FFTUNE_HAVE_TUNER)
     fftune_cli_test(cli_report 0 ARGS report --db ${PROJECT_BINARY_DIR}/tuner-test/tuning.sqlite
       --out ${PROJECT_BINARY_DIR}/tuner-test/report

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -244,6 +245,18 @@ int main(int argc, char** argv) {
     report->add_option("results", report_files, "JSON-lines result files (instead of the database)");
     report->add_option("--out", report_out, "output directory")->required();
     report->add_option("--title", report_title, "report title");
+    std::optional<double> hbm_gbps, link_gbps;
+    const CLI::Validator positive_gbps(
+        [](std::string& v) -> std::string {
+            char* end = nullptr;
+            const double d = std::strtod(v.c_str(), &end);
+            return end != v.c_str() && *end == '\0' && d > 0 ? "" : "must be a positive bandwidth in GB/s, not " + v;
+        },
+        "GB/s > 0");
+    report->add_option("--hbm-gbps", hbm_gbps, "device memory bandwidth for the floors, GB/s (default: measured in the records)")
+        ->check(positive_gbps);
+    report->add_option("--link-gbps", link_gbps, "bandwidth between ranks for the floors, GB/s per direction")
+        ->check(positive_gbps);
     auto* model = app.add_subcommand("model", "fit the alpha-beta cost model to the database and check it (leave one problem out)");
     std::string machine;
     auto print_ingest = [&](const fftune::Database& db, const fftune::IngestStats& st) {
@@ -411,6 +424,8 @@ int main(int argc, char** argv) {
             std::vector<std::string> args{"python3", script, "--out", report_out, "--title", report_title};
             if (report_files.empty()) args.insert(args.end(), {"--db", db_path});
             if (!machine.empty()) args.insert(args.end(), {"--machine", machine});
+            if (hbm_gbps) args.insert(args.end(), {"--hbm-gbps", fmt::format("{}", *hbm_gbps)});
+            if (link_gbps) args.insert(args.end(), {"--link-gbps", fmt::format("{}", *link_gbps)});
             args.insert(args.end(), report_files.begin(), report_files.end());
             std::vector<char*> cargs;
             for (auto& a : args) cargs.push_back(a.data());
