@@ -183,6 +183,50 @@ TYPED_TEST(BackendTyped, RealStagesMatchNaiveDftAndInvert) {
     }
 }
 
+// One plan run again and again, on the same buffers and on others: a y-FFT in
+// xyz batches z and loops over x (on cuda a CUDA graph per buffer pair).
+TEST(Backend, APlanRerunsOnTheSameAndOtherBuffers) {
+    using C = std::complex<double>;
+    auto be = make_backend();
+    const Layout l{half_box, order_xyz};
+    const auto d = fft_descriptor(l, l, {axis_y}, FftKind::c2c_forward, Precision::double_, 7);
+    ASSERT_TRUE(d);
+    auto fft = make_standalone_fft(*be, *d);
+    const std::size_t n = half_box.count(), bytes = n * sizeof(C);
+    Buffer in_a(*be, bytes), in_b(*be, bytes), out_a(*be, bytes), out_b(*be, bytes);
+    const auto a = random_values<C>(n, 11), b = random_values<C>(n, 12);
+    be->copy_from_host(in_a.data(), a.data(), bytes);
+    be->copy_from_host(in_b.data(), b.data(), bytes);
+    auto check = [&](const std::vector<C>& input, Buffer& out, const char* what) {
+        std::vector<C> got(n);
+        be->copy_to_host(got.data(), out.data(), bytes);
+        const auto want = naive_dft(l, std::vector<std::complex<double>>(input.begin(), input.end()), {axis_y}, -1, l);
+        double err = 0;
+        for (std::size_t i = 0; i < n; ++i) err = std::max(err, std::abs(got[i] - want[i]));
+        EXPECT_LT(err, 1e-11) << what;
+    };
+    const std::vector<C> zeros(n);
+    for (int round = 0; round < 2; ++round) {
+        for (auto* out : {&out_a, &out_b}) be->copy_from_host(out->data(), zeros.data(), bytes);
+        fft->execute(in_a.data(), out_a.data());
+        check(a, out_a, "in_a -> out_a");
+        fft->execute(in_b.data(), out_b.data());
+        check(b, out_b, "in_b -> out_b");
+        fft->execute(in_b.data(), out_a.data());
+        check(b, out_a, "in_b -> out_a");
+    }
+    // More buffer pairs than a plan keeps graphs for, then the first again.
+    std::vector<Buffer> outs;
+    for (int i = 0; i < 6; ++i) {
+        outs.emplace_back(*be, bytes);
+        fft->execute(in_a.data(), outs.back().data());
+        check(a, outs.back(), "in_a -> a new buffer");
+    }
+    be->copy_from_host(out_a.data(), zeros.data(), bytes);
+    fft->execute(in_a.data(), out_a.data());
+    check(a, out_a, "in_a -> out_a after eviction");
+}
+
 TEST(Backend, BatchStridesOfEveryStageAreTheLayoutStrides) {
     // yzx in, xyz out along x: batch over y and z with different strides on each side.
     const Layout in{half_box, order_yzx}, out{half_box, order_xyz};

@@ -120,7 +120,7 @@ Advanced advanced_layout(const FftDescriptor& d) {
 // index of the batch dimensions cuFFT cannot take.
 class CufftPass {
 public:
-    CufftPass(const FftDescriptor& d, cudaStream_t stream) : kind_(d.kind), layout_(advanced_layout(d)) {
+    CufftPass(const FftDescriptor& d, cudaStream_t stream) : kind_(d.kind), layout_(advanced_layout(d)), stream_(stream) {
         const bool single = d.precision == Precision::single;
         switch (d.kind) {  // cuFFT's own type codes per kind and precision
             case FftKind::r2c: type_ = single ? CUFFT_R2C : CUFFT_D2Z; break;
@@ -138,14 +138,78 @@ public:
         in_elem_ = (d.kind == FftKind::r2c ? 1 : 2) * (single ? 4 : 8);
         out_elem_ = (d.kind == FftKind::c2r ? 1 : 2) * (single ? 4 : 8);
     }
-    ~CufftPass() { cufftDestroy(plan_); }
+    ~CufftPass() {
+        drop_graphs();
+        cufftDestroy(plan_);
+    }
     CufftPass(const CufftPass&) = delete;
     CufftPass& operator=(const CufftPass&) = delete;
 
     std::size_t work_bytes() const { return work_; }
-    void set_work_area(void* area) { check(cufftSetWorkArea(plan_, area), "cufftSetWorkArea"); }
+    void set_work_area(void* area) {
+        drop_graphs();  // they hold the old area
+        check(cufftSetWorkArea(plan_, area), "cufftSetWorkArea");
+    }
 
+    // A looped pass replays a CUDA graph of its cuFFT calls, one per (in, out)
+    // pair: issuing the calls one by one costs host time per call, and the GPU
+    // waits for it.
     void execute(void* in, void* out) {
+        if (loop_count() < 2 || !graphs_work_) return run_loops(in, out);
+        for (const Graph& g : graphs_)
+            if (g.in == in && g.out == out) return check(cudaGraphLaunch(g.exec, stream_), "cudaGraphLaunch");
+        cudaGraphExec_t exec = capture(in, out);
+        if (!exec) {
+            graphs_work_ = false;  // this stream cannot be captured: issue the calls directly
+            return run_loops(in, out);
+        }
+        if (graphs_.size() == kGraphs) {
+            check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+            cudaGraphExecDestroy(graphs_.front().exec);
+            graphs_.erase(graphs_.begin());
+        }
+        graphs_.push_back({in, out, exec});
+        check(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
+    }
+
+private:
+    static constexpr std::size_t kGraphs = 4;  // (in, out) pairs kept: the timed buffers and validation's
+    struct Graph {
+        void *in, *out;
+        cudaGraphExec_t exec;
+    };
+    long long loop_count() const {
+        long long n = 1;
+        for (const FftDim& l : layout_.loops) n *= l.n;
+        return n;
+    }
+    // The loop's calls recorded, not run; nullptr when the stream cannot be captured.
+    cudaGraphExec_t capture(void* in, void* out) {
+        cudaStreamCaptureStatus status{};
+        if (cudaStreamIsCapturing(stream_, &status) != cudaSuccess || status != cudaStreamCaptureStatusNone) return nullptr;
+        if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return nullptr;
+        bool recorded = true;
+        try {
+            run_loops(in, out);
+        } catch (const std::exception&) {
+            recorded = false;
+        }
+        cudaGraph_t graph = nullptr;
+        const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
+        cudaGraphExec_t exec = nullptr;
+        if (recorded && end == cudaSuccess && graph && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) exec = nullptr;
+        if (graph) cudaGraphDestroy(graph);
+        cudaGetLastError();  // a failed capture leaves its error behind; the direct calls report their own
+        return exec;
+    }
+    void drop_graphs() {
+        if (graphs_.empty()) return;
+        cudaStreamSynchronize(stream_);
+        for (const Graph& g : graphs_) cudaGraphExecDestroy(g.exec);
+        graphs_.clear();
+    }
+
+    void run_loops(void* in, void* out) {
         // Loop over the batch dimensions cuFFT cannot take (at most two).
         const auto& L = layout_.loops;
         const long long n0 = L.size() > 0 ? L[0].n : 1, n1 = L.size() > 1 ? L[1].n : 1;
@@ -157,8 +221,6 @@ public:
                 run(static_cast<char*>(in) + ioff * in_elem_, static_cast<char*>(out) + ooff * out_elem_);
             }
     }
-
-private:
     void run(void* in, void* out) {
         switch (type_) {
             case CUFFT_R2C: check(cufftExecR2C(plan_, (cufftReal*)in, (cufftComplex*)out), "cufftExecR2C"); break;
@@ -178,6 +240,9 @@ private:
     }
     FftKind kind_;
     Advanced layout_;
+    cudaStream_t stream_;
+    std::vector<Graph> graphs_;
+    bool graphs_work_ = true;
     cufftType type_{};
     cufftHandle plan_{};
     std::size_t in_elem_ = 0, out_elem_ = 0;
