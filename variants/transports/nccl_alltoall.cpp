@@ -32,12 +32,16 @@ public:
         return slot_elems(plan) * static_cast<index_t>(plan.peers.size());
     }
     index_t recv_buffer_elems(const ReshapePlan& plan) const override { return send_buffer_elems(plan); }
+    void setup(const ReshapeContext& ctx) override {
+        nccl::TransportBase::setup(ctx);
+        slot_bytes_ = static_cast<std::size_t>(slot_elems(*ctx.plan)) * ctx.plan->elem_bytes;  // O(ranks^2): once
+    }
 
     void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
                  const ReshapePhases& ph) override {
         const ReshapePlan& plan = *ctx.plan;
         const int n = static_cast<int>(plan.peers.size());
-        const std::size_t slot = static_cast<std::size_t>(slot_elems(plan)) * plan.elem_bytes;
+        const std::size_t slot = slot_bytes_;
         auto* send = static_cast<char*>(ctx.send_buffer);
         auto* recv = static_cast<char*>(ctx.recv_buffer);
         const cudaStream_t s = stream(ctx);
@@ -62,6 +66,7 @@ public:
     }
 
 private:
+    std::size_t slot_bytes_ = 0;
     // The largest block any rank of the phase sends any other (the same on every rank).
     static index_t slot_elems(const ReshapePlan& plan) {
         const int n = static_cast<int>(plan.peers.size());
