@@ -29,10 +29,15 @@ class ReportError(Exception):
     pass
 
 
+def is_probe(r):
+    """A `fftune probe` record (schema fftune.probe/1), not a plan's result."""
+    return r.get("kind") == "probe" or str(r.get("schema", "")).startswith("fftune.probe/")
+
+
 def load_records(paths, db, machine):
-    """The validated ok records (of one machine, when given)."""
+    """The validated ok result records (of one machine, when given); not probe records (main passes those on)."""
     records = read_records(paths, db)
-    ok = [r for r in records if r.get("status") == "ok" and (r.get("validation") or {}).get("passed") is True]
+    ok = [r for r in records if not is_probe(r) and r.get("status") == "ok" and (r.get("validation") or {}).get("passed") is True]
     if machine:
         ok = [r for r in ok if r["machine"].get("fingerprint") == machine]
     if not ok:
@@ -211,6 +216,28 @@ def measured_hbm(records):
                 if ms > 0:
                     rate = t["device_bytes"] / (ms * 1e-3)
                     best = rate if best is None else max(best, rate)
+    return best
+
+
+def measured_link(probes, hbm):
+    """Bytes/s one rank sends to the others, measured by the fastest exchange probe
+    (fftune probe) that is not staged through host memory (on GPUs: NCCL, CUDA
+    IPC): (peers - 1) * bytes_per_peer over its exchange phase, less the self
+    block's copy (read + write at hbm) when hbm is known. Probe groups are
+    consecutive ranks, so across nodes give --link-gbps. None without a probe."""
+    best = None
+    for r in probes:
+        if r.get("probe") != "exchange" or r.get("status") != "ok" or r.get("host_staged") or r.get("peers", 1) < 2:
+            continue
+        if not (r.get("validation") or {}).get("passed"):
+            continue
+        phases = r["timing"].get("phases") or {}
+        ms = (phases.get("exchange") or r["timing"]["total"])["median"]
+        b = r["bytes_per_peer"]
+        seconds = ms * 1e-3 - (2 * b / hbm if hbm else 0)
+        if seconds > 0:
+            rate = (r["peers"] - 1) * b / seconds
+            best = rate if best is None else max(best, rate)
     return best
 
 
@@ -492,7 +519,7 @@ def weak_scaling_table(recs):
     return "\n".join(head + lines)
 
 
-def report(records, out, title, every_record=None, hbm_gbps=None, link_gbps=None):
+def report(records, out, title, every_record=None, hbm_gbps=None, link_gbps=None, probes=()):
     os.makedirs(out, exist_ok=True)
     figures = []
     # A rank that drove several GPUs (reference_cufftxt) is drawn as a reference
@@ -527,7 +554,9 @@ def report(records, out, title, every_record=None, hbm_gbps=None, link_gbps=None
     hbm, hbm_source = (hbm_gbps * 1e9, "given") if hbm_gbps else (measured_hbm(all_records), "measured: the fastest 1-rank self copy here")
     if not hbm:
         hbm_source = "no 1-rank self copy among these records; give --hbm-gbps"
-    link, link_source = (link_gbps * 1e9, "given") if link_gbps else (None, "give --link-gbps")
+    link, link_source = (link_gbps * 1e9, "given") if link_gbps else (measured_link(probes, hbm), "measured: the fastest exchange probe not staged through the host")
+    if not link:
+        link_source = "no exchange probe among the records; give --link-gbps"
     floors = floor_section(records, all_records, hbm, link, hbm_source, link_source)
     if floors:
         md += ["", "## Against the references and the floor", "", floors]
@@ -557,7 +586,7 @@ def main(argv=None):
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--title", default="fftune report")
     ap.add_argument("--hbm-gbps", type=float, help="device memory bandwidth for the floors, GB/s (default: the fastest 1-rank self copy among the records)")
-    ap.add_argument("--link-gbps", type=float, help="bandwidth between ranks for the floors, GB/s per direction (e.g. a probe's; no link floor without it)")
+    ap.add_argument("--link-gbps", type=float, help="bandwidth between ranks for the floors, GB/s per direction (default: the fastest exchange probe among the inputs that is not staged through the host)")
     args = ap.parse_args(argv)
     if not args.results and not args.db:
         ap.error("give result files or --db")
@@ -565,10 +594,12 @@ def main(argv=None):
         records = load_records(args.results, args.db, args.machine)
         every = [r for r in read_records(args.results, args.db)
                  if not args.machine or r.get("machine", {}).get("fingerprint") == args.machine]
+        probes = [r for r in every if is_probe(r)]
+        every = [r for r in every if not is_probe(r)]
         for name in ("hbm_gbps", "link_gbps"):
             if getattr(args, name) is not None and getattr(args, name) <= 0:
                 raise ReportError(f"--{name.replace('_', '-')} must be a positive bandwidth in GB/s, not {getattr(args, name)}")
-        figures = report(records, args.out, args.title, every, args.hbm_gbps, args.link_gbps)
+        figures = report(records, args.out, args.title, every, args.hbm_gbps, args.link_gbps, probes)
     except ReportError as e:
         print(f"fftune report: {e}", file=sys.stderr)
         return 2

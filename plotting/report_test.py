@@ -140,6 +140,30 @@ class ReportTest(unittest.TestCase):
             self.assertEqual(report.main([FIXTURE, "--out", self.out, "--link-gbps", "0"]), 2)
         self.assertIn("--link-gbps must be a positive bandwidth", err.getvalue())
 
+    def test_link_rate_from_exchange_probes(self):
+        def probe(peers, per_peer, ms, host_staged=False, passed=True):
+            return {"schema": "fftune.probe/1", "kind": "probe", "probe": "exchange", "status": "ok",
+                    "transport": "nccl_a2a", "host_staged": host_staged, "peers": peers, "bytes_per_peer": per_peer,
+                    "timing": {"total": {"median": ms + 0.1}, "phases": {"exchange": {"median": ms}}},
+                    "validation": {"method": "exchange_pattern", "passed": passed}}
+        hbm = 4e12
+        probes = [probe(4, 1e8, 1.0), probe(2, 1e6, 0.01),
+                  probe(4, 1e8, 0.1, host_staged=True), probe(4, 1e8, 0.1, passed=False), probe(1, 1e8, 0.01)]
+        # 3 peers x 100 MB in 1 ms, less the 100 MB self block copied at 4 TB/s (0.05 ms).
+        self.assertAlmostEqual(report.measured_link(probes, hbm), 3e8 / 0.95e-3)
+        self.assertAlmostEqual(report.measured_link(probes, None), 3e8 / 1e-3)
+        self.assertIsNone(report.measured_link(probes[2:], hbm))
+        # Probe records among the inputs feed the link rate and are not plotted as plans.
+        path = os.path.join(self.out, "probes.jsonl")
+        with open(path, "w") as f:
+            for p in probes:
+                f.write(json.dumps(p) + "\n")
+        self.assertEqual(report.main([FIXTURE, path, "--out", self.out, "--hbm-gbps", "4000"]), 0)
+        with open(os.path.join(self.out, "report.md")) as f:
+            page = f.read()
+        self.assertIn(f"÷ {3e8 / 0.95e-3 / 1e9:.0f} GB/s (measured: the fastest exchange probe not staged through the host)", page)
+        self.assertEqual(len(report.load_records([FIXTURE, path], None, None)), 75)
+
     def test_winner_verdicts(self):
         rows = report.winner_rows(report.load_records([FIXTURE], None, None))
         verdicts = {r[5] for r in rows}
