@@ -158,13 +158,17 @@ struct Plan::Pipeline {
         PhaseTraffic& t = traffic[phase];
         t.device_bytes += device, t.sent_bytes += sent, t.received_bytes += received;
     }
-    // One reshape's floor traffic; transports that pack inside the exchange get it all there.
+    // One reshape's floor traffic, in the phase that does the work: transports that
+    // pack inside the exchange get it all there, and one without a receive buffer
+    // (cuda_ipc) writes incoming blocks into place during the exchange.
     void add_traffic(const Reshape& r) {
         const ReshapeTraffic t = fftune::traffic(r.plan);
-        const bool split = r.phases.pack >= 0 || r.phases.unpack >= 0;
-        add_traffic(r.phases.pack, t.pack);
-        add_traffic(r.phases.unpack, t.unpack);
-        add_traffic(r.phases.exchange, t.self_copy + (split ? 0 : t.pack + t.unpack), t.sent, t.received);
+        const bool pack_apart = r.phases.pack >= 0;
+        const bool unpack_apart = r.phases.unpack >= 0 && r.transport->uses_recv_buffer();
+        add_traffic(r.phases.pack, pack_apart ? t.pack : 0);
+        add_traffic(r.phases.unpack, unpack_apart ? t.unpack : 0);
+        add_traffic(r.phases.exchange, t.self_copy + (pack_apart ? 0 : t.pack) + (unpack_apart ? 0 : t.unpack), t.sent,
+                    t.received);
     }
 };
 

@@ -204,28 +204,37 @@ def memory_table(all_records):
     return "\n".join(lines)
 
 
+MIN_COPY_BYTES = 1 << 30  # a self copy this large streams through device memory, not a cache (L2: 50-60 MB on H100/H200)
+
+
+def machine_of(r):
+    return (r.get("machine") or {}).get("fingerprint")
+
+
 def measured_hbm(records):
-    """Device copy rate (bytes/s) measured in the records: the fastest 1-rank
-    exchange, which is one on-device copy of the self block (traffic.device_bytes
-    read + written, nothing sent). None when no record has one."""
-    best = None
+    """{machine fingerprint: bytes/s}: per machine, the fastest 1-rank exchange
+    phase that is one on-device copy of the self block (traffic.device_bytes,
+    read + written, at least MIN_COPY_BYTES; nothing sent)."""
+    best = {}
     for r in records:
         for ph, t in (r.get("traffic") or {}).items():
-            if ph.startswith("exchange.") and r["problem"]["ranks"] == 1 and t["sent_bytes"] == 0 and t["device_bytes"]:
-                ms = r["timing"]["phases"][ph]["median"]
-                if ms > 0:
-                    rate = t["device_bytes"] / (ms * 1e-3)
-                    best = rate if best is None else max(best, rate)
+            if not ph.startswith("exchange.") or r["problem"]["ranks"] != 1 or t["sent_bytes"] or t["device_bytes"] < MIN_COPY_BYTES:
+                continue
+            ms = r["timing"]["phases"][ph]["median"]
+            if ms > 0:
+                fp = machine_of(r)
+                best[fp] = max(best.get(fp, 0), t["device_bytes"] / (ms * 1e-3))
     return best
 
 
 def measured_link(probes, hbm):
-    """Bytes/s one rank sends to the others, measured by the fastest exchange probe
-    (fftune probe) that is not staged through host memory (on GPUs: NCCL, CUDA
-    IPC): (peers - 1) * bytes_per_peer over its exchange phase, less the self
-    block's copy (read + write at hbm) when hbm is known. Probe groups are
-    consecutive ranks, so across nodes give --link-gbps. None without a probe."""
-    best = None
+    """{(machine fingerprint, backend): bytes/s} one rank sends to the others, from
+    the fastest exchange probe (fftune probe) that is not staged through host
+    memory (on GPUs: NCCL, CUDA IPC): (peers - 1) * bytes_per_peer over its
+    exchange phase, less the self block's copy (read + write) at hbm(machine)
+    bytes/s when known. Probe groups are consecutive ranks, so for exchanges
+    across nodes give --link-gbps."""
+    best = {}
     for r in probes:
         if r.get("probe") != "exchange" or r.get("status") != "ok" or r.get("host_staged") or r.get("peers", 1) < 2:
             continue
@@ -233,32 +242,35 @@ def measured_link(probes, hbm):
             continue
         phases = r["timing"].get("phases") or {}
         ms = (phases.get("exchange") or r["timing"]["total"])["median"]
-        b = r["bytes_per_peer"]
-        seconds = ms * 1e-3 - (2 * b / hbm if hbm else 0)
+        b, h = r["bytes_per_peer"], hbm(machine_of(r))
+        seconds = ms * 1e-3 - (2 * b / h if h else 0)
         if seconds > 0:
-            rate = (r["peers"] - 1) * b / seconds
-            best = rate if best is None else max(best, rate)
+            key = (machine_of(r), r.get("backend"))
+            best[key] = max(best.get(key, 0), (r["peers"] - 1) * b / seconds)
     return best
 
 
 def phase_floors(r, hbm, link):
-    """{phase: floor ms} from the record's traffic: device bytes / hbm + the larger
-    of sent and received / link (bytes/s); a phase whose bandwidth is unknown is
-    None. Empty without traffic (records before it, cufftXt)."""
+    """{phase: floor ms} from the record's traffic: the larger of device bytes /
+    hbm and the larger of sent and received / link (bytes/s), a bound whatever a
+    transport overlaps within the phase; None where a bandwidth it needs is
+    unknown. Empty without traffic (records before it, cufftXt)."""
     out = {}
     for ph, t in (r.get("traffic") or {}).items():
         peer = max(t["sent_bytes"], t["received_bytes"])
         if (t["device_bytes"] and not hbm) or (peer and not link):
             out[ph] = None
             continue
-        out[ph] = 1e3 * ((t["device_bytes"] / hbm if t["device_bytes"] else 0) + (peer / link if peer else 0))
+        out[ph] = 1e3 * max(t["device_bytes"] / hbm if t["device_bytes"] else 0, peer / link if peer else 0)
     return out
 
 
 def total_floor(r, floors, hbm, link):
     """Phases one after another add up. Overlapped phases (timing.mode) at best
     hide the link behind the device work or the other way round: the larger of
-    all device bytes / hbm and all peer bytes / link."""
+    all device bytes / hbm and all peer bytes / link. (traffic holds each
+    field's maximum over ranks: on uneven splits this can exceed the slowest
+    rank's own floor a little.)"""
     if not floors or any(f is None for f in floors.values()):
         return None
     if r["timing"].get("mode") == "overlapped":
@@ -275,10 +287,12 @@ def ratio_cell(a, b):
     return f'{a["median"] / b["median"]:.2f}× ({alo / bhi:.2f}–{ahi / blo:.2f})'
 
 
-def floor_section(records, all_records, hbm, link, hbm_source, link_source):
+def floor_section(records, all_records, hbm_given, link_given, probes):
     """Best plan per (ranks, size, precision, direction) against the references
     measured for the same problem and against its floor; then each best plan's
-    phases against theirs."""
+    phases against theirs. Bandwidths (bytes/s): the given ones, else measured
+    per machine (device: measured_hbm) and per machine and backend (link:
+    measured_link)."""
     best = best_by(records, lambda r: (r["problem"]["ranks"], tuple(r["problem"]["size"]), r["problem"]["precision"],
                                        r["problem"]["direction"]))
     if not best:
@@ -291,10 +305,29 @@ def floor_section(records, all_records, hbm, link, hbm_source, link_source):
             k = (tuple(p["size"]), p["precision"], p["direction"])
             if name not in ref[k] or r["timing"]["total"]["median"] < ref[k][name]["timing"]["total"]["median"]:
                 ref[k][name] = r
-    gbs = lambda x: f"{x / 1e9:.0f} GB/s" if x else "a rate not known"
-    md = [f"Floor = bytes each phase must move ÷ bandwidth: device bytes (read + written) ÷ {gbs(hbm)} "
-          f"({hbm_source}), plus the larger of sent and received ÷ {gbs(link)} ({link_source}). "
-          "Ratios give the 99% CI of each ratio in parentheses.", "",
+    hbm_rates = measured_hbm(all_records)
+    hbm_of_machine = lambda fp: hbm_given or hbm_rates.get(fp)
+    link_rates = measured_link(probes, hbm_of_machine)
+    hbm_of = lambda r: hbm_of_machine(machine_of(r))
+    link_of = lambda r: link_given or link_rates.get((machine_of(r), r["config"]["backend"]))
+    gbs = lambda x: f"{x / 1e9:.0f} GB/s"
+    if hbm_given:
+        device = f"{gbs(hbm_given)} (given)"
+    elif hbm_rates:
+        device = ("; ".join(f"{gbs(h)} on machine `{fp}`" for fp, h in sorted(hbm_rates.items())) +
+                  f" (measured: the fastest 1-rank self copy of at least {MIN_COPY_BYTES // 2**30} GiB)")
+    else:
+        device = f"not known (no 1-rank self copy of at least {MIN_COPY_BYTES // 2**30} GiB among the records; give --hbm-gbps)"
+    if link_given:
+        link = f"{gbs(link_given)} (given)"
+    elif link_rates:
+        link = ("; ".join(f"{gbs(l)} for {be} on machine `{fp}`" for (fp, be), l in sorted(link_rates.items())) +
+                " (measured: the fastest exchange probe not staged through the host)")
+    else:
+        link = "not known (no exchange probe among the records; give --link-gbps)"
+    md = ["A phase's floor is the larger of its device bytes (read + written) ÷ the device bandwidth and the larger "
+          "of its sent and received bytes ÷ the link bandwidth; phases that run one after another add up. "
+          f"Device: {device}. Link: {link}. Ratios give the 99% CI of each ratio in parentheses.", "",
           "| ranks | size | precision | direction | best | ms (99% CI) | references (ratio: best ÷ reference) | floor ms | ÷ floor |",
           "|---|---|---|---|---|---|---|---|---|"]
     details = []
@@ -306,8 +339,8 @@ def floor_section(records, all_records, hbm, link, hbm_source, link_source):
             if x is r or (devices(x) > 1 and devices(x) != k[0]):
                 continue  # cufftXt only beside plans over as many GPUs
             refs.append(f"{name} {x['timing']['total']['median']:.4g} ms: {ratio_cell(t, x['timing']['total'])}")
-        floors = phase_floors(r, hbm, link)
-        floor = total_floor(r, floors, hbm, link)
+        floors = phase_floors(r, hbm_of(r), link_of(r))
+        floor = total_floor(r, floors, hbm_of(r), link_of(r))
         floor_ms, vs_floor = (f"{floor:.3g}", f"{t['median'] / floor:.2f}") if floor else ("–", "–")
         md.append(f"| {k[0]} | {size_label(k[1])} | {k[2]} | {k[3]} | `{r['key']}` | {t['median']:.4g} "
                   f"({t['ci99'][0]:.4g}–{t['ci99'][1]:.4g}) | {'; '.join(refs) or '–'} | {floor_ms} | {vs_floor} |")
@@ -551,13 +584,8 @@ def report(records, out, title, every_record=None, hbm_gbps=None, link_gbps=None
     weak = weak_scaling_table(records)
     if weak:
         md += ["", "## Weak scaling (same points per rank; efficiency = time at the fewest ranks ÷ time here)", "", weak]
-    hbm, hbm_source = (hbm_gbps * 1e9, "given") if hbm_gbps else (measured_hbm(all_records), "measured: the fastest 1-rank self copy here")
-    if not hbm:
-        hbm_source = "no 1-rank self copy among these records; give --hbm-gbps"
-    link, link_source = (link_gbps * 1e9, "given") if link_gbps else (measured_link(probes, hbm), "measured: the fastest exchange probe not staged through the host")
-    if not link:
-        link_source = "no exchange probe among the records; give --link-gbps"
-    floors = floor_section(records, all_records, hbm, link, hbm_source, link_source)
+    floors = floor_section(records, all_records, hbm_gbps * 1e9 if hbm_gbps else None,
+                           link_gbps * 1e9 if link_gbps else None, probes)
     if floors:
         md += ["", "## Against the references and the floor", "", floors]
     multi = multi_device_table(all_records)
@@ -585,8 +613,8 @@ def main(argv=None):
     ap.add_argument("--machine", help="only this machine fingerprint")
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--title", default="fftune report")
-    ap.add_argument("--hbm-gbps", type=float, help="device memory bandwidth for the floors, GB/s (default: the fastest 1-rank self copy among the records)")
-    ap.add_argument("--link-gbps", type=float, help="bandwidth between ranks for the floors, GB/s per direction (default: the fastest exchange probe among the inputs that is not staged through the host)")
+    ap.add_argument("--hbm-gbps", type=float, help="device memory bandwidth for the floors, GB/s (default: per machine, the fastest 1-rank self copy of at least 1 GiB among the records)")
+    ap.add_argument("--link-gbps", type=float, help="bandwidth between ranks for the floors, GB/s per direction (default: per machine and backend, the fastest exchange probe among the inputs that is not staged through the host)")
     args = ap.parse_args(argv)
     if not args.results and not args.db:
         ap.error("give result files or --db")

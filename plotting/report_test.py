@@ -95,12 +95,22 @@ class ReportTest(unittest.TestCase):
     def test_best_plans_against_references_and_floors(self):
         records = report.load_records([FIXTURE], None, None)
         zero = {"device_bytes": 0, "sent_bytes": 0, "received_bytes": 0}
-        # A 1-rank self copy: 4e6 bytes read + written in its exchange phase -> the measured device rate.
+        fp = records[0]["machine"]["fingerprint"]
+        # A 1-rank self copy of 4 GB (read + written) in its exchange phase -> the machine's device rate.
         one = next(r for r in records if r["key"] == "cuda/slab_2d1d/default/1x1/a2a_sync/host" and r["problem"]["size"] == [128] * 3)
         one["traffic"] = {ph: dict(zero) for ph in one["timing"]["phase_order"]}
-        one["traffic"]["exchange.0"]["device_bytes"] = 4e6
-        hbm = 4e6 / (one["timing"]["phases"]["exchange.0"]["median"] * 1e-3)
-        self.assertAlmostEqual(report.measured_hbm(records), hbm)
+        one["traffic"]["exchange.0"]["device_bytes"] = 4e9
+        hbm = 4e9 / (one["timing"]["phases"]["exchange.0"]["median"] * 1e-3)
+        self.assertEqual(report.measured_hbm(records), {fp: hbm})
+        small = json.loads(json.dumps(one))
+        small["traffic"]["exchange.0"]["device_bytes"] = 4e6  # fits in a cache: not a device-memory rate
+        other = json.loads(json.dumps(one))
+        other["machine"]["fingerprint"] = "another"
+        other["timing"]["phases"]["exchange.0"]["median"] /= 10
+        rates = report.measured_hbm([small, one, other])
+        self.assertEqual(set(rates), {fp, "another"})
+        self.assertAlmostEqual(rates[fp], hbm)
+        self.assertAlmostEqual(rates["another"] / hbm, 10)
         # The 2-rank winner at 128^3: 40 MB through the device in its FFT, and
         # 2 MB sent (1 MB received) plus a 20 MB self copy in its exchange.
         best = next(r for r in records if r["key"] == "cuda/slab_2d1d/default/2x1/nccl_a2a/host" and r["problem"]["size"] == [128] * 3)
@@ -110,9 +120,10 @@ class ReportTest(unittest.TestCase):
         link = 100e9
         floors = report.phase_floors(best, hbm, link)
         self.assertAlmostEqual(floors["fft.yz"], 1e3 * 40e6 / hbm)
-        self.assertAlmostEqual(floors["exchange.0"], 1e3 * (20e6 / hbm + 2e6 / link))  # the larger direction
+        # the larger of the device work and the larger direction on the link
+        self.assertAlmostEqual(floors["exchange.0"], 1e3 * max(20e6 / hbm, 2e6 / link))
         self.assertEqual(floors["pack.0"], 0)
-        expect = 1e3 * (60e6 / hbm + 2e6 / link)
+        expect = 1e3 * (40e6 / hbm + max(20e6 / hbm, 2e6 / link))
         self.assertAlmostEqual(report.total_floor(best, floors, hbm, link), expect)
         self.assertIsNone(report.phase_floors(best, hbm, None)["exchange.0"])  # no link bandwidth, no link floor
         self.assertIsNone(report.total_floor(best, report.phase_floors(best, hbm, None), hbm, None))
@@ -121,9 +132,11 @@ class ReportTest(unittest.TestCase):
         self.assertAlmostEqual(report.total_floor(overlapped, floors, hbm, link), 1e3 * max(60e6 / hbm, 2e6 / link))
 
         report.report(records, self.out, "fixture", hbm_gbps=None, link_gbps=100)
-        page = open(os.path.join(self.out, "report.md")).read()
+        with open(os.path.join(self.out, "report.md")) as f:
+            page = f.read()
         section = page.split("## Against the references and the floor")[1].split("\n## ")[0]
-        self.assertIn("measured: the fastest 1-rank self copy here", section)
+        self.assertIn(f"Device: {hbm / 1e9:.0f} GB/s on machine `{fp}` (measured: the fastest 1-rank self copy of at least 1 GiB)", section)
+        self.assertIn("Link: 100 GB/s (given)", section)
         med = best["timing"]["total"]["median"]
         ref = next(r for r in records if r["key"] == "cuda/reference_3d/default/1x1/none/host" and r["problem"]["size"] == [128] * 3)
         row = next(line for line in section.splitlines() if line.startswith("| 2 | 128x128x128 |"))
@@ -133,35 +146,43 @@ class ReportTest(unittest.TestCase):
         self.assertIn(f"| exchange.0 | {best['timing']['phases']['exchange.0']['median']:.4g} | 0.02 | 0.002 | 0.001 | "
                       f"{floors['exchange.0']:.3g} |", section)
         # Records without traffic (older ones) have no floor.
-        other = next(line for line in section.splitlines() if line.startswith("| 2 | 256x128x128 |"))
-        self.assertTrue(other.endswith("| – | – |"), other)
+        other_row = next(line for line in section.splitlines() if line.startswith("| 2 | 256x128x128 |"))
+        self.assertTrue(other_row.endswith("| – | – |"), other_row)
         err = io.StringIO()
         with redirect_stderr(err):
             self.assertEqual(report.main([FIXTURE, "--out", self.out, "--link-gbps", "0"]), 2)
         self.assertIn("--link-gbps must be a positive bandwidth", err.getvalue())
 
     def test_link_rate_from_exchange_probes(self):
-        def probe(peers, per_peer, ms, host_staged=False, passed=True):
+        def probe(peers, per_peer, ms, host_staged=False, passed=True, machine="m1", backend="cuda"):
             return {"schema": "fftune.probe/1", "kind": "probe", "probe": "exchange", "status": "ok",
+                    "machine": {"fingerprint": machine}, "backend": backend,
                     "transport": "nccl_a2a", "host_staged": host_staged, "peers": peers, "bytes_per_peer": per_peer,
                     "timing": {"total": {"median": ms + 0.1}, "phases": {"exchange": {"median": ms}}},
                     "validation": {"method": "exchange_pattern", "passed": passed}}
-        hbm = 4e12
-        probes = [probe(4, 1e8, 1.0), probe(2, 1e6, 0.01),
+        hbm = {"m1": 4e12}.get
+        probes = [probe(4, 1e8, 1.0), probe(2, 1e6, 0.01), probe(4, 1e8, 0.5, machine="m2"), probe(4, 1e8, 0.5, backend="fftw"),
                   probe(4, 1e8, 0.1, host_staged=True), probe(4, 1e8, 0.1, passed=False), probe(1, 1e8, 0.01)]
-        # 3 peers x 100 MB in 1 ms, less the 100 MB self block copied at 4 TB/s (0.05 ms).
-        self.assertAlmostEqual(report.measured_link(probes, hbm), 3e8 / 0.95e-3)
-        self.assertAlmostEqual(report.measured_link(probes, None), 3e8 / 1e-3)
-        self.assertIsNone(report.measured_link(probes[2:], hbm))
-        # Probe records among the inputs feed the link rate and are not plotted as plans.
+        # 3 peers x 100 MB in 1 ms, less the 100 MB self block copied at 4 TB/s (0.05 ms); per machine and backend.
+        rates = report.measured_link(probes, hbm)
+        self.assertAlmostEqual(rates[("m1", "cuda")], 3e8 / 0.95e-3)
+        self.assertAlmostEqual(rates[("m2", "cuda")], 3e8 / 0.5e-3)  # no device rate known there: nothing subtracted
+        self.assertAlmostEqual(rates[("m1", "fftw")], 3e8 / 0.45e-3)
+        self.assertEqual(len(rates), 3)
+        self.assertEqual(report.measured_link(probes[4:], hbm), {})
+        # Probe records among the inputs feed the link rate of their machine and backend, and are not plotted as plans.
+        records = report.load_records([FIXTURE], None, None)
+        fp = records[0]["machine"]["fingerprint"]
         path = os.path.join(self.out, "probes.jsonl")
         with open(path, "w") as f:
-            for p in probes:
+            for p in probes[:1]:
+                p["machine"]["fingerprint"] = fp
                 f.write(json.dumps(p) + "\n")
         self.assertEqual(report.main([FIXTURE, path, "--out", self.out, "--hbm-gbps", "4000"]), 0)
         with open(os.path.join(self.out, "report.md")) as f:
             page = f.read()
-        self.assertIn(f"÷ {3e8 / 0.95e-3 / 1e9:.0f} GB/s (measured: the fastest exchange probe not staged through the host)", page)
+        self.assertIn(f"Link: {3e8 / 0.95e-3 / 1e9:.0f} GB/s for cuda on machine `{fp}` (measured: the fastest exchange probe "
+                      "not staged through the host)", page)
         self.assertEqual(len(report.load_records([FIXTURE, path], None, None)), 75)
 
     def test_winner_verdicts(self):

@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
         "GB/s > 0");
     report->add_option("--hbm-gbps", hbm_gbps, "device memory bandwidth for the floors, GB/s (default: measured in the records)")
         ->check(positive_gbps);
-    report->add_option("--link-gbps", link_gbps, "bandwidth between ranks for the floors, GB/s per direction")
+    report->add_option("--link-gbps", link_gbps, "bandwidth between ranks for the floors, GB/s per direction (default: measured by exchange probes given with the results)")
         ->check(positive_gbps);
     auto* model = app.add_subcommand("model", "fit the alpha-beta cost model to the database and check it (leave one problem out)");
     std::string machine;

@@ -155,18 +155,18 @@ public:
     // pair: issuing the calls one by one costs host time per call, and the GPU
     // waits for it.
     void execute(void* in, void* out) {
-        if (loop_count() < 2 || !graphs_work_) return run_loops(in, out);
+        if (loop_count() < 2 || !graphs_work_ || capturing()) return run_loops(in, out);  // inside a caller's capture: record the calls there
         for (const Graph& g : graphs_)
             if (g.in == in && g.out == out) return check(cudaGraphLaunch(g.exec, stream_), "cudaGraphLaunch");
-        cudaGraphExec_t exec = capture(in, out);
-        if (!exec) {
-            graphs_work_ = false;  // this stream cannot be captured: issue the calls directly
-            return run_loops(in, out);
-        }
-        if (graphs_.size() == kGraphs) {
+        if (graphs_.size() == kGraphs) {  // the oldest pair goes, once its last replay is done
             check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
             cudaGraphExecDestroy(graphs_.front().exec);
             graphs_.erase(graphs_.begin());
+        }
+        cudaGraphExec_t exec = capture(in, out);
+        if (!exec) {
+            graphs_work_ = false;  // this plan's calls cannot be captured: issue them directly
+            return run_loops(in, out);
         }
         graphs_.push_back({in, out, exec});
         check(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
@@ -183,11 +183,17 @@ private:
         for (const FftDim& l : layout_.loops) n *= l.n;
         return n;
     }
-    // The loop's calls recorded, not run; nullptr when the stream cannot be captured.
-    cudaGraphExec_t capture(void* in, void* out) {
+    bool capturing() const {
         cudaStreamCaptureStatus status{};
-        if (cudaStreamIsCapturing(stream_, &status) != cudaSuccess || status != cudaStreamCaptureStatusNone) return nullptr;
-        if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return nullptr;
+        check(cudaStreamIsCapturing(stream_, &status), "cudaStreamIsCapturing");
+        return status != cudaStreamCaptureStatusNone;
+    }
+    // The loop's calls recorded, not run; nullptr when they cannot be captured.
+    cudaGraphExec_t capture(void* in, void* out) {
+        if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+            cudaGetLastError();  // the direct calls report errors of their own
+            return nullptr;
+        }
         bool recorded = true;
         try {
             run_loops(in, out);
@@ -197,9 +203,12 @@ private:
         cudaGraph_t graph = nullptr;
         const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
         cudaGraphExec_t exec = nullptr;
-        if (recorded && end == cudaSuccess && graph && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) exec = nullptr;
+        const bool ok = recorded && end == cudaSuccess && graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
         if (graph) cudaGraphDestroy(graph);
-        cudaGetLastError();  // a failed capture leaves its error behind; the direct calls report their own
+        if (!ok) {
+            cudaGetLastError();  // clear the failed capture's error; the direct calls report errors of their own
+            return nullptr;
+        }
         return exec;
     }
     void drop_graphs() {
