@@ -165,8 +165,8 @@ struct Plan::Pipeline {
         const ReshapeTraffic t = fftune::traffic(r.plan);
         const bool pack_apart = r.phases.pack >= 0;
         const bool unpack_apart = r.phases.unpack >= 0 && r.transport->uses_recv_buffer();
-        add_traffic(r.phases.pack, pack_apart ? t.pack : 0);
-        add_traffic(r.phases.unpack, unpack_apart ? t.unpack : 0);
+        add_traffic(r.phases.pack, t.pack);  // no pack phase: nothing added here
+        if (unpack_apart) add_traffic(r.phases.unpack, t.unpack);
         add_traffic(r.phases.exchange, t.self_copy + (pack_apart ? 0 : t.pack) + (unpack_apart ? 0 : t.unpack), t.sent,
                     t.received);
     }

@@ -125,17 +125,27 @@ def reference_name(r):
     return None
 
 
-def references(all_records, precision, direction):
-    """Best reference time per size, per reference (reference_3d per backend, reference_cufftxt per GPU count), from any rank count's run."""
+def reference_records(all_records):
+    """(size, precision, direction) -> {reference name: its fastest record}, from
+    any rank count's run (reference_3d per backend, reference_cufftxt per GPU count)."""
     refs = defaultdict(dict)
     for r in all_records:
-        p = r["problem"]
         name = reference_name(r)
-        if name and p["precision"] == precision and p["direction"] == direction:
-            key = tuple(p["size"])
-            t = r["timing"]["total"]["median"]
-            if key not in refs[name] or t < refs[name][key]:
-                refs[name][key] = t
+        if name:
+            p = r["problem"]
+            k = (tuple(p["size"]), p["precision"], p["direction"])
+            if name not in refs[k] or r["timing"]["total"]["median"] < refs[k][name]["timing"]["total"]["median"]:
+                refs[k][name] = r
+    return refs
+
+
+def references(all_records, precision, direction):
+    """Best reference time per size, per reference name, for one precision and direction."""
+    refs = defaultdict(dict)
+    for (size, prec, d), by_name in reference_records(all_records).items():
+        if prec == precision and d == direction:
+            for name, r in by_name.items():
+                refs[name][size] = r["timing"]["total"]["median"]
     return refs
 
 
@@ -297,14 +307,7 @@ def floor_section(records, all_records, hbm_given, link_given, probes):
                                        r["problem"]["direction"]))
     if not best:
         return None
-    ref = defaultdict(dict)  # (size, precision, direction) -> name -> record
-    for r in all_records:
-        name = reference_name(r)
-        if name:
-            p = r["problem"]
-            k = (tuple(p["size"]), p["precision"], p["direction"])
-            if name not in ref[k] or r["timing"]["total"]["median"] < ref[k][name]["timing"]["total"]["median"]:
-                ref[k][name] = r
+    ref = reference_records(all_records)
     hbm_rates = measured_hbm(all_records)
     hbm_of_machine = lambda fp: hbm_given or hbm_rates.get(fp)
     link_rates = measured_link(probes, hbm_of_machine)
@@ -619,14 +622,14 @@ def main(argv=None):
     if not args.results and not args.db:
         ap.error("give result files or --db")
     try:
+        for name in ("hbm_gbps", "link_gbps"):  # bad input fails before any file is read
+            if getattr(args, name) is not None and getattr(args, name) <= 0:
+                raise ReportError(f"--{name.replace('_', '-')} must be a positive bandwidth in GB/s, not {getattr(args, name)}")
         records = load_records(args.results, args.db, args.machine)
         every = [r for r in read_records(args.results, args.db)
                  if not args.machine or r.get("machine", {}).get("fingerprint") == args.machine]
         probes = [r for r in every if is_probe(r)]
         every = [r for r in every if not is_probe(r)]
-        for name in ("hbm_gbps", "link_gbps"):
-            if getattr(args, name) is not None and getattr(args, name) <= 0:
-                raise ReportError(f"--{name.replace('_', '-')} must be a positive bandwidth in GB/s, not {getattr(args, name)}")
         figures = report(records, args.out, args.title, every, args.hbm_gbps, args.link_gbps, probes)
     except ReportError as e:
         print(f"fftune report: {e}", file=sys.stderr)
