@@ -134,6 +134,7 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         return rec;
     }
     // Setup is host work (planning, allocation, communicators): host clock, max over ranks.
+    // An NCCL communicator is made by the first point on its group of ranks only.
     double local_setup = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     FFTUNE_MPI_CHECK(MPI_Allreduce(&local_setup, &setup_ms, 1, MPI_DOUBLE, MPI_MAX, comm));
 
@@ -227,6 +228,8 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     if (mem_before) {
         // Driver-reported: includes what the library allocates on its own (cuFFT
         // plans, NCCL buffers) and, on a device that ranks share, all of theirs.
+        // NCCL communicators live for the process (one per group of ranks), so
+        // only the first point on a group counts theirs.
         unsigned long long used_max = 0;
         FFTUNE_MPI_CHECK(MPI_Allreduce(&device_used, &used_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
         rec["device_memory"] = {{"measured_bytes", used_max},

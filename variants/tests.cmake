@@ -8,5 +8,13 @@ if(CMAKE_CUDA_COMPILER)
   fftune_add_test(reference_cufftxt_gpu_test SOURCES variants/decompositions/reference_cufftxt_test.cpp
     LABELS gpu MPI_RANKS 1)
   target_link_libraries(reference_cufftxt_gpu_test PRIVATE CUDA::cudart)
+  if(FFTUNE_NCCL_LIBRARY AND FFTUNE_NCCL_INCLUDE_DIR)
+    # One NCCL communicator per group of ranks, reused across plans; skipped
+    # (with the reason) where ranks share a GPU.
+    fftune_add_test(nccl_common_gpu_mpi_test SOURCES variants/transports/nccl_common_mpi_test.cpp
+      LABELS gpu MPI_RANKS 1 2 4)
+    target_include_directories(nccl_common_gpu_mpi_test PRIVATE ${FFTUNE_NCCL_INCLUDE_DIR})
+    target_link_libraries(nccl_common_gpu_mpi_test PRIVATE CUDA::cudart ${FFTUNE_NCCL_LIBRARY})
+  endif()
 endif()
 fftune_add_test(transport_mpi_test SOURCES variants/transports/transport_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)

@@ -3,8 +3,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -27,20 +29,80 @@ Comm::Comm(MPI_Comm mpi_comm) {
     check(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
 }
 
-std::shared_ptr<Comm> shared_comm(MPI_Comm mpi_comm) {
-    // Keyed by handle; a freed and reused handle finds its old entry expired.
-    static std::map<MPI_Comm, std::weak_ptr<Comm>> cache;
-    if (auto c = cache[mpi_comm].lock()) return c;
-    auto c = std::make_shared<Comm>(mpi_comm);
-    cache[mpi_comm] = c;
-    return c;
+void Comm::abort() {
+    if (comm_) ncclCommAbort(comm_);
+    comm_ = nullptr;
 }
 
 Comm::~Comm() {
     if (comm_) ncclCommDestroy(comm_);
 }
 
-void wait(const Comm& comm, cudaStream_t stream, const char* what) {
+namespace {
+
+// A group of ranks as their MPI_COMM_WORLD ranks in `mpi_comm`'s order, and
+// this rank's device: equal on every member for congruent communicators,
+// whatever their handles.
+struct GroupKey {
+    std::vector<int> world_ranks;
+    int device = -1;
+    auto operator<=>(const GroupKey&) const = default;
+};
+
+GroupKey group_key(MPI_Comm mpi_comm) {
+    MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+    FFTUNE_MPI_CHECK(MPI_Comm_group(mpi_comm, &group));
+    FFTUNE_MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    int size = 0;
+    FFTUNE_MPI_CHECK(MPI_Group_size(group, &size));
+    std::vector<int> ranks(static_cast<std::size_t>(size));
+    std::iota(ranks.begin(), ranks.end(), 0);
+    GroupKey key{std::vector<int>(ranks.size()), -1};
+    FFTUNE_MPI_CHECK(MPI_Group_translate_ranks(group, size, ranks.data(), world, key.world_ranks.data()));
+    MPI_Group_free(&group);
+    MPI_Group_free(&world);
+    if (cudaGetDevice(&key.device) != cudaSuccess) throw std::runtime_error("NCCL communicator: cudaGetDevice failed");
+    return key;
+}
+
+// Never destroyed by static destructors (they run after MPI_Finalize, maybe
+// after the CUDA runtime is gone): emptied by a delete callback on
+// MPI_COMM_SELF, which MPI_Finalize runs first. The map's order is the same on
+// every rank, so the members of a communicator destroy it in the same turn.
+std::map<GroupKey, std::shared_ptr<Comm>>& cache() {
+    static auto* map = new std::map<GroupKey, std::shared_ptr<Comm>>;
+    return *map;
+}
+
+int release_cache(MPI_Comm, int, void*, void*) {
+    cache().clear();
+    return MPI_SUCCESS;
+}
+
+void release_at_finalize() {
+    static const bool registered = [] {
+        int keyval = MPI_KEYVAL_INVALID;
+        FFTUNE_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_cache, &keyval, nullptr));
+        FFTUNE_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr));
+        return true;
+    }();
+    (void)registered;
+}
+
+}  // namespace
+
+std::shared_ptr<Comm> shared_comm(MPI_Comm mpi_comm) {
+    release_at_finalize();
+    auto& slot = cache()[group_key(mpi_comm)];
+    // Reuse only where every member can: one that aborted its copy (or never
+    // made one) makes them all initialise a new communicator together.
+    int usable = slot && !slot->aborted(), all_usable = 0;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&usable, &all_usable, 1, MPI_INT, MPI_MIN, mpi_comm));
+    if (!all_usable) slot = std::make_shared<Comm>(mpi_comm);  // plans that hold the old one keep it
+    return slot;
+}
+
+void wait(Comm& comm, cudaStream_t stream, const char* what) {
     static const double timeout_s = [] {
         const char* v = std::getenv("FFTUNE_NCCL_TIMEOUT_S");
         return v ? std::atof(v) : 300.0;
@@ -53,11 +115,11 @@ void wait(const Comm& comm, cudaStream_t stream, const char* what) {
         ncclResult_t async = ncclSuccess;
         check(ncclCommGetAsyncError(comm.get(), &async), "ncclCommGetAsyncError");
         if (async != ncclSuccess && async != ncclInProgress) {
-            ncclCommAbort(comm.get());
+            comm.abort();
             throw std::runtime_error(fmt::format("{}: NCCL asynchronous error: {}", what, ncclGetErrorString(async)));
         }
         if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
-            ncclCommAbort(comm.get());
+            comm.abort();
             throw std::runtime_error(fmt::format("{}: no completion after {} s (FFTUNE_NCCL_TIMEOUT_S); communicator aborted",
                                                  what, timeout_s));
         }

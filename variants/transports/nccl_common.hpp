@@ -27,6 +27,10 @@ public:
     Comm(const Comm&) = delete;
     Comm& operator=(const Comm&) = delete;
     ncclComm_t get() const { return comm_; }
+    // ncclCommAbort (after an error or a timeout): the communicator is unusable
+    // and is not destroyed again; shared_comm makes a new one for its group.
+    void abort();
+    bool aborted() const { return comm_ == nullptr; }
 
 private:
     ncclComm_t comm_ = nullptr;
@@ -34,14 +38,16 @@ private:
 
 void check(ncclResult_t r, const char* what);
 
-// The communicator for `mpi_comm`, shared by every transport of a plan that
-// uses that phase communicator (forward and inverse): one ncclCommInitRank per
-// phase communicator instead of one per reshape. Collective on first use.
+// The communicator for the ranks of `mpi_comm` on this device, made once per
+// process: every transport, plan and sweep point on the same group of ranks
+// shares it, since ncclCommInitRank costs ~0.4 s even at one rank and a sweep
+// makes a plan per point. Collective over `mpi_comm` (one MPI_Allreduce when
+// cached); cached communicators are destroyed in MPI_Finalize.
 std::shared_ptr<Comm> shared_comm(MPI_Comm mpi_comm);
 
 // Waits until `stream` is idle, polling ncclCommGetAsyncError; aborts the
 // communicator and throws after FFTUNE_NCCL_TIMEOUT_S seconds (default 300).
-void wait(const Comm& comm, cudaStream_t stream, const char* what);
+void wait(Comm& comm, cudaStream_t stream, const char* what);
 
 // NCCL needs device buffers; MPI's gpu_aware flag does not apply to it.
 std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware);
