@@ -411,9 +411,11 @@ public:
     std::size_t work_bytes() const override {
         return reorder_ ? scratch_offset() + reorder_->scratch_bytes : cufft_work_;
     }
-    // The passes run one after another on one stream, so they share one area.
+    // The passes run one after another on one stream, so they share one area;
+    // a pass that asked for none gets none (cuFFT then never sees the scratch).
     void set_work_area(void* area) override {
-        for (auto& p : passes_) p->set_work_area(area);
+        for (auto& p : passes_)
+            if (p->work_bytes() > 0) p->set_work_area(area);
         if (reorder_) scratch_ = static_cast<char*>(area) + scratch_offset();
         has_area_ = true;
     }
