@@ -18,8 +18,46 @@ __global__ void copy_region_kernel(T* __restrict__ dst, const T* __restrict__ sr
                 dst[i0 * ds0 + i1 * ds1 + i2 * ds2] = src[i0 * ss0 + i1 * ss1 + i2 * ss2];
 }
 
+// The same copy where the destination's fastest axis is axis `j` (0 or 1) of
+// the source's order, not axis 2: a 32x32 tile of (j, 2) goes through shared
+// memory, so that reads run along axis 2 and writes along axis j, both
+// coalesced; the remaining axis `o` over blockIdx.z.
+template <class T>
+__global__ void transpose_region_kernel(T* __restrict__ dst, const T* __restrict__ src, long long eo, long long ej,
+                                        long long e2, long long dso, long long dsj, long long ds2, long long sso,
+                                        long long ssj, long long ss2) {
+    __shared__ T tile[32][33];  // +1 column: no bank conflicts on the transposed read
+    const long long j0 = blockIdx.y * 32LL, i0 = blockIdx.x * 32LL;
+    for (long long o = blockIdx.z; o < eo; o += gridDim.z) {
+        for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+            const long long j = j0 + r, i = i0 + threadIdx.x;
+            if (j < ej && i < e2) tile[r][threadIdx.x] = src[o * sso + j * ssj + i * ss2];
+        }
+        __syncthreads();
+        for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+            const long long i = i0 + r, j = j0 + threadIdx.x;
+            if (j < ej && i < e2) dst[o * dso + j * dsj + i * ds2] = tile[threadIdx.x][r];
+        }
+        __syncthreads();
+    }
+}
+
 template <class T>
 cudaError_t launch_copy(void* dst, const CopyRegion& d, const void* src, const CopyRegion& s, cudaStream_t stream) {
+    // The destination's fastest moving axis; tiles when it is not the source's.
+    int j = 2;
+    for (int k = 0; k < 2; ++k)
+        if (s.extent[k] > 1 && (s.extent[j] == 1 || d.stride[k] < d.stride[j])) j = k;
+    if (j != 2 && s.extent[2] > 1 && (s.extent[j] + 31) / 32 <= 65535) {
+        const int o = 1 - j;
+        const dim3 block(32, 8);
+        const dim3 grid(static_cast<unsigned>((s.extent[2] + 31) / 32), static_cast<unsigned>((s.extent[j] + 31) / 32),
+                        static_cast<unsigned>(std::min<long long>(s.extent[o], 65535)));
+        transpose_region_kernel<T><<<grid, block, 0, stream>>>(
+            static_cast<T*>(dst) + d.offset, static_cast<const T*>(src) + s.offset, s.extent[o], s.extent[j],
+            s.extent[2], d.stride[o], d.stride[j], d.stride[2], s.stride[o], s.stride[j], s.stride[2]);
+        return cudaGetLastError();
+    }
     const dim3 block(256);
     const dim3 grid(static_cast<unsigned>(std::min<long long>((s.extent[2] + 255) / 256, 1024)),
                     static_cast<unsigned>(std::min<long long>(s.extent[1], 65535)),
