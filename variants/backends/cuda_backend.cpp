@@ -338,11 +338,15 @@ std::vector<FftDescriptor> cufft_passes(const FftDescriptor& d) {
 }
 
 // A stage whose output orders the axes differently from its input (the
-// realigned layouts) is slow as one cuFFT plan: cuFFT writes a transposed,
-// strided output (1024^3 slab_2d1d realigned y,z-FFT: 86 ms, the same FFT in
-// input order 10.6 ms). Such a stage transforms into a scratch array that keeps
-// the input's axis order, then copies it into the output order with one
-// strided-copy kernel.
+// realigned layouts) can be slow as one cuFFT plan, which then writes a
+// transposed, strided output. An r2c or multi-axis c2c stage therefore
+// transforms into a scratch array in the input's axis order and copies that
+// into the output order (tiled strided copy). On an H200 at 1024^3, one plan
+// against FFT + copy: r2c y,z 85.9 -> 14.7 ms, r2c z 23.9 -> 8.6, c2c x,y
+// 83.6 -> 13.9 / 19.6 -> 16.9. 1D c2c stages stay one plan (6.3 ms, with the
+// copy 8.8), and so do c2r stages: in input order their halved axis is strided
+// (c2r z 15.7 ms as one plan, 45.7 with the copy).
+// (results/h200x1-2026-11-23-realigned)
 struct Reorder {
     FftDescriptor fft;          // the stage with its output in input order (scratch)
     CopyRegion scratch{}, out{};  // the copy scratch -> out, slow -> fast in input order
@@ -368,9 +372,10 @@ std::optional<Reorder> reorder(const FftDescriptor& d) {
     std::stable_sort(by_in.begin(), by_in.end(), [&](auto i, auto j) { return axes[i].in_stride > axes[j].in_stride; });
     std::stable_sort(by_out.begin(), by_out.end(), [&](auto i, auto j) { return axes[i].out_stride > axes[j].out_stride; });
     if (by_in == by_out || by_in.size() > 3) return std::nullopt;
+    if (d.kind == FftKind::c2r || (!halved && d.dims.size() < 2)) return std::nullopt;  // see above
     Reorder r;
     r.fft = d;
-    r.elem_bytes = (d.kind == FftKind::c2r ? 1 : 2) * (single ? 4 : 8);
+    r.elem_bytes = 2 * (single ? 4 : 8);  // complex output: r2c or c2c
     // Dense strides in input order (fastest last), over the output extents.
     std::vector<long long> dense(axes.size(), 0);
     long long stride = 1;
