@@ -70,7 +70,8 @@ TEST_P(PlanSweep, EveryApplicableConfigurationValidates) {
     const int p = world_size();
     const auto decomposition = Registry<Decomposition>::instance().create(GetParam());
     int validated = 0;
-    for (const std::array<index_t, 3> n : {std::array<index_t, 3>{9, 10, 11}, {5, 3, 7}, {32, 24, 20}})
+    // 8x1x6: a transformed axis of length 1 (no order to keep or change).
+    for (const std::array<index_t, 3> n : {std::array<index_t, 3>{9, 10, 11}, {5, 3, 7}, {32, 24, 20}, {8, 1, 6}})
         for (auto layout : all_values<LayoutVariant>())
             for (const auto& grid : decomposition->uses_process_grid() ? all_grids(p) : std::vector<std::array<int, 2>>{{p, 1}})
                 for (const auto& methods : method_combos(decomposition->redistribution_phases()))

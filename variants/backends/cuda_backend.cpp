@@ -373,6 +373,9 @@ std::optional<Reorder> reorder(const FftDescriptor& d) {
     std::stable_sort(by_out.begin(), by_out.end(), [&](auto i, auto j) { return axes[i].out_stride > axes[j].out_stride; });
     if (by_in == by_out || by_in.size() > 3) return std::nullopt;
     if (d.kind == FftKind::c2r || (!halved && d.dims.size() < 2)) return std::nullopt;  // see above
+    // A length-1 axis has no order, and dense strides would not nest with it:
+    // such (degenerate) stages stay one plan.
+    if (by_in.size() < axes.size()) return std::nullopt;
     Reorder r;
     r.fft = d;
     r.elem_bytes = 2 * (single ? 4 : 8);  // complex output: r2c or c2c

@@ -98,7 +98,12 @@ std::shared_ptr<Comm> shared_comm(MPI_Comm mpi_comm) {
     // made one) makes them all initialise a new communicator together.
     int usable = slot && !slot->aborted(), all_usable = 0;
     FFTUNE_MPI_CHECK(MPI_Allreduce(&usable, &all_usable, 1, MPI_INT, MPI_MIN, mpi_comm));
-    if (!all_usable) slot = std::make_shared<Comm>(mpi_comm);  // plans that hold the old one keep it
+    if (!all_usable) {
+        // A peer aborted its side: this copy is unusable too, and destroying it
+        // could wait on that peer, so abort it (local) before replacing it.
+        if (slot && !slot->aborted()) slot->abort();
+        slot = std::make_shared<Comm>(mpi_comm);
+    }
     return slot;
 }
 
