@@ -355,27 +355,24 @@ struct Reorder {
 };
 
 std::optional<Reorder> reorder(const FftDescriptor& d) {
+    if (d.kind == FftKind::c2r || (d.kind != FftKind::r2c && d.dims.size() < 2)) return std::nullopt;  // see above
     std::vector<FftDim> axes = d.dims;
     axes.insert(axes.end(), d.batch.begin(), d.batch.end());
+    // A length-1 axis has no order, and dense strides would not nest with it:
+    // such (degenerate) stages stay one plan.
+    if (axes.size() > 3 || std::any_of(axes.begin(), axes.end(), [](const FftDim& a) { return a.n == 1; }))
+        return std::nullopt;
     const bool single = d.precision == Precision::single;
-    const bool halved = d.kind == FftKind::r2c || d.kind == FftKind::c2r;
     // Output extent per axis: the halved one (last of dims) is n/2+1 complex after r2c.
     std::vector<long long> extent;
     for (std::size_t k = 0; k < axes.size(); ++k)
-        extent.push_back(halved && d.kind == FftKind::r2c && k + 1 == d.dims.size() ? axes[k].n / 2 + 1 : axes[k].n);
+        extent.push_back(d.kind == FftKind::r2c && k + 1 == d.dims.size() ? axes[k].n / 2 + 1 : axes[k].n);
     std::vector<std::size_t> by_in(axes.size()), by_out(axes.size());
     std::iota(by_in.begin(), by_in.end(), 0);
     std::iota(by_out.begin(), by_out.end(), 0);
-    auto moving = [&](std::size_t k) { return axes[k].n > 1; };  // extent-1 axes have no order
-    by_in.erase(std::remove_if(by_in.begin(), by_in.end(), [&](auto k) { return !moving(k); }), by_in.end());
-    by_out.erase(std::remove_if(by_out.begin(), by_out.end(), [&](auto k) { return !moving(k); }), by_out.end());
     std::stable_sort(by_in.begin(), by_in.end(), [&](auto i, auto j) { return axes[i].in_stride > axes[j].in_stride; });
     std::stable_sort(by_out.begin(), by_out.end(), [&](auto i, auto j) { return axes[i].out_stride > axes[j].out_stride; });
-    if (by_in == by_out || by_in.size() > 3) return std::nullopt;
-    if (d.kind == FftKind::c2r || (!halved && d.dims.size() < 2)) return std::nullopt;  // see above
-    // A length-1 axis has no order, and dense strides would not nest with it:
-    // such (degenerate) stages stay one plan.
-    if (by_in.size() < axes.size()) return std::nullopt;
+    if (by_in == by_out) return std::nullopt;
     Reorder r;
     r.fft = d;
     r.elem_bytes = 2 * (single ? 4 : 8);  // complex output: r2c or c2c
