@@ -338,35 +338,40 @@ std::vector<FftDescriptor> cufft_passes(const FftDescriptor& d) {
 }
 
 // A stage whose output orders the axes differently from its input (the
-// realigned layouts) can be slow as one cuFFT plan, which then writes a
-// transposed, strided output. An r2c or multi-axis c2c stage therefore
-// transforms into a scratch array in the input's axis order and copies that
-// into the output order (tiled strided copy). On an H200 at 1024^3, one plan
-// against FFT + copy: r2c y,z 85.9 -> 14.7 ms, r2c z 23.9 -> 8.6, c2c x,y
-// 83.6 -> 13.9 / 19.6 -> 16.9. 1D c2c stages stay one plan (6.3 ms, with the
-// copy 8.8), and so do c2r stages: in input order their halved axis is strided
-// (c2r z 15.7 ms as one plan, 45.7 with the copy).
+// realigned layouts) can be slow as one cuFFT plan, which then reads or writes
+// a transposed, strided array. Such a stage goes through a scratch array and a
+// tiled strided copy instead:
+// - r2c and multi-axis c2c: FFT into scratch in the input's axis order, then
+//   copy into the output order. On an H200 at 1024^3, one plan against FFT +
+//   copy: r2c y,z 85.9 -> 14.7 ms, r2c z 23.9 -> 8.6, c2c x,y 83.6 -> 13.9 /
+//   19.6 -> 16.9.
+// - c2r: copy the input into the output's axis order first, then the c2r, whose
+//   halved axis is then contiguous (in input order it is strided: c2r z 15.7 ms
+//   as one plan, 45.7 as FFT + copy).
+// 1D c2c stages stay one plan (6.3 ms, with a copy 8.8).
 // (results/h200x1-2026-11-23-realigned)
 struct Reorder {
-    FftDescriptor fft;          // the stage with its output in input order (scratch)
-    CopyRegion scratch{}, out{};  // the copy scratch -> out, slow -> fast in input order
+    FftDescriptor fft;            // the stage reading (c2r) or writing (others) the scratch array
+    bool copy_first = false;      // c2r: copy in -> scratch, then FFT scratch -> out
+    CopyRegion scratch{}, data{};  // the copy's two sides, axes slow -> fast in input order;
+                                  // data is the stage's output (or, copy_first, its input)
     std::size_t elem_bytes = 0;
     std::size_t scratch_bytes = 0;
 };
 
 std::optional<Reorder> reorder(const FftDescriptor& d) {
-    if (d.kind == FftKind::c2r || (d.kind != FftKind::r2c && d.dims.size() < 2)) return std::nullopt;  // see above
+    if (d.kind != FftKind::r2c && d.kind != FftKind::c2r && d.dims.size() < 2) return std::nullopt;  // see above
     std::vector<FftDim> axes = d.dims;
     axes.insert(axes.end(), d.batch.begin(), d.batch.end());
     // A length-1 axis has no order, and dense strides would not nest with it:
     // such (degenerate) stages stay one plan.
     if (axes.size() > 3 || std::any_of(axes.begin(), axes.end(), [](const FftDim& a) { return a.n == 1; }))
         return std::nullopt;
-    const bool single = d.precision == Precision::single;
-    // Output extent per axis: the halved one (last of dims) is n/2+1 complex after r2c.
+    const bool real = d.kind == FftKind::r2c || d.kind == FftKind::c2r;
+    // Extent per axis on the complex side: the halved one (last of dims) holds n/2+1.
     std::vector<long long> extent;
     for (std::size_t k = 0; k < axes.size(); ++k)
-        extent.push_back(d.kind == FftKind::r2c && k + 1 == d.dims.size() ? axes[k].n / 2 + 1 : axes[k].n);
+        extent.push_back(real && k + 1 == d.dims.size() ? axes[k].n / 2 + 1 : axes[k].n);
     std::vector<std::size_t> by_in(axes.size()), by_out(axes.size());
     std::iota(by_in.begin(), by_in.end(), 0);
     std::iota(by_out.begin(), by_out.end(), 0);
@@ -375,29 +380,33 @@ std::optional<Reorder> reorder(const FftDescriptor& d) {
     if (by_in == by_out) return std::nullopt;
     Reorder r;
     r.fft = d;
-    r.elem_bytes = 2 * (single ? 4 : 8);  // complex output: r2c or c2c
-    // Dense strides in input order (fastest last), over the output extents.
+    r.copy_first = d.kind == FftKind::c2r;
+    r.elem_bytes = 2 * (d.precision == Precision::single ? 4 : 8);  // the complex side
+    // Dense strides (fastest last) over the complex extents, in the order of the
+    // side the scratch array stands in for.
+    const std::vector<std::size_t>& scratch_order = r.copy_first ? by_out : by_in;
     std::vector<long long> dense(axes.size(), 0);
     long long stride = 1;
-    for (auto it = by_in.rbegin(); it != by_in.rend(); ++it) dense[*it] = stride, stride *= extent[*it];
+    for (auto it = scratch_order.rbegin(); it != scratch_order.rend(); ++it) dense[*it] = stride, stride *= extent[*it];
     r.scratch_bytes = static_cast<std::size_t>(stride) * r.elem_bytes;
     for (std::size_t k = 0; k < axes.size(); ++k) {
         FftDim& dim = k < d.dims.size() ? r.fft.dims[k] : r.fft.batch[k - d.dims.size()];
-        dim.out_stride = dense[k];
+        (r.copy_first ? dim.in_stride : dim.out_stride) = dense[k];
     }
-    r.fft.out_elements = stride;
+    (r.copy_first ? r.fft.in_elements : r.fft.out_elements) = stride;
     const std::size_t pad = 3 - by_in.size();  // leading extent-1 dimensions of the 3D copy
     for (std::size_t i = 0; i < 3; ++i) {
-        r.scratch.extent[i] = r.out.extent[i] = 1;
-        r.scratch.stride[i] = r.out.stride[i] = 0;
+        r.scratch.extent[i] = r.data.extent[i] = 1;
+        r.scratch.stride[i] = r.data.stride[i] = 0;
     }
+    // In input order, so the copy kernel reads its source along the fastest axis.
     for (std::size_t i = 0; i < by_in.size(); ++i) {
         const std::size_t k = by_in[i];
-        r.scratch.extent[pad + i] = r.out.extent[pad + i] = extent[k];
+        r.scratch.extent[pad + i] = r.data.extent[pad + i] = extent[k];
         r.scratch.stride[pad + i] = dense[k];
-        r.out.stride[pad + i] = axes[k].out_stride;
+        r.data.stride[pad + i] = r.copy_first ? axes[k].in_stride : axes[k].out_stride;
     }
-    r.scratch.offset = r.out.offset = 0;
+    r.scratch.offset = r.data.offset = 0;
     return r;
 }
 
@@ -427,11 +436,16 @@ public:
 
     void execute(void* in, void* out) override {
         if (work_bytes() > 0 && !has_area_) throw std::logic_error("cuFFT plan executed before set_work_area()");
-        void* target = reorder_ ? scratch_ : out;
+        if (reorder_ && reorder_->copy_first) {
+            check(cuda_copy_region(scratch_, reorder_->scratch, in, reorder_->data, reorder_->elem_bytes, stream_),
+                  "reordering copy");
+            in = scratch_;
+        }
+        void* target = reorder_ && !reorder_->copy_first ? scratch_ : out;
         passes_.front()->execute(in, target);
         for (std::size_t i = 1; i < passes_.size(); ++i) passes_[i]->execute(target, target);
-        if (reorder_)
-            check(cuda_copy_region(out, reorder_->out, scratch_, reorder_->scratch, reorder_->elem_bytes, stream_),
+        if (reorder_ && !reorder_->copy_first)
+            check(cuda_copy_region(out, reorder_->data, scratch_, reorder_->scratch, reorder_->elem_bytes, stream_),
                   "reordering copy");
     }
 
