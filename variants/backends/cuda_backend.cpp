@@ -346,8 +346,11 @@ std::vector<FftDescriptor> cufft_passes(const FftDescriptor& d) {
 //   copy: r2c y,z 85.9 -> 14.7 ms, r2c z 23.9 -> 8.6, c2c x,y 83.6 -> 13.9 /
 //   19.6 -> 16.9.
 // - c2r: copy the input into the output's axis order first, then the c2r, whose
-//   halved axis is then contiguous (in input order it is strided: c2r z 15.7 ms
-//   as one plan, 45.7 as FFT + copy).
+//   halved axis is then contiguous (FFT + copy in input order was worse: c2r z
+//   15.7 ms as one plan, 45.7). y,z c2r 68.9 -> 15.3 ms. A 1D c2r gains only
+//   from length 1024 on (z: 15.7 -> 8.6 ms at 1024^3, 3.65 -> 2.14 at
+//   512x512x1024); at lengths 512-896 one strided plan was as fast or faster
+//   (1024x1024x512: 3.26 against 4.54 ms), whatever the stride.
 // 1D c2c stages stay one plan (6.3 ms, with a copy 8.8).
 // (results/h200x1-2026-11-23-realigned)
 struct Reorder {
@@ -360,7 +363,8 @@ struct Reorder {
 };
 
 std::optional<Reorder> reorder(const FftDescriptor& d) {
-    if (d.kind != FftKind::r2c && d.kind != FftKind::c2r && d.dims.size() < 2) return std::nullopt;  // see above
+    if (d.dims.size() < 2 && (d.kind == FftKind::c2r ? d.dims[0].n < 1024 : d.kind != FftKind::r2c))
+        return std::nullopt;  // see above
     std::vector<FftDim> axes = d.dims;
     axes.insert(axes.end(), d.batch.begin(), d.batch.end());
     // A length-1 axis has no order, and dense strides would not nest with it:
