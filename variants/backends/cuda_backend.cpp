@@ -352,7 +352,7 @@ std::vector<FftDescriptor> cufft_passes(const FftDescriptor& d) {
 //   512x512x1024); at lengths 512-896 one strided plan was as fast or faster
 //   (1024x1024x512: 3.26 against 4.54 ms), whatever the stride.
 // 1D c2c stages stay one plan (6.3 ms, with a copy 8.8).
-// (results/h200x1-2026-11-23-realigned)
+// (results/h200x1-2026-11-23-realigned, results/h200x1-2026-11-23-realigned-c2r)
 struct Reorder {
     FftDescriptor fft;            // the stage reading (c2r) or writing (others) the scratch array
     bool copy_first = false;      // c2r: copy in -> scratch, then FFT scratch -> out
