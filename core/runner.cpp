@@ -145,10 +145,19 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     std::size_t stride = 0;
     Buffer real_buf, complex_buf;
     unsigned long long device_used = 0;  // what this point's ranks hold on the device, measured
+    // Where a point's wall time goes (host clock; prepare ends when its host
+    // work does, so an inverse's untimed forward may finish inside `timed`).
+    double wall[3] = {0, 0, 0};  // prepare, timed (warm-up included), validate
+    auto since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    };
     auto err = collective_try(comm, [&] {
+        const auto t_prepare = std::chrono::steady_clock::now();
         real_buf = plan->allocate_input();
         complex_buf = plan->allocate_output();
         prepare_input(*plan, dir, real_buf, complex_buf);
+        wall[0] = since(t_prepare);
+        const auto t_timed = std::chrono::steady_clock::now();
         const void* src = dir == Direction::forward ? real_buf.data() : complex_buf.data();
         void* dst = dir == Direction::forward ? complex_buf.data() : real_buf.data();
         auto total_clock = plan->make_clock();
@@ -172,6 +181,7 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
             samples.push_back(total);
             samples.insert(samples.end(), ph.begin(), ph.end());
         }
+        wall[1] = since(t_timed);
         if (mem_before)
             if (const auto after = plan->backend().device_memory_info(); after && after->free < mem_before->free)
                 device_used = mem_before->free - after->free;
@@ -252,9 +262,18 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         rec["traffic"] = tr;
     }
 
+    auto record_wall = [&] {
+        double most[3];
+        FFTUNE_MPI_CHECK(MPI_Allreduce(wall, most, 3, MPI_DOUBLE, MPI_MAX, comm));
+        rec["timing"]["wall_ms"] = {{"setup", setup_ms}, {"prepare", most[0]}, {"timed", most[1]}, {"validate", most[2]}};
+    };
     if (options.validate) {
         ValidationResult v;
-        if (auto verr = collective_try(comm, [&] { v = validate(*plan); })) {
+        const auto t_validate = std::chrono::steady_clock::now();
+        auto verr = collective_try(comm, [&] { v = validate(*plan); });
+        wall[2] = since(t_validate);
+        record_wall();
+        if (verr) {
             rec["status"] = "failed";
             rec["error"] = "validation: " + *verr;
             return rec;
@@ -269,6 +288,7 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
             return rec;
         }
     } else {
+        record_wall();
         rec["validation"] = json{{"method", "none"}, {"passed", nullptr}};
     }
     rec["status"] = "ok";

@@ -110,6 +110,11 @@ TEST(RunPoint, OkRecordFollowsTheSchema) {
     EXPECT_EQ(t.at("total").at("n"), 5);
     EXPECT_GE(t.at("setup_ms").get<double>(), 0.0);
     EXPECT_EQ(t.at("total").at("ci99").size(), 2u);
+    // Host wall time per part of the point; the timed part holds every iteration.
+    const json& wall = t.at("wall_ms");
+    EXPECT_EQ(wall.at("setup"), t.at("setup_ms"));
+    for (const char* part : {"prepare", "timed", "validate"}) EXPECT_GT(wall.at(part).get<double>(), 0.0) << part;
+    EXPECT_GE(wall.at("timed").get<double>(), 5 * t.at("total").at("min").get<double>());
     // Inverse of slab_2d1d: x FFT, then the reshape, then the (y, z) c2r.
     EXPECT_EQ(t.at("phase_order"), (json{"fft.x", "pack.0", "exchange.0", "unpack.0", "fft.yz"}));
     for (const auto& [name, s] : t.at("phases").items()) {
