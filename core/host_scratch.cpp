@@ -1,24 +1,40 @@
 #include "core/host_scratch.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
+#include "core/backend.hpp"
+#include "core/parallel.hpp"
+
 namespace fftune {
 
-HostScratch::~HostScratch() { std::free(data_); }
+HostScratch::~HostScratch() { release(); }
 
 void HostScratch::release() {
+    if (unpin_) unpin_(data_);
+    unpin_ = nullptr;
     std::free(data_);
     data_ = nullptr;
     capacity_ = 0;
+    pin_tried_ = false;
 }
 
-void* HostScratch::bytes(std::size_t n) {
+void* HostScratch::bytes(std::size_t n, Backend* pin_for) {
     if (n > capacity_ || !data_) {
         release();
         data_ = std::malloc(n > 0 ? n : 1);
         if (!data_) throw std::bad_alloc();
         capacity_ = n;
+    }
+    if (pin_for && pin_for->device_memory() && !pin_tried_ && capacity_ > 0) {
+        pin_tried_ = true;
+        constexpr std::int64_t page = 4096;
+        auto* c = static_cast<volatile char*>(data_);
+        parallel_for(0, (static_cast<std::int64_t>(capacity_) + page - 1) / page, [&](std::int64_t lo, std::int64_t hi) {
+            for (auto i = lo; i < hi; ++i) c[i * page] = 0;
+        }, host_threads(), std::int64_t{1} << 10);
+        unpin_ = pin_for->pin_host(data_, capacity_);
     }
     return data_;
 }

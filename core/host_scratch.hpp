@@ -5,8 +5,11 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 namespace fftune {
+
+class Backend;
 
 class HostScratch {
 public:
@@ -16,17 +19,23 @@ public:
     HostScratch& operator=(const HostScratch&) = delete;
 
     // Room for `count` objects of T (malloc'd: suitably aligned, implicit-lifetime types).
+    // With a device backend, the array is page-locked by it once per allocation
+    // (Backend::pin_host), so that the copies to and from the device run at
+    // full rate; its pages are first touched in parallel, not by the driver.
     template <class T>
-    T* get(std::size_t count) {
-        return static_cast<T*>(bytes(count * sizeof(T)));
+    T* get(std::size_t count, Backend* pin_for = nullptr) {
+        return static_cast<T*>(bytes(count * sizeof(T), pin_for));
     }
     std::size_t capacity() const { return capacity_; }
-    void release();  // frees the array; the next get() allocates again
+    bool pinned() const { return static_cast<bool>(unpin_); }
+    void release();  // unpins and frees the array; the next get() allocates again
 
 private:
-    void* bytes(std::size_t n);
+    void* bytes(std::size_t n, Backend* pin_for);
     void* data_ = nullptr;
     std::size_t capacity_ = 0;
+    bool pin_tried_ = false;  // once per allocation: a refusal is not retried every point
+    std::function<void(void*)> unpin_;
 };
 
 // Process-wide arrays by role; each role has one user at a time (the runner

@@ -4,6 +4,9 @@
 
 #include <complex>
 #include <cstdint>
+#include <vector>
+
+#include "core/testing/forwarding_backend.hpp"
 
 namespace fftune {
 namespace {
@@ -30,6 +33,71 @@ TEST(HostScratch, RolesAreDistinctProcessWideArrays) {
     release_host_scratch();
     EXPECT_EQ(host_scratch(ScratchRole::test_input).capacity(), 0u);
     EXPECT_EQ(host_scratch(ScratchRole::result).capacity(), 0u);
+}
+
+// Records pin and unpin calls, as the cuda backend's page-locking would happen.
+struct PinLog {
+    std::vector<std::pair<void*, std::size_t>> pinned;
+    std::vector<void*> unpinned;
+};
+PinLog pin_log;
+
+class PinningBackend final : public testing::ForwardingBackend {
+public:
+    explicit PinningBackend(bool device, bool refuse = false) : device_(device), refuse_(refuse) {}
+    std::string name() const override { return "pinning"; }
+    bool device_memory() const override { return device_; }
+    std::function<void(void*)> pin_host(void* p, std::size_t bytes) override {
+        pin_log.pinned.push_back({p, bytes});
+        if (refuse_) return {};
+        return [](void* q) { pin_log.unpinned.push_back(q); };  // needs no backend object
+    }
+
+private:
+    bool device_, refuse_;
+};
+
+TEST(HostScratch, ADeviceBackendPinsEachAllocationOnceAndItIsUnpinnedBeforeItIsFreed) {
+    pin_log = {};
+    HostScratch s;
+    {
+        PinningBackend host_only(false);
+        s.get<double>(100, &host_only);
+        EXPECT_TRUE(pin_log.pinned.empty()) << "host backends do not pin";
+    }
+    void* a = nullptr;
+    {
+        PinningBackend device(true);
+        a = s.get<double>(1000, &device);
+        ASSERT_EQ(pin_log.pinned.size(), 1u);
+        EXPECT_EQ(pin_log.pinned[0].first, a);
+        EXPECT_EQ(pin_log.pinned[0].second, 1000 * sizeof(double));
+        EXPECT_TRUE(s.pinned());
+        EXPECT_EQ(s.get<double>(500, &device), a);
+        EXPECT_EQ(pin_log.pinned.size(), 1u) << "the same allocation is pinned once";
+    }  // the backend is gone; the array stays pinned until it is released
+    PinningBackend device(true);
+    void* b = s.get<double>(4000, &device);  // grows: unpin the old array, pin the new
+    ASSERT_EQ(pin_log.unpinned.size(), 1u);
+    EXPECT_EQ(pin_log.unpinned[0], a);
+    ASSERT_EQ(pin_log.pinned.size(), 2u);
+    EXPECT_EQ(pin_log.pinned[1].first, b);
+    s.release();
+    ASSERT_EQ(pin_log.unpinned.size(), 2u);
+    EXPECT_EQ(pin_log.unpinned[1], b);
+    EXPECT_FALSE(s.pinned());
+}
+
+TEST(HostScratch, ARefusedPinIsNotRetriedForTheSameAllocation) {
+    pin_log = {};
+    HostScratch s;
+    PinningBackend refusing(true, /*refuse=*/true);
+    s.get<float>(64, &refusing);
+    s.get<float>(64, &refusing);
+    EXPECT_EQ(pin_log.pinned.size(), 1u);
+    EXPECT_FALSE(s.pinned());
+    s.release();
+    EXPECT_TRUE(pin_log.unpinned.empty());
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ void prepare_input(Plan& plan, Direction direction, Buffer& in, Buffer& out) {
     const auto n = plan.problem().size;
     auto load_real = [&](auto zero) {
         using T = decltype(zero);
-        T* f = host_scratch(ScratchRole::test_input).get<T>(plan.input_layout().box.count());
+        T* f = host_scratch(ScratchRole::test_input).get<T>(plan.input_layout().box.count(), &be);
         fill_test_input(f, plan.input_layout(), n);
         be.copy_from_host(in.data(), f, plan.input_bytes());
     };
@@ -372,6 +372,7 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
                                  to_string(points[i].problem.precision), to_string(points[i].problem.direction),
                                  outcome, elapsed, eta);
     }
+    release_host_scratch();  // unpinned while the device runtime is still up, not at exit
     return failed;
 }
 

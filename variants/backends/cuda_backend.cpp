@@ -562,6 +562,17 @@ public:
         return p;
     }
     void deallocate_host(void* p) override { cudaFreeHost(p); }
+    // Registering memory the caller already touched: 0.37 s per 8 GiB on an
+    // H200 host, where cudaMallocHost of fresh memory took 3.3 s.
+    std::function<void(void*)> pin_host(void* p, std::size_t bytes) override {
+        if (device_ < 0 || bytes == 0) return {};
+        bind();
+        if (cudaHostRegister(p, bytes, cudaHostRegisterPortable) != cudaSuccess) {
+            cudaGetLastError();  // not pinned: copies stay correct, only slower
+            return {};
+        }
+        return [](void* q) { cudaHostUnregister(q); };
+    }
     // Both sides may be device or pinned host memory (unified addressing): the
     // kernel writes packed blocks straight into host staging buffers.
     void copy_region(void* dst, const StridedRegion& d, const void* src, const StridedRegion& s,
