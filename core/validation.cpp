@@ -121,12 +121,13 @@ void fill_test_input(T* out, const Layout& layout, const std::array<index_t, 3>&
     const Box3& b = layout.box;
     if (b.empty()) return;
     const SeparableField field(test_modes(n), n, b, false);
+    const auto st = layout.strides();
     for_x_planes(b, [&](index_t x) {  // also the first touch of fresh pages, in parallel
         std::vector<std::complex<double>> r(field.tables.size());
         for (index_t y = b.lo[1]; y < b.hi[1]; ++y) {
             field.row(x - b.lo[0], y - b.lo[1], r.data());
-            for (index_t z = b.lo[2]; z < b.hi[2]; ++z)
-                out[layout.offset_of({x, y, z})] = static_cast<T>(field.at(r.data(), z - b.lo[2]));
+            T* row = out + layout.offset_of({x, y, b.lo[2]});
+            for (index_t k = 0; k < b.hi[2] - b.lo[2]; ++k) row[k * st[2]] = static_cast<T>(field.at(r.data(), k));
         }
     });
 }
@@ -220,15 +221,18 @@ ValidationResult validate_typed(Plan& plan) {
     }
     C* lap_spec = host_scratch(ScratchRole::laplacian_spectrum).get<C>(n_out, &be);
     const Box3& ob = out_l.box;
+    const index_t oz = out_l.strides()[2];
     for_x_planes(ob, [&](index_t x) {
-        for (index_t y = ob.lo[1]; y < ob.hi[1]; ++y)
+        for (index_t y = ob.lo[1]; y < ob.hi[1]; ++y) {
+            const double kx = double(wavenumber(x, n[0])), ky = double(wavenumber(y, n[1]));
+            const index_t row = out_l.offset_of({x, y, ob.lo[2]});
             for (index_t z = ob.lo[2]; z < ob.hi[2]; ++z) {
-                const double kx = double(wavenumber(x, n[0])), ky = double(wavenumber(y, n[1]));
                 const double kz = double(z);  // r2c keeps 0..Nz/2 along z
                 const double scale = -(kx * kx + ky * ky + kz * kz) / double(total);
-                const index_t i = out_l.offset_of({x, y, z});
+                const index_t i = row + (z - ob.lo[2]) * oz;
                 lap_spec[i] = C(static_cast<T>(scale * spec[i].real()), static_cast<T>(scale * spec[i].imag()));
             }
+        }
     });
     be.copy_from_host(d_complex.data(), lap_spec, plan.output_bytes());
     plan.inverse(d_complex.data(), d_real.data());
@@ -237,14 +241,16 @@ ValidationResult validate_typed(Plan& plan) {
     std::mutex lap_mutex;
     const Box3& ib = in_l.box;
     const SeparableField lap_field(modes, n, ib, true);
+    const index_t iz = in_l.strides()[2];
     for_x_planes(ib, [&](index_t x) {
         RelErr plane;
         std::vector<std::complex<double>> r(lap_field.tables.size());
         for (index_t y = ib.lo[1]; y < ib.hi[1]; ++y) {
             lap_field.row(x - ib.lo[0], y - ib.lo[1], r.data());
-            for (index_t z = ib.lo[2]; z < ib.hi[2]; ++z) {
-                const double ref = lap_field.at(r.data(), z - ib.lo[2]);
-                plane.add(std::abs(double(back[in_l.offset_of({x, y, z})]) - ref), std::abs(ref));
+            const T* row = back + in_l.offset_of({x, y, ib.lo[2]});
+            for (index_t k = 0; k < ib.hi[2] - ib.lo[2]; ++k) {
+                const double ref = lap_field.at(r.data(), k);
+                plane.add(std::abs(double(row[k * iz]) - ref), std::abs(ref));
             }
         }
         std::lock_guard<std::mutex> lock(lap_mutex);
