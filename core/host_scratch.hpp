@@ -42,7 +42,8 @@ private:
 // and validation run one point after another on the calling thread).
 enum class ScratchRole { test_input, spectrum, laplacian_spectrum, result };
 HostScratch& host_scratch(ScratchRole role);
-// Frees every role's array (an application done validating; a sweep keeps them).
+// Unpins and frees every role's array (an application done validating; a job
+// keeps them from one point to the next and releases them when it ends).
 void release_host_scratch();
 
 }  // namespace fftune
