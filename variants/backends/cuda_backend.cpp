@@ -355,7 +355,7 @@ std::vector<FftDescriptor> cufft_passes(const FftDescriptor& d) {
 // (results/h200x1-2026-11-23-realigned, results/h200x1-2026-11-23-realigned-c2r)
 struct Reorder {
     FftDescriptor fft;            // the stage reading (c2r) or writing (others) the scratch array
-    bool copy_first = false;      // c2r: copy in -> scratch, then FFT scratch -> out
+    bool copy_first() const { return fft.kind == FftKind::c2r; }  // copy in -> scratch, then FFT scratch -> out
     CopyRegion scratch{}, data{};  // the copy's two sides, axes slow -> fast in input order;
                                   // data is the stage's output (or, copy_first, its input)
     std::size_t elem_bytes = 0;
@@ -384,20 +384,19 @@ std::optional<Reorder> reorder(const FftDescriptor& d) {
     if (by_in == by_out) return std::nullopt;
     Reorder r;
     r.fft = d;
-    r.copy_first = d.kind == FftKind::c2r;
     r.elem_bytes = 2 * (d.precision == Precision::single ? 4 : 8);  // the complex side
     // Dense strides (fastest last) over the complex extents, in the order of the
     // side the scratch array stands in for.
-    const std::vector<std::size_t>& scratch_order = r.copy_first ? by_out : by_in;
+    const std::vector<std::size_t>& scratch_order = r.copy_first() ? by_out : by_in;
     std::vector<long long> dense(axes.size(), 0);
     long long stride = 1;
     for (auto it = scratch_order.rbegin(); it != scratch_order.rend(); ++it) dense[*it] = stride, stride *= extent[*it];
     r.scratch_bytes = static_cast<std::size_t>(stride) * r.elem_bytes;
     for (std::size_t k = 0; k < axes.size(); ++k) {
         FftDim& dim = k < d.dims.size() ? r.fft.dims[k] : r.fft.batch[k - d.dims.size()];
-        (r.copy_first ? dim.in_stride : dim.out_stride) = dense[k];
+        (r.copy_first() ? dim.in_stride : dim.out_stride) = dense[k];
     }
-    (r.copy_first ? r.fft.in_elements : r.fft.out_elements) = stride;
+    (r.copy_first() ? r.fft.in_elements : r.fft.out_elements) = stride;
     const std::size_t pad = 3 - by_in.size();  // leading extent-1 dimensions of the 3D copy
     for (std::size_t i = 0; i < 3; ++i) {
         r.scratch.extent[i] = r.data.extent[i] = 1;
@@ -408,7 +407,7 @@ std::optional<Reorder> reorder(const FftDescriptor& d) {
         const std::size_t k = by_in[i];
         r.scratch.extent[pad + i] = r.data.extent[pad + i] = extent[k];
         r.scratch.stride[pad + i] = dense[k];
-        r.data.stride[pad + i] = r.copy_first ? axes[k].in_stride : axes[k].out_stride;
+        r.data.stride[pad + i] = r.copy_first() ? axes[k].in_stride : axes[k].out_stride;
     }
     r.scratch.offset = r.data.offset = 0;
     return r;
@@ -440,15 +439,15 @@ public:
 
     void execute(void* in, void* out) override {
         if (work_bytes() > 0 && !has_area_) throw std::logic_error("cuFFT plan executed before set_work_area()");
-        if (reorder_ && reorder_->copy_first) {
+        if (reorder_ && reorder_->copy_first()) {
             check(cuda_copy_region(scratch_, reorder_->scratch, in, reorder_->data, reorder_->elem_bytes, stream_),
                   "reordering copy");
             in = scratch_;
         }
-        void* target = reorder_ && !reorder_->copy_first ? scratch_ : out;
+        void* target = reorder_ && !reorder_->copy_first() ? scratch_ : out;
         passes_.front()->execute(in, target);
         for (std::size_t i = 1; i < passes_.size(); ++i) passes_[i]->execute(target, target);
-        if (reorder_ && !reorder_->copy_first)
+        if (reorder_ && !reorder_->copy_first())
             check(cuda_copy_region(out, reorder_->data, scratch_, reorder_->scratch, reorder_->elem_bytes, stream_),
                   "reordering copy");
     }
