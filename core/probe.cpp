@@ -219,9 +219,9 @@ private:
             Buffer src(backend, before[self].box.count() * elem_bytes), dst(backend, after[self].box.count() * elem_bytes);
             Buffer send, recv, host_a, host_b;
             ReshapeContext ctx{&plan, comm, &backend, element_.get()};
-            if (transport->uses_staging_buffers()) {
-                send = Buffer(backend, plan.send_total * elem_bytes);
-                recv = Buffer(backend, plan.recv_total * elem_bytes);
+            if (transport->uses_staging_buffers()) {  // sized as Plan sizes them (nccl_alltoall: a slot per rank)
+                send = Buffer(backend, transport->send_buffer_elems(plan) * elem_bytes);
+                if (transport->uses_recv_buffer()) recv = Buffer(backend, transport->recv_buffer_elems(plan) * elem_bytes);
                 ctx.send_buffer = send.data(), ctx.recv_buffer = recv.data();
             }
             // MPI that cannot read device memory: pinned host staging, as Plan sets it up.
@@ -262,6 +262,9 @@ private:
             transport->execute(ctx, src.data(), dst.data(), timer, phases);
             backend.copy_to_host(got.data(), dst.data(), got.size() * elem_bytes);
             correct = got == want;
+            // Peers may map this rank's buffers (cuda_ipc): they let go before any rank frees them.
+            transport.reset();
+            FFTUNE_MPI_CHECK(MPI_Barrier(comm));
         });
         if (!err) {
             json t = timing(backend, reduced_stats(world_.get(), total_samples));

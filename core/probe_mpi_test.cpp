@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <stdexcept>
 
 #include "core/registry.hpp"
+#include "core/testing/forwarding_backend.hpp"
 #include "core/transport.hpp"
 
 namespace fftune {
@@ -76,6 +79,70 @@ TEST(Probe, EveryTransportAndPeerCountIsMeasuredAndChecked) {
     }
     EXPECT_EQ(ffts, 2 * 3 * 2);  // precisions x lengths x strides
     EXPECT_EQ(exchanges, transports * divisors * 4);
+}
+
+// A backend that remembers how large each allocation is, and a transport
+// (a2a_sync underneath) that asks for twice the usual staging buffers, as
+// nccl_alltoall asks for a slot per rank, and fails unless it got them.
+std::map<const void*, std::size_t> allocated;
+
+class SizeRecordingBackend final : public testing::ForwardingBackend {
+public:
+    std::string name() const override { return "test_size_recording"; }
+    void* allocate(std::size_t b) override {
+        void* p = ForwardingBackend::allocate(b);
+        allocated[p] = b;
+        return p;
+    }
+    void deallocate(void* p) override {
+        allocated.erase(p);
+        ForwardingBackend::deallocate(p);
+    }
+};
+
+class WideStaging final : public Transport {
+public:
+    bool separate_pack_phases() const override { return inner_->separate_pack_phases(); }
+    index_t send_buffer_elems(const ReshapePlan& plan) const override { return 2 * plan.send_total; }
+    index_t recv_buffer_elems(const ReshapePlan& plan) const override { return 2 * plan.recv_total; }
+    std::optional<std::string> not_applicable(const Backend& backend, bool) const override {
+        if (backend.name() != "test_size_recording") return std::string("probe test only");
+        return std::nullopt;
+    }
+    void setup(const ReshapeContext& ctx) override { inner_->setup(ctx); }
+    void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
+                 const ReshapePhases& phases) override {
+        const std::size_t need_send = send_buffer_elems(*ctx.plan) * ctx.plan->elem_bytes,
+                          need_recv = recv_buffer_elems(*ctx.plan) * ctx.plan->elem_bytes;
+        if (allocated[ctx.send_buffer] < need_send || allocated[ctx.recv_buffer] < need_recv)
+            throw std::runtime_error("staging buffers smaller than send_buffer_elems/recv_buffer_elems ask for");
+        inner_->execute(ctx, src, dst, timer, phases);
+    }
+
+private:
+    std::unique_ptr<Transport> inner_ = Registry<Transport>::instance().create("a2a_sync");
+};
+
+const bool registered_backend = register_variant<Backend, SizeRecordingBackend>("test_size_recording");
+const bool registered_transport = register_variant<Transport, WideStaging>("test_wide_staging");
+
+TEST(Probe, StagingBuffersHaveTheSizeTheTransportAsksFor) {
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    ProbeOptions o = small();
+    o.backends = {"test_size_recording"};
+    o.transports = {"test_wide_staging"};
+    o.fft_lengths = {4};
+    int exchanges = 0;
+    const int failed = run_probe(MPI_COMM_WORLD, o, [&](const json& r) {
+        if (r.at("probe") != "exchange") return;
+        ++exchanges;
+        EXPECT_EQ(r.at("status"), "ok") << r.dump();
+    });
+    EXPECT_EQ(failed, 0);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0 && size > 1) EXPECT_GT(exchanges, 0);
 }
 
 TEST(Probe, BadOptionsNameTheValueAndWhatIsAllowed) {
