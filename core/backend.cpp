@@ -10,6 +10,10 @@ Buffer::Buffer(Backend& backend, std::size_t bytes, bool host)
 }
 
 Buffer::~Buffer() {
+    if (give_back_) {
+        give_back_();
+        return;
+    }
     if (!ptr_) return;
     if (host_)
         backend_->deallocate_host(ptr_);

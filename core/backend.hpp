@@ -79,8 +79,9 @@ struct Unsupported : std::runtime_error {
 //   reload(d)     storage := what load() put there (execute overwrote it)
 //   execute(d)    the transform, in place; the only timed part
 //   store(d, out) storage -> caller's buffer
-// The caller's buffers are backend memory in the plan's layouts: real
-// (Nx, Ny, Nz) and complex (Nx, Ny, Nz/2+1), z contiguous, x slowest.
+// The caller's buffers are pinned host memory (Plan::allocate_input: the whole
+// grid need not fit on one device) in the plan's layouts: real (Nx, Ny, Nz)
+// and complex (Nx, Ny, Nz/2+1), z contiguous, x slowest.
 class MultiDeviceFft {
 public:
     virtual ~MultiDeviceFft() = default;
@@ -210,11 +211,14 @@ public:
     }
 };
 
-// Buffer owned through a backend.
+// Buffer owned through a backend, or memory lent to it by an owner that
+// `give_back` returns it to when the Buffer ends (core/host_scratch.hpp).
 class Buffer {
 public:
     Buffer() = default;
     Buffer(Backend& backend, std::size_t bytes, bool host = false);
+    Buffer(void* lent, std::size_t bytes, std::function<void()> give_back)
+        : ptr_(lent), bytes_(bytes), give_back_(std::move(give_back)) {}
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
     Buffer(Buffer&& o) noexcept { swap(o); }
@@ -236,11 +240,13 @@ private:
         std::swap(ptr_, o.ptr_);
         std::swap(bytes_, o.bytes_);
         std::swap(host_, o.host_);
+        std::swap(give_back_, o.give_back_);
     }
     Backend* backend_ = nullptr;
     void* ptr_ = nullptr;
     std::size_t bytes_ = 0;
     bool host_ = false;
+    std::function<void()> give_back_;  // set: lent memory, not the backend's
 };
 
 // An FFT plan for use on its own (tests, the probe): make_fft's plan holding a

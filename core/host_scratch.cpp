@@ -3,15 +3,30 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <stdexcept>
 
 #include "core/backend.hpp"
 #include "core/parallel.hpp"
 
 namespace fftune {
 
-HostScratch::~HostScratch() { release(); }
+HostScratch::~HostScratch() {
+    if (!lent_) free_array();  // a Buffer still holding it (at exit) keeps it
+}
 
 void HostScratch::release() {
+    if (lent_) throw std::logic_error("host scratch: release() while the array is lent to a Buffer");
+    free_array();
+}
+
+Buffer HostScratch::lend(std::size_t n, Backend& pin_for) {
+    if (lent_) throw std::logic_error("host scratch: lent twice at once (two arrays of one role)");
+    void* p = bytes(n, &pin_for);
+    lent_ = true;
+    return Buffer(p, n, [this] { lent_ = false; });
+}
+
+void HostScratch::free_array() {
     if (unpin_) unpin_(data_);
     unpin_ = nullptr;
     std::free(data_);
@@ -21,8 +36,9 @@ void HostScratch::release() {
 }
 
 void* HostScratch::bytes(std::size_t n, Backend* pin_for) {
+    if (lent_) throw std::logic_error("host scratch: get() while the array is lent to a Buffer");
     if (n > capacity_ || !data_) {
-        release();
+        free_array();
         data_ = std::malloc(n > 0 ? n : 1);
         if (!data_) throw std::bad_alloc();
         capacity_ = n;
@@ -40,7 +56,7 @@ void* HostScratch::bytes(std::size_t n, Backend* pin_for) {
 }
 
 namespace {
-HostScratch arrays[4];  // one per ScratchRole
+HostScratch arrays[5];  // one per ScratchRole
 }  // namespace
 
 HostScratch& host_scratch(ScratchRole role) { return arrays[static_cast<int>(role)]; }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <complex>
+#include <stdexcept>
 #include <cstdint>
 #include <vector>
 
@@ -27,12 +28,12 @@ TEST(HostScratch, GrowsOnlyWhenAskedForMoreAndKeepsItsMemory) {
 
 TEST(HostScratch, RolesAreDistinctProcessWideArrays) {
     auto* a = host_scratch(ScratchRole::test_input).get<float>(16);
-    auto* b = host_scratch(ScratchRole::result).get<float>(16);
+    auto* b = host_scratch(ScratchRole::spectrum).get<float>(16);
     EXPECT_NE(a, b);
     EXPECT_EQ(host_scratch(ScratchRole::test_input).get<float>(16), a);
     release_host_scratch();
     EXPECT_EQ(host_scratch(ScratchRole::test_input).capacity(), 0u);
-    EXPECT_EQ(host_scratch(ScratchRole::result).capacity(), 0u);
+    EXPECT_EQ(host_scratch(ScratchRole::spectrum).capacity(), 0u);
 }
 
 // Records pin and unpin calls, as the cuda backend's page-locking would happen.
@@ -98,6 +99,35 @@ TEST(HostScratch, ARefusedPinIsNotRetriedForTheSameAllocation) {
     EXPECT_FALSE(s.pinned());
     s.release();
     EXPECT_TRUE(pin_log.unpinned.empty());
+}
+
+TEST(HostScratch, LendsItsArrayToOneBufferAtATime) {
+    pin_log = {};
+    HostScratch s;
+    PinningBackend device(true);
+    void* first = nullptr;
+    {
+        Buffer a = s.lend(1000, device);
+        first = a.data();
+        EXPECT_EQ(a.bytes(), 1000u);
+        EXPECT_TRUE(s.lent());
+        ASSERT_EQ(pin_log.pinned.size(), 1u) << "lent memory is pinned like get()'s";
+        EXPECT_THROW(s.lend(10, device), std::logic_error) << "the same memory must not go to two buffers";
+        EXPECT_THROW(s.get<char>(10), std::logic_error);
+        EXPECT_THROW(s.release(), std::logic_error);
+        Buffer moved = std::move(a);
+        EXPECT_EQ(moved.data(), first);
+        EXPECT_TRUE(s.lent()) << "moving the buffer keeps the loan";
+    }
+    EXPECT_FALSE(s.lent()) << "given back when the buffer ends";
+    EXPECT_TRUE(pin_log.unpinned.empty()) << "and kept, pinned, for the next loan";
+    Buffer again = s.lend(500, device);
+    EXPECT_EQ(again.data(), first);
+    EXPECT_EQ(pin_log.pinned.size(), 1u);
+    again = Buffer();
+    EXPECT_FALSE(s.lent());
+    s.release();
+    EXPECT_EQ(pin_log.unpinned.size(), 1u);
 }
 
 }  // namespace

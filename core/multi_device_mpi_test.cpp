@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "core/decomposition.hpp"
 #include "core/plan.hpp"
@@ -107,6 +108,24 @@ public:
     }
 };
 
+// The same on a "device" whose free memory holds the stand-in's storage but
+// not the whole grid's input and output besides (cufftXt at 2048^3 on 4 H200s).
+class SmallDeviceMultiDeviceBackend final : public testing::ForwardingBackend {
+public:
+    static constexpr std::size_t free_bytes = 40000;  // {20, 20, 20}: real 64 kB, complex 35 kB
+    std::string name() const override { return "test_multi_device_small"; }
+    bool device_memory() const override { return true; }
+    std::optional<DeviceMemory> device_memory_info() const override {
+        return DeviceMemory{"test-device-0", free_bytes, 2 * free_bytes};
+    }
+    std::optional<std::string> multi_device_unavailable(const std::array<index_t, 3>&, Precision) const override {
+        return std::nullopt;
+    }
+    std::unique_ptr<MultiDeviceFft> make_multi_device_fft(const std::array<index_t, 3>& n, Precision) override {
+        return std::make_unique<FakeMultiDeviceFft>(n, *this);
+    }
+};
+
 // reference_cufftxt's chain, registered in every build (reference_cufftxt needs CUDA).
 class AllDevices final : public Decomposition {
 public:
@@ -128,6 +147,7 @@ public:
 };
 
 const bool registered_backend = register_variant<Backend, FakeMultiDeviceBackend>("test_multi_device");
+const bool registered_small = register_variant<Backend, SmallDeviceMultiDeviceBackend>("test_multi_device_small");
 const bool registered_decomposition = register_variant<Decomposition, AllDevices>("test_all_devices");
 
 Point point(std::array<index_t, 3> n, Direction dir, const std::string& backend = "test_multi_device") {
@@ -175,6 +195,45 @@ TEST(MultiDevice, PlanValidatesThroughTheStandIn) {
             EXPECT_EQ(r.at("validation").at("checks").size(), 3u);
             EXPECT_LT(r.at("validation").at("max_rel_error").get<double>(), 1e-10);
         }
+}
+
+TEST(MultiDevice, TheCallersArraysAreHostMemoryLentOneAtATime) {
+    if (world_size() > 1) GTEST_SKIP() << "one process only";
+    const Point pt = point({9, 10, 11}, Direction::forward, "test_multi_device_small");
+    Plan plan(MPI_COMM_WORLD, pt.problem, pt.config);
+    EXPECT_TRUE(plan.buffers_on_host());
+    EXPECT_EQ(plan.backend_bytes(), plan.workspace_bytes()) << "the caller's arrays are not on the device";
+    EXPECT_GE(plan.host_staging_bytes(), plan.input_bytes() + plan.output_bytes());
+    {
+        Buffer in = plan.allocate_input(), out = plan.allocate_output();
+        EXPECT_GE(in.bytes(), plan.input_bytes());
+        EXPECT_THROW(plan.allocate_input(), std::logic_error) << "one array of a role at a time";
+        EXPECT_THROW(plan.allocate_output(), std::logic_error);
+    }
+    Buffer again = plan.allocate_input();  // given back when the first ended
+    EXPECT_NE(again.data(), nullptr);
+}
+
+TEST(MultiDevice, RunsWhereTheWholeGridWouldNotFitOnTheDevice) {
+    if (world_size() > 1) GTEST_SKIP() << "one process only";
+    const RunOptions options{1, 2, true, {"multi_device_mpi_test"}};
+    // Input (64 kB) and output (35 kB) together exceed the device's 40 kB:
+    // a plan keeping them in device memory would be skipped as not fitting.
+    for (auto dir : all_values<Direction>()) {
+        const json r = run_point(MPI_COMM_WORLD, point({20, 20, 20}, dir, "test_multi_device_small"), options,
+                                 machine_info());
+        ASSERT_EQ(r.at("status"), "ok") << r.dump();
+        EXPECT_TRUE(r.at("validation").at("passed").get<bool>()) << r.dump();
+        EXPECT_EQ(r.at("memory_bytes"), r.at("workspace_bytes")) << r.dump();
+        EXPECT_GE(r.at("host_staging_bytes").get<long long>(), 20 * 20 * 20 * 8 + 20 * 20 * 11 * 16) << r.dump();
+    }
+    // A device plan of the same size on the same device does not fit.
+    Point dev = point({20, 20, 20}, Direction::forward, "test_multi_device_small");
+    dev.config.decomposition = "slab_2d1d";
+    dev.config.redistribution = {"a2a_sync"};
+    const json r = run_point(MPI_COMM_WORLD, dev, options, machine_info());
+    EXPECT_EQ(r.at("status"), "skipped") << r.dump();
+    EXPECT_NE(r.value("reason", "").find("does not fit in device memory"), std::string::npos) << r.dump();
 }
 
 TEST(MultiDevice, WhatTheBackendCannotDoIsSkippedWithTheReason) {

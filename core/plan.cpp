@@ -9,6 +9,7 @@
 #include "core/decomposition.hpp"
 #include "core/fft_descriptor.hpp"
 #include "core/gpu_aware.hpp"
+#include "core/host_scratch.hpp"
 #include "core/registry.hpp"
 #include "core/reshape.hpp"
 #include "core/transport.hpp"
@@ -260,9 +261,11 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
                     recv_elems = std::max(recv_elems, r.transport->recv_buffer_elems(r.plan));
             });
         }
+    // A transform over every device has made its storage already (the driver's
+    // free memory shows it) and keeps the caller's arrays on the host.
     ranks_on_device_ = require_device_memory(comm_.get(), *backend_,
-                          input_bytes() + output_bytes() + slot_bytes[0] + slot_bytes[1] + slot_bytes[2] + fft_area +
-                              static_cast<std::size_t>(send_elems + recv_elems) * cb);
+                          (multi_ ? 0 : input_bytes() + output_bytes()) + slot_bytes[0] + slot_bytes[1] +
+                              slot_bytes[2] + fft_area + static_cast<std::size_t>(send_elems + recv_elems) * cb);
     for (int k = 0; k < work_slots; ++k)
         if (slot_bytes[k] > 0) work_[k] = Buffer(*backend_, slot_bytes[k]);
     if (fft_area > 0) {
@@ -319,7 +322,16 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
             });
 }
 
-Plan::~Plan() = default;
+Plan::~Plan() {
+    bool mapped = false;
+    for (auto& p : pipelines_)
+        if (p)
+            for (auto& s : p->stages) s.for_each_reshape([&](Reshape& r) { mapped = mapped || r.transport->maps_peer_memory(); });
+    if (!mapped) return;
+    pipelines_[0].reset();  // every mapping of a peer's buffer closed here...
+    pipelines_[1].reset();
+    MPI_Barrier(comm_.get());  // ...and on every rank, before the buffers are freed
+}
 
 void Plan::build(Direction dir) {
     const auto decomposition = Registry<Decomposition>::instance().create(config_.decomposition);
@@ -510,6 +522,18 @@ std::size_t Plan::workspace_bytes() const {
     return work_[0].bytes() + work_[1].bytes() + work_[2].bytes() + fft_area_.bytes() + send_.bytes() + recv_.bytes() +
            (multi_ ? multi_->device_bytes() : 0);
 }
+std::size_t Plan::backend_bytes() const {
+    return (multi_ && backend_->device_memory() ? 0 : input_bytes() + output_bytes()) + workspace_bytes();
+}
+bool Plan::buffers_on_host() const { return multi_ != nullptr || !backend_->device_memory(); }
+Buffer Plan::allocate_input() {
+    if (multi_) return host_scratch(ScratchRole::plan_input).lend(input_bytes(), *backend_);
+    return Buffer(*backend_, input_bytes());
+}
+Buffer Plan::allocate_output() {
+    if (multi_) return host_scratch(ScratchRole::plan_output).lend(output_bytes(), *backend_);
+    return Buffer(*backend_, output_bytes());
+}
 std::size_t Plan::layout_bytes(const Layout& layout, std::size_t index) const {
     // The chain's first array is real, every later one complex.
     return static_cast<std::size_t>(layout.box.count()) *
@@ -517,7 +541,7 @@ std::size_t Plan::layout_bytes(const Layout& layout, std::size_t index) const {
 }
 std::size_t Plan::host_staging_bytes() const {
     return host_send_.bytes() + host_recv_.bytes() + host_src_.bytes() + host_dst_.bytes() +
-           (multi_ ? multi_->host_bytes() : 0);
+           (multi_ ? multi_->host_bytes() + (backend_->device_memory() ? input_bytes() + output_bytes() : 0) : 0);
 }
 
 void Plan::forward(const void* in, void* out) { run(Direction::forward, in, out); }

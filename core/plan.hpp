@@ -54,13 +54,29 @@ public:
     std::size_t workspace_bytes() const;
     // Most ranks of this plan that share one device (1 on host backends).
     int ranks_on_device() const { return ranks_on_device_; }
-    // Pinned host memory for staging MPI traffic (GPU backends without GPU-aware MPI).
+    // Pinned host memory for staging MPI traffic (GPU backends without GPU-aware
+    // MPI), or for a transform over every device its host arrays: the caller's
+    // input and output and its padded copy.
     std::size_t host_staging_bytes() const;
+
+    // The plan's footprint in backend memory: workspace_bytes(), plus the
+    // caller's input and output unless they are host memory on a device backend.
+    std::size_t backend_bytes() const;
 
     Backend& backend() { return *backend_; }
     MPI_Comm comm() const { return comm_.get(); }
-    Buffer allocate_input() { return Buffer(*backend_, input_bytes()); }
-    Buffer allocate_output() { return Buffer(*backend_, output_bytes()); }
+    // The caller's arrays, in the plan's input and output layouts. Backend
+    // memory, except for a transform over every device of the process
+    // (reference_cufftxt): there they are pinned host memory, since the whole
+    // grid does not fit on one device beside the library's own storage (2048^3
+    // double on 4 H200s: 128 GiB of arrays, 64 GiB of cufftXt storage per GPU).
+    // Those are lent from process-wide host arrays (core/host_scratch.hpp), so
+    // that a sweep pins them once, and one of each may exist at a time.
+    Buffer allocate_input();
+    Buffer allocate_output();
+    // True when allocate_input/allocate_output return host memory (host
+    // backends; transforms over every device): host code may read them directly.
+    bool buffers_on_host() const;
 
     // Collective. `in` is preserved; `out` must not alias it.
     void forward(const void* in, void* out);

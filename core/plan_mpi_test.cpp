@@ -8,10 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "core/decomposition.hpp"
 #include "core/registry.hpp"
+#include "core/testing/forwarding_backend.hpp"
 #include "core/testing/metered_backend.hpp"
 #include "core/testing/queued_backend.hpp"
 #include "core/testcase.hpp"
@@ -337,6 +340,69 @@ TEST(Plan, RefusesOnEveryRankWhatDoesNotFitTheSharedDevice) {
     meter.capacity = meter.live + shared;
     EXPECT_NO_THROW(Plan(MPI_COMM_WORLD, problem, config));
     meter.capacity = std::size_t(1) << 40;
+}
+
+// A transport that, like cuda_ipc, maps peers' buffers until it is destroyed,
+// and on rank 1 takes a while to let go; a backend that notes when memory is
+// freed. No rank may free its buffers before every rank has let go.
+std::vector<std::chrono::steady_clock::time_point> freed, closed;
+
+class NotingFrees final : public testing::ForwardingBackend {
+public:
+    std::string name() const override { return "test_noting_frees"; }
+    void deallocate(void* p) override {
+        freed.push_back(std::chrono::steady_clock::now());
+        ForwardingBackend::deallocate(p);
+    }
+};
+
+class MapsPeers final : public Transport {
+public:
+    ~MapsPeers() override {
+        int rank = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        closed.push_back(std::chrono::steady_clock::now());
+    }
+    bool separate_pack_phases() const override { return inner_->separate_pack_phases(); }
+    bool maps_peer_memory() const override { return true; }
+    std::optional<std::string> not_applicable(const Backend& backend, bool) const override {
+        if (backend.name() != "test_noting_frees") return std::string("teardown test only");
+        return std::nullopt;
+    }
+    void setup(const ReshapeContext& ctx) override { inner_->setup(ctx); }
+    void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
+                 const ReshapePhases& phases) override {
+        inner_->execute(ctx, src, dst, timer, phases);
+    }
+
+private:
+    std::unique_ptr<Transport> inner_ = Registry<Transport>::instance().create("a2a_sync");
+};
+
+const bool registered_noting = register_variant<Backend, NotingFrees>("test_noting_frees");
+const bool registered_maps = register_variant<Transport, MapsPeers>("test_maps_peers");
+
+TEST(Plan, NoRankFreesItsBuffersBeforeEveryRankUnmappedThem) {
+    const int p = world_size();
+    if (p < 2) GTEST_SKIP() << "needs peers";
+    const Problem problem{"fft3d", {8, 6, 5}, Precision::double_, Direction::forward, p};
+    const Config config{"test_noting_frees", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"test_maps_peers"}, false};
+    freed.clear(), closed.clear();
+    { Plan plan(MPI_COMM_WORLD, problem, config); }
+    ASSERT_FALSE(closed.empty());
+    ASSERT_FALSE(freed.empty());
+    // steady_clock is the node's monotonic clock: comparable between the ranks of one node.
+    const auto ns = [](std::chrono::steady_clock::time_point t) {
+        return static_cast<long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+    };
+    long long last_close = ns(*std::max_element(closed.begin(), closed.end()));
+    long long first_free = ns(*std::min_element(freed.begin(), freed.end()));
+    long long all_closed = 0, any_freed = 0;
+    MPI_Allreduce(&last_close, &all_closed, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&first_free, &any_freed, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    EXPECT_GE(any_freed, all_closed) << "a rank freed memory " << (all_closed - any_freed) / 1e6
+                                     << " ms before the last rank let go of its mappings";
 }
 
 }  // namespace

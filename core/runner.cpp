@@ -72,6 +72,7 @@ void prepare_input(Plan& plan, Direction direction, Buffer& in, Buffer& out) {
     const auto n = plan.problem().size;
     auto load_real = [&](auto zero) {
         using T = decltype(zero);
+        if (plan.buffers_on_host()) return fill_test_input(in.as<T>(), plan.input_layout(), n);
         T* f = host_scratch(ScratchRole::test_input).get<T>(plan.input_layout().box.count(), &be);
         fill_test_input(f, plan.input_layout(), n);
         be.copy_from_host(in.data(), f, plan.input_bytes());
@@ -228,9 +229,9 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     timing["phase_order"] = phases;
     rec["timing"] = timing;
 
-    // Memory: the largest per-rank footprint (caller's in/out plus workspace).
-    unsigned long long mem[2] = {plan->input_bytes() + plan->output_bytes() + plan->workspace_bytes(),
-                                 plan->workspace_bytes()};
+    // Memory: the largest per-rank footprint in backend memory (caller's in/out
+    // there, plus workspace).
+    unsigned long long mem[2] = {plan->backend_bytes(), plan->workspace_bytes()};
     unsigned long long mem_max[2];
     FFTUNE_MPI_CHECK(MPI_Allreduce(mem, mem_max, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     rec["memory_bytes"] = mem_max[0];

@@ -41,6 +41,11 @@ public:
     virtual bool uses_whole_arrays() const { return false; }
     // Whether data moves through MPI (host staging applies when MPI is not GPU-aware).
     virtual bool uses_mpi() const { return true; }
+    // Whether it maps peers' buffers into this process (CUDA IPC) until it is
+    // destroyed: a rank may then free its buffers only once every peer has let
+    // go (freeing an exported allocation before the importers close it is
+    // undefined), so the plan waits for all ranks in between.
+    virtual bool maps_peer_memory() const { return false; }
     // Why the transport cannot run with this backend, or nothing.
     virtual std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) const {
         (void)backend;

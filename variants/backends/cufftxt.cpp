@@ -10,10 +10,11 @@
 // (subformat CUFFT_XT_FORMAT_INPLACE_SHUFFLED); cufftXtMemcpy and
 // cufftXtExecDescriptor track that order from the descriptor, so a copy to
 // the host returns natural order and the inverse takes either order. The
-// caller's real arrays are dense (Nz per row): the copy in pads rows to
-// 2(Nz/2+1) and the copy out strips the padding (a strided copy kernel between
-// the caller's device buffer and pinned host memory); complex arrays are
-// copied as they are. None of these copies is timed (MultiDeviceFft).
+// caller's arrays are pinned host memory (Plan::allocate_input). Complex ones
+// go to and from the descriptors as they are; real ones are dense (Nz per
+// row), so the copy in pads rows to 2(Nz/2+1) in a pinned host array and the
+// copy out strips the padding from there (row copies on the host threads).
+// None of these copies is timed (MultiDeviceFft).
 //
 // Every execution overwrites its input, so load() keeps the loaded data in a
 // second descriptor and reload() copies it back (a device copy per GPU)
@@ -37,6 +38,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "core/host_scratch.hpp"
+#include "core/parallel.hpp"
 
 namespace fftune {
 namespace {
@@ -179,15 +183,13 @@ public:
 
     void load(Direction d, const void* in) override {
         DeviceGuard on(stream_device_);
+        void* src = const_cast<void*>(in);  // cufftXtMemcpy only reads it
         if (d == Direction::forward) {
-            // Dense rows of Nz reals -> padded rows of 2(Nz/2+1) (the pad is never read).
-            backend_.copy_region(host_, padded_region(), in, dense_region(), real_bytes(precision_));
-            backend_.synchronize();
-        } else {
-            backend_.copy_to_host(host_, in, storage_bytes_);
+            copy_rows(padded_.data(), padded_row(), in, n_[2]);  // the pad is never read
+            src = padded_.data();
         }
         sync_all();
-        check(cufftXtMemcpy(plan(d), loaded_, host_, CUFFT_COPY_HOST_TO_DEVICE), "cufftXtMemcpy host to device");
+        check(cufftXtMemcpy(plan(d), loaded_, src, CUFFT_COPY_HOST_TO_DEVICE), "cufftXtMemcpy host to device");
         reload(d);
     }
 
@@ -220,13 +222,9 @@ public:
         DeviceGuard on(stream_device_);
         sync_all();  // the execution is queued on the stream; cufftXtMemcpy does not wait for it
         // Natural order on the host whatever order the descriptor is in (cuFFT unshuffles).
-        check(cufftXtMemcpy(plan(d), host_, data_, CUFFT_COPY_DEVICE_TO_HOST), "cufftXtMemcpy device to host");
-        if (d == Direction::forward) {
-            backend_.copy_from_host(out, host_, storage_bytes_);
-        } else {
-            backend_.copy_region(out, dense_region(), host_, padded_region(), real_bytes(precision_));
-            backend_.synchronize();
-        }
+        void* dst = d == Direction::forward ? out : padded_.data();
+        check(cufftXtMemcpy(plan(d), dst, data_, CUFFT_COPY_DEVICE_TO_HOST), "cufftXtMemcpy device to host");
+        if (d == Direction::inverse) copy_rows(out, n_[2], padded_.data(), padded_row());
     }
 
     std::unique_ptr<PhaseClock> make_clock() override {
@@ -239,13 +237,16 @@ public:
 private:
     cufftHandle plan(Direction d) const { return plans_[static_cast<int>(d)]; }
 
-    // The caller's real array and the padded in-place array, as strided regions.
-    StridedRegion dense_region() const {
-        return {{n_[0], n_[1], n_[2]}, {n_[1] * n_[2], n_[2], 1}, 0};
-    }
-    StridedRegion padded_region() const {
-        const index_t row = 2 * (n_[2] / 2 + 1);
-        return {{n_[0], n_[1], n_[2]}, {n_[1] * row, row, 1}, 0};
+    // Reals per row of the padded in-place array.
+    index_t padded_row() const { return 2 * (n_[2] / 2 + 1); }
+    // Nz reals of each of the Nx*Ny rows, between host arrays of the given row lengths.
+    void copy_rows(void* dst, index_t dst_row, const void* src, index_t src_row) const {
+        const std::size_t e = real_bytes(precision_), len = static_cast<std::size_t>(n_[2]) * e;
+        auto* d = static_cast<char*>(dst);
+        const auto* s = static_cast<const char*>(src);
+        parallel_for(0, n_[0] * n_[1], [&](std::int64_t lo, std::int64_t hi) {
+            for (auto r = lo; r < hi; ++r) std::memcpy(d + r * dst_row * e, s + r * src_row * e, len);
+        }, host_threads(), std::int64_t{1} << 12);
     }
 
     void create() {
@@ -276,8 +277,7 @@ private:
         check(cufftXtMalloc(plans_[0], &data_, CUFFT_XT_FORMAT_INPLACE), "cufftXtMalloc");
         check(cufftXtMalloc(plans_[0], &loaded_, CUFFT_XT_FORMAT_INPLACE), "cufftXtMalloc");
         DeviceGuard on(stream_device_);
-        host_ = backend_.allocate_host(storage_bytes_);
-        std::memset(host_, 0, storage_bytes_);  // defined padding
+        padded_ = host_scratch(ScratchRole::multi_device_staging).lend(storage_bytes_, backend_);
     }
 
     void release() {
@@ -287,8 +287,7 @@ private:
         for (int i = 0; i < 2; ++i)
             if (have_plan_[i]) cufftDestroy(plans_[i]);
         have_plan_[0] = have_plan_[1] = false;
-        if (host_) backend_.deallocate_host(host_);
-        host_ = nullptr;
+        padded_ = Buffer();
     }
 
     // Waits for the backend's stream and everything on every GPU.
@@ -309,7 +308,7 @@ private:
     bool have_plan_[2]{false, false};
     cudaLibXtDesc* data_ = nullptr;    // transformed in place
     cudaLibXtDesc* loaded_ = nullptr;  // what load() put there, for reload()
-    void* host_ = nullptr;             // pinned, one padded array
+    Buffer padded_;                    // pinned host memory, one padded real array (lent)
     std::size_t storage_bytes_ = 0;    // one descriptor, all GPUs together
     std::size_t work_area_bytes_ = 0;  // both plans, all GPUs
 };

@@ -111,6 +111,14 @@ TEST(ReferenceCufftxt, PlanMatchesTheOracleAndPreservesItsInput) {
         for (std::size_t i = 0; i < rb; ++i) real[i] = static_cast<char>(i * 7 % 13);  // any bit pattern is fine
         auto in = plan.allocate_input();
         auto out = plan.allocate_output();
+        // The caller's arrays are pinned host memory: the whole grid need not fit on one GPU.
+        EXPECT_TRUE(plan.buffers_on_host());
+        EXPECT_EQ(plan.backend_bytes(), plan.workspace_bytes());
+        for (const void* p : {in.data(), out.data()}) {
+            cudaPointerAttributes a{};
+            ASSERT_EQ(cudaPointerGetAttributes(&a, p), cudaSuccess);
+            EXPECT_EQ(a.type, cudaMemoryTypeHost) << "pinned host memory";
+        }
         plan.backend().copy_from_host(in.data(), real.data(), rb);
         plan.forward(in.data(), out.data());
         plan.backend().copy_to_host(back.data(), in.data(), rb);

@@ -68,6 +68,7 @@ public:
     bool separate_pack_phases() const override { return true; }
     bool uses_recv_buffer() const override { return false; }
     bool uses_mpi() const override { return false; }  // no data through MPI: no host staging
+    bool maps_peer_memory() const override { return true; }
     std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) const override {
         if (!backend.device_memory())
             return fmt::format("CUDA IPC maps device memory; backend {} keeps data in host memory", backend.name());
