@@ -15,6 +15,7 @@
 #include "core/decomposition.hpp"
 #include "core/registry.hpp"
 #include "core/testing/forwarding_backend.hpp"
+#include "core/testing/forwarding_transport.hpp"
 #include "core/testing/metered_backend.hpp"
 #include "core/testing/queued_backend.hpp"
 #include "core/testcase.hpp"
@@ -356,7 +357,7 @@ public:
     }
 };
 
-class MapsPeers final : public Transport {
+class MapsPeers final : public testing::ForwardingTransport {
 public:
     ~MapsPeers() override {
         int rank = 0;
@@ -364,20 +365,11 @@ public:
         if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(150));
         closed.push_back(std::chrono::steady_clock::now());
     }
-    bool separate_pack_phases() const override { return inner_->separate_pack_phases(); }
     bool maps_peer_memory() const override { return true; }
     std::optional<std::string> not_applicable(const Backend& backend, bool) const override {
         if (backend.name() != "test_noting_frees") return std::string("teardown test only");
         return std::nullopt;
     }
-    void setup(const ReshapeContext& ctx) override { inner_->setup(ctx); }
-    void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
-                 const ReshapePhases& phases) override {
-        inner_->execute(ctx, src, dst, timer, phases);
-    }
-
-private:
-    std::unique_ptr<Transport> inner_ = Registry<Transport>::instance().create("a2a_sync");
 };
 
 const bool registered_noting = register_variant<Backend, NotingFrees>("test_noting_frees");

@@ -12,6 +12,7 @@
 
 #include "core/registry.hpp"
 #include "core/testing/forwarding_backend.hpp"
+#include "core/testing/forwarding_transport.hpp"
 #include "core/transport.hpp"
 
 namespace fftune {
@@ -100,27 +101,22 @@ public:
     }
 };
 
-class WideStaging final : public Transport {
+class WideStaging final : public testing::ForwardingTransport {
 public:
-    bool separate_pack_phases() const override { return inner_->separate_pack_phases(); }
     index_t send_buffer_elems(const ReshapePlan& plan) const override { return 2 * plan.send_total; }
     index_t recv_buffer_elems(const ReshapePlan& plan) const override { return 2 * plan.recv_total; }
     std::optional<std::string> not_applicable(const Backend& backend, bool) const override {
         if (backend.name() != "test_size_recording") return std::string("probe test only");
         return std::nullopt;
     }
-    void setup(const ReshapeContext& ctx) override { inner_->setup(ctx); }
     void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
                  const ReshapePhases& phases) override {
         const std::size_t need_send = send_buffer_elems(*ctx.plan) * ctx.plan->elem_bytes,
                           need_recv = recv_buffer_elems(*ctx.plan) * ctx.plan->elem_bytes;
         if (allocated[ctx.send_buffer] < need_send || allocated[ctx.recv_buffer] < need_recv)
             throw std::runtime_error("staging buffers smaller than send_buffer_elems/recv_buffer_elems ask for");
-        inner_->execute(ctx, src, dst, timer, phases);
+        ForwardingTransport::execute(ctx, src, dst, timer, phases);
     }
-
-private:
-    std::unique_ptr<Transport> inner_ = Registry<Transport>::instance().create("a2a_sync");
 };
 
 const bool registered_backend = register_variant<Backend, SizeRecordingBackend>("test_size_recording");
