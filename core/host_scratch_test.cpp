@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <complex>
-#include <stdexcept>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "core/testing/forwarding_backend.hpp"

@@ -264,7 +264,7 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
     // A transform over every device has made its storage already (the driver's
     // free memory shows it) and keeps the caller's arrays on the host.
     ranks_on_device_ = require_device_memory(comm_.get(), *backend_,
-                          (multi_ ? 0 : input_bytes() + output_bytes()) + slot_bytes[0] + slot_bytes[1] +
+                          (caller_arrays_pinned() ? 0 : input_bytes() + output_bytes()) + slot_bytes[0] + slot_bytes[1] +
                               slot_bytes[2] + fft_area + static_cast<std::size_t>(send_elems + recv_elems) * cb);
     for (int k = 0; k < work_slots; ++k)
         if (slot_bytes[k] > 0) work_[k] = Buffer(*backend_, slot_bytes[k]);
@@ -523,7 +523,7 @@ std::size_t Plan::workspace_bytes() const {
            (multi_ ? multi_->device_bytes() : 0);
 }
 std::size_t Plan::backend_bytes() const {
-    return (multi_ && backend_->device_memory() ? 0 : input_bytes() + output_bytes()) + workspace_bytes();
+    return (caller_arrays_pinned() ? 0 : input_bytes() + output_bytes()) + workspace_bytes();
 }
 bool Plan::buffers_on_host() const { return multi_ != nullptr || !backend_->device_memory(); }
 Buffer Plan::allocate_input() {
@@ -541,7 +541,7 @@ std::size_t Plan::layout_bytes(const Layout& layout, std::size_t index) const {
 }
 std::size_t Plan::host_staging_bytes() const {
     return host_send_.bytes() + host_recv_.bytes() + host_src_.bytes() + host_dst_.bytes() +
-           (multi_ ? multi_->host_bytes() + (backend_->device_memory() ? input_bytes() + output_bytes() : 0) : 0);
+           (multi_ ? multi_->host_bytes() : 0) + (caller_arrays_pinned() ? input_bytes() + output_bytes() : 0);
 }
 
 void Plan::forward(const void* in, void* out) { run(Direction::forward, in, out); }

@@ -124,6 +124,9 @@ private:
     void run(Direction d, const void* in, void* out);
     void run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out);
     std::size_t layout_bytes(const Layout& layout, std::size_t index) const;
+    // The caller's arrays are pinned host memory on a device backend (a
+    // transform over every device): not in its memory, but in the host's.
+    bool caller_arrays_pinned() const { return multi_ && backend_->device_memory(); }
 
     Problem problem_;
     Config config_;
