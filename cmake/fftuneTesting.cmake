@@ -31,7 +31,8 @@ function(fftune_add_test name)
     endif()
     add_test(NAME ${name}.np${n}
       COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${flags} $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS})
-    set_tests_properties(${name}.np${n} PROPERTIES LABELS "mpi;${T_LABELS}" PROCESSORS ${n})
+    # A rank left waiting in a collective call hangs the test: fail it instead.
+    set_tests_properties(${name}.np${n} PROPERTIES LABELS "mpi;${T_LABELS}" PROCESSORS ${n} TIMEOUT 600)
     if(T_ENVIRONMENT)
       set_tests_properties(${name}.np${n} PROPERTIES ENVIRONMENT "${T_ENVIRONMENT}")
     endif()

@@ -107,6 +107,16 @@ bool all_ok(MPI_Comm comm, bool ok) {
     return all == 1;
 }
 
+void agree_failure(MPI_Comm comm, std::exception_ptr failure) {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int mine = failure ? rank : size, first = size;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+    if (failure) std::rethrow_exception(failure);
+    if (first < size) throw PeerFailed(fmt::format("stopped because rank {} of {} failed", first, size));
+}
+
 std::optional<std::string> agree_error(MPI_Comm comm, const std::string& local_error, bool name_rank) {
     int rank = 0, size = 0;
     MPI_Comm_rank(comm, &rank);

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <exception>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -73,6 +74,31 @@ bool all_ok(MPI_Comm comm, bool ok);
 // prefixed "rank N: " when name_rank and there are several ranks), or nothing
 // when every rank succeeded. Collective.
 std::optional<std::string> agree_error(MPI_Comm comm, const std::string& local_error, bool name_rank = true);
+
+// Thrown on the ranks whose own work succeeded when another rank's failed
+// (agree_failure): they stop at the same point instead of waiting, in the next
+// collective call, for a rank that has left. The failing rank reports why.
+struct PeerFailed : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Agrees on rank-local outcomes: when any rank has a failure, every rank
+// throws, its own error where it failed, PeerFailed elsewhere. Collective.
+void agree_failure(MPI_Comm comm, std::exception_ptr failure);
+
+// Runs rank-local work (no collective calls inside), then agree_failure on it,
+// so that a failure on one rank cannot leave the others in a collective call
+// that it never makes. Collective.
+template <class F>
+void all_or_none(MPI_Comm comm, F&& local_work) {
+    std::exception_ptr failure;
+    try {
+        local_work();
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    agree_failure(comm, failure);
+}
 
 // Whether MPI accepts device pointers (MPIX_Query_cuda_support where the MPI has
 // it; false otherwise), and a short account of how that was decided.

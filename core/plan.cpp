@@ -19,7 +19,6 @@ namespace fftune {
 namespace {
 
 enum Slot { user_in = 0, user_out = 1, work_a = 2, work_b = 3, work_c = 4 };
-constexpr int work_slots = 3;
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", bytes / double(1ull << 30)); }
 
@@ -220,68 +219,109 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
                                                 problem.ranks, comm_.size()));
     if (auto why = check_applicable(problem, config))
         throw std::invalid_argument("configuration " + config.key() + " does not apply: " + *why);
-    backend_ = Registry<Backend>::instance().create(config.backend);
-    const Chain chain = Registry<Decomposition>::instance().create(config.decomposition)->chain(problem, config, comm_.rank());
-    layouts_ = chain.layouts;
-    if (std::any_of(chain.steps.begin(), chain.steps.end(), [](const ChainStep& s) { return s.all_devices; })) {
-        if (chain.steps.size() != 1)
-            throw std::logic_error("a transform over every device must be the only step of its chain");
-        // May throw Unsupported (the library refuses the size): the runner records a skip.
-        multi_ = backend_->make_multi_device_fft(problem.size, problem.precision);
+    // Rank-local work (planning, allocation) is agreed before each collective
+    // step, so that a rank that fails leaves with the others instead of
+    // leaving them waiting in a call it never makes (all_or_none).
+    const MPI_Comm comm_all = comm_.get();
+    Chain chain;
+    all_or_none(comm_all, [&] {
+        backend_ = Registry<Backend>::instance().create(config.backend);
+        chain = Registry<Decomposition>::instance().create(config.decomposition)->chain(problem, config, comm_.rank());
+        layouts_ = chain.layouts;
+        if (std::any_of(chain.steps.begin(), chain.steps.end(), [](const ChainStep& s) { return s.all_devices; })) {
+            if (chain.steps.size() != 1)
+                throw std::logic_error("a transform over every device must be the only step of its chain");
+            // May throw Unsupported (the library refuses the size): the runner records a skip.
+            multi_ = backend_->make_multi_device_fft(problem.size, problem.precision);
+        }
+        MPI_Datatype element = MPI_DATATYPE_NULL;
+        FFTUNE_MPI_CHECK(MPI_Type_contiguous(static_cast<int>(complex_bytes(problem.precision)), MPI_BYTE, &element));
+        FFTUNE_MPI_CHECK(MPI_Type_commit(&element));
+        element_ = Datatype(element);
+    });
+    // Phase communicators (collective), in chain order, before the rank-local build.
+    for (const ChainStep& step : chain.steps) {
+        if (step.kind != ChainStep::Kind::reshape) continue;
+        if (phase_comms_.size() <= static_cast<std::size_t>(step.phase)) phase_comms_.resize(step.phase + 1);
+        if (!phase_comms_[step.phase])
+            phase_comms_[step.phase] = std::make_unique<Communicator>(comm_.split(step.color, comm_.rank()));
     }
 
-    const std::size_t cb = complex_bytes(problem.precision);
-    MPI_Datatype element = MPI_DATATYPE_NULL;
-    FFTUNE_MPI_CHECK(MPI_Type_contiguous(static_cast<int>(cb), MPI_BYTE, &element));
-    FFTUNE_MPI_CHECK(MPI_Type_commit(&element));
-    element_ = Datatype(element);
+    WorkSizes sizes;
+    all_or_none(comm_all, [&] {
+        build(Direction::forward);
+        build(Direction::inverse);
+        sizes = work_sizes();
+    });
+    // A transform over every device has made its storage already (the driver's
+    // free memory shows it) and keeps the caller's arrays on the host.
+    ranks_on_device_ = require_device_memory(comm_all, *backend_,
+                                             (caller_arrays_pinned() ? 0 : input_bytes() + output_bytes()) +
+                                                 sizes.device_bytes(complex_bytes(problem.precision)));
+    // The check above sees only this rank's device: an allocation may still
+    // fail on one rank (what libraries hold, fragmentation).
+    all_or_none(comm_all, [&] { allocate_buffers(sizes); });
+    // A transport's setup may make collective calls on its phase communicator,
+    // which all its members enter; what fails after them is agreed on every
+    // rank before the next setup.
+    for (auto& p : pipelines_)
+        for (auto& s : p->stages)
+            s.for_each_reshape([&](Reshape& r) {
+                std::exception_ptr failure;
+                try {
+                    r.transport->setup(r.ctx);
+                } catch (...) {
+                    failure = std::current_exception();
+                }
+                agree_failure(comm_all, failure);
+            });
+}
 
-    build(Direction::forward);
-    build(Direction::inverse);
-
-    // Each work slot holds the largest array a stage of either direction keeps
-    // there (none for a one-step chain); one FFT work area serves every stage,
-    // since stages run one after another.
-    std::size_t slot_bytes[work_slots] = {0, 0, 0}, fft_area = 0;
-    // Packed staging buffers, sized for the largest reshape that uses them.
-    index_t send_elems = 0, recv_elems = 0;
-    auto hold = [&](Slot slot, std::size_t bytes) {
-        if (slot >= work_a) slot_bytes[slot - work_a] = std::max(slot_bytes[slot - work_a], bytes);
+Plan::WorkSizes Plan::work_sizes() const {
+    WorkSizes w;
+    auto hold = [&](int slot, std::size_t bytes) {
+        if (slot >= work_a) w.slot_bytes[slot - work_a] = std::max(w.slot_bytes[slot - work_a], bytes);
     };
     for (auto& p : pipelines_)
         for (auto& s : p->stages) {
             hold(s.in, s.in_bytes);
             hold(s.out, s.out_bytes);
             if (s.overlap) hold(s.overlap->mid, s.overlap->mid_bytes);
-            s.for_each_fft([&](FftPlan& f) { fft_area = std::max(fft_area, f.work_bytes()); });
+            s.for_each_fft([&](FftPlan& f) { w.fft_area = std::max(w.fft_area, f.work_bytes()); });
             s.for_each_reshape([&](Reshape& r) {
                 if (!r.transport->uses_staging_buffers()) return;
-                send_elems = std::max(send_elems, r.transport->send_buffer_elems(r.plan));
+                w.send_elems = std::max(w.send_elems, r.transport->send_buffer_elems(r.plan));
                 if (r.transport->uses_recv_buffer())
-                    recv_elems = std::max(recv_elems, r.transport->recv_buffer_elems(r.plan));
+                    w.recv_elems = std::max(w.recv_elems, r.transport->recv_buffer_elems(r.plan));
             });
         }
-    // A transform over every device has made its storage already (the driver's
-    // free memory shows it) and keeps the caller's arrays on the host.
-    ranks_on_device_ = require_device_memory(comm_.get(), *backend_,
-                          (caller_arrays_pinned() ? 0 : input_bytes() + output_bytes()) + slot_bytes[0] + slot_bytes[1] +
-                              slot_bytes[2] + fft_area + static_cast<std::size_t>(send_elems + recv_elems) * cb);
+    return w;
+}
+
+std::size_t Plan::WorkSizes::device_bytes(std::size_t complex_bytes) const {
+    std::size_t b = fft_area + static_cast<std::size_t>(send_elems + recv_elems) * complex_bytes;
+    for (std::size_t s : slot_bytes) b += s;
+    return b;
+}
+
+void Plan::allocate_buffers(const WorkSizes& w) {
+    const std::size_t cb = complex_bytes(problem_.precision);
     for (int k = 0; k < work_slots; ++k)
-        if (slot_bytes[k] > 0) work_[k] = Buffer(*backend_, slot_bytes[k]);
-    if (fft_area > 0) {
-        fft_area_ = Buffer(*backend_, fft_area);
+        if (w.slot_bytes[k] > 0) work_[k] = Buffer(*backend_, w.slot_bytes[k]);
+    if (w.fft_area > 0) {
+        fft_area_ = Buffer(*backend_, w.fft_area);
         for (auto& p : pipelines_)
             for (auto& s : p->stages)
                 s.for_each_fft([&](FftPlan& f) {
                     if (f.work_bytes() > 0) f.set_work_area(fft_area_.data());
                 });
     }
-    if (send_elems > 0) send_ = Buffer(*backend_, send_elems * cb);
-    if (recv_elems > 0) recv_ = Buffer(*backend_, recv_elems * cb);
+    if (w.send_elems > 0) send_ = Buffer(*backend_, w.send_elems * cb);
+    if (w.recv_elems > 0) recv_ = Buffer(*backend_, w.recv_elems * cb);
 
     // MPI that cannot read device memory gets pinned host staging: packed
     // buffers for packing transports, array mirrors for derived-datatype ones.
-    const bool stage = backend_->device_memory() && !config.gpu_aware;
+    const bool stage = backend_->device_memory() && !config_.gpu_aware;
     index_t hs = 0, hr = 0, hsrc = 0, hdst = 0;
     bool packed_staged = false, whole_staged = false;
     for (auto& p : pipelines_)
@@ -318,7 +358,6 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
                         c.host_recv = host_recv_.data();
                     }
                 }
-                r.transport->setup(c);
             });
 }
 
@@ -360,10 +399,7 @@ void Plan::build(Direction dir) {
     // every rank's before (or after) box.
     auto make_reshape = [&](std::size_t i, std::size_t from, std::size_t to,
                             const std::function<Box3(int, const Layout&)>& moving, bool moving_before) {
-        const ChainStep& step = mine.steps[i];
-        if (phase_comms_.size() <= static_cast<std::size_t>(step.phase)) phase_comms_.resize(step.phase + 1);
-        if (!phase_comms_[step.phase])
-            phase_comms_[step.phase] = std::make_unique<Communicator>(comm_.split(step.color, rank));
+        const ChainStep& step = mine.steps[i];  // its phase communicator: made by the constructor
         std::vector<Layout> before, after;
         std::vector<Box3> moved;
         int self = -1;

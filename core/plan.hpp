@@ -121,6 +121,20 @@ private:
     struct Overlap;
     struct Pipeline;
     void build(Direction d);
+    // What the pipelines need beside the caller's arrays: each work slot the
+    // largest array a stage of either direction keeps there (none for a
+    // one-step chain), one FFT work area for every stage (they run one after
+    // another), and packed staging buffers for the largest reshape using them.
+    static constexpr int work_slots = 3;  // the third only for overlapped pencils (build)
+    struct WorkSizes {
+        std::size_t slot_bytes[work_slots] = {0, 0, 0};
+        std::size_t fft_area = 0;
+        index_t send_elems = 0, recv_elems = 0;
+        std::size_t device_bytes(std::size_t complex_bytes) const;
+    };
+    WorkSizes work_sizes() const;
+    // Backend and pinned host buffers, wired into every reshape's context. Rank-local.
+    void allocate_buffers(const WorkSizes& sizes);
     void run(Direction d, const void* in, void* out);
     void run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out);
     std::size_t layout_bytes(const Layout& layout, std::size_t index) const;
@@ -136,7 +150,7 @@ private:
     std::vector<Layout> layouts_;  // this rank's forward chain
     std::vector<std::unique_ptr<Communicator>> phase_comms_;
     Datatype element_;
-    Buffer work_[3];  // the third only for overlapped pencils (Plan::build)
+    Buffer work_[work_slots];
     int ranks_on_device_ = 1;
     Buffer fft_area_;  // shared by every FFT stage (FftPlan::work_bytes)
     Buffer send_, recv_;

@@ -25,24 +25,31 @@ namespace {
 // Runs `fn` on every rank; returns the agreed error, if any rank threw.
 // `unsupported`, when given, is set on every rank when the ranks that threw
 // all threw Unsupported (the library refused the configuration): the point
-// is then skipped, not failed. A real failure on any rank wins.
+// is then skipped, not failed. A real failure on any rank wins, and the error
+// of a rank that failed on its own wins over a PeerFailed that only echoes it.
 template <class F>
 std::optional<std::string> collective_try(MPI_Comm comm, F&& fn, bool* unsupported = nullptr) {
     std::string error;
-    int kind = 0;  // 0 ok, 1 Unsupported, 2 failed
+    enum { ok, peer_failed, refused, failed };
+    int kind = ok;
     try {
         fn();
+    } catch (const PeerFailed& e) {
+        error = e.what();
+        kind = peer_failed;
     } catch (const Unsupported& e) {
         error = e.what();
-        kind = 1;
+        kind = refused;
     } catch (const std::exception& e) {
         error = e.what();
-        kind = 2;
+        kind = failed;
+    } catch (...) {
+        kind = failed;
     }
-    if (kind != 0 && error.empty()) error = "unknown error";
+    if (kind != ok && error.empty()) error = "unknown error";
     int worst = kind;
     FFTUNE_MPI_CHECK(MPI_Allreduce(&kind, &worst, 1, MPI_INT, MPI_MAX, comm));
-    if (unsupported) *unsupported = worst == 1;
+    if (unsupported) *unsupported = worst == refused;
     // Agree on a message of the kind that decides the outcome; name its rank
     // only when some ranks did not throw it (an error every rank raised, such
     // as an agreed refusal, already says what it needs to).
@@ -66,8 +73,8 @@ json base_record(const Point& point, const json& machine, const RunOptions& opti
     return r;
 }
 
-// Fill the plan's input for `direction` with the test field (its spectrum for inverse).
-void prepare_input(Plan& plan, Direction direction, Buffer& in, Buffer& out) {
+// Fill the plan's input with the test field. Rank-local.
+void fill_input(Plan& plan, Buffer& in) {
     Backend& be = plan.backend();
     const auto n = plan.problem().size;
     auto load_real = [&](auto zero) {
@@ -79,11 +86,6 @@ void prepare_input(Plan& plan, Direction direction, Buffer& in, Buffer& out) {
     };
     if (plan.problem().precision == Precision::single) load_real(float{});
     else load_real(double{});
-    if (direction == Direction::inverse) {
-        // The inverse reads the spectrum: forward once, then swap roles.
-        plan.forward(in.data(), out.data());
-        plan.collect_phase_times(Direction::forward);
-    }
 }
 
 }  // namespace
@@ -154,9 +156,17 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     };
     auto err = collective_try(comm, [&] {
         const auto t_prepare = std::chrono::steady_clock::now();
-        real_buf = plan->allocate_input();
-        complex_buf = plan->allocate_output();
-        prepare_input(*plan, dir, real_buf, complex_buf);
+        // Allocating and filling are rank-local: agreed before the first exchange.
+        all_or_none(comm, [&] {
+            real_buf = plan->allocate_input();
+            complex_buf = plan->allocate_output();
+            fill_input(*plan, real_buf);
+        });
+        if (dir == Direction::inverse) {
+            // The inverse reads the spectrum: forward once, then swap roles.
+            plan->forward(real_buf.data(), complex_buf.data());
+            plan->collect_phase_times(Direction::forward);
+        }
         wall[0] = since(t_prepare);
         const auto t_timed = std::chrono::steady_clock::now();
         const void* src = dir == Direction::forward ? real_buf.data() : complex_buf.data();

@@ -1,5 +1,6 @@
 // Runner (MPI test, 1-4 ranks): record schema, skipped and failed points, a
-// failing configuration that does not abort the sweep, and agreed errors.
+// failing configuration that does not abort the sweep, agreed errors, and
+// rank-local failures that must not leave the other ranks waiting.
 #include "core/runner.hpp"
 
 #include <gtest/gtest.h>
@@ -11,9 +12,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "core/plan.hpp"
 #include "core/provenance.hpp"
 #include "core/registry.hpp"
+#include "core/testing/forwarding_backend.hpp"
+#include "core/testing/forwarding_transport.hpp"
 #include "core/testing/metered_backend.hpp"
+#include "core/testing/world.hpp"
 #include "core/transport.hpp"
 
 namespace fftune {
@@ -21,16 +26,8 @@ namespace {
 
 using json = nlohmann::json;
 
-int world_rank() {
-    int r = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return r;
-}
-int world_size() {
-    int p = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &p);
-    return p;
-}
+using testing::world_rank;
+using testing::world_size;
 
 // Fails in setup on rank 0 only: the other ranks must learn of it and agree.
 struct ThrowsInSetup final : Transport {
@@ -84,6 +81,43 @@ const bool r4 = register_variant<Transport, UnsupportedInSetup>("test_unsupporte
 const bool r5 = register_variant<Transport, UnsupportedAndFailingInSetup>("test_unsupported_and_failing_in_setup");
 const bool r2 = register_variant<Transport, ThrowsInExecute>("test_throws_in_execute");
 const bool r3 = register_variant<Transport, DropsData>("test_drops_data");
+
+// Fails on the last rank only, where the test says: the FFT plans, or its nth
+// allocate() (as cudaMalloc running out after the fit check). The others must
+// learn of it before their next collective call, or they wait there forever.
+struct InjectedFailure {
+    bool fft = false;
+    int allocation = 0;   // 0: none
+    int allocations = 0;  // allocate() calls since the last reset, on this rank
+    static InjectedFailure& on_last_rank() {
+        static InjectedFailure f;
+        return f;
+    }
+};
+class FailsOnLastRank final : public testing::ForwardingBackend {
+public:
+    std::string name() const override { return "test_fails_on_last_rank"; }
+    void* allocate(std::size_t b) override {
+        auto& f = InjectedFailure::on_last_rank();
+        if (++f.allocations == f.allocation && world_rank() == world_size() - 1)
+            throw std::runtime_error("injected allocation failure");
+        return ForwardingBackend::allocate(b);
+    }
+    std::unique_ptr<FftPlan> make_fft(const FftDescriptor& d) override {
+        if (InjectedFailure::on_last_rank().fft && world_rank() == world_size() - 1)
+            throw std::runtime_error("injected FFT plan failure");
+        return ForwardingBackend::make_fft(d);
+    }
+};
+// Setup makes a collective call, as NCCL's and CUDA IPC's do.
+struct BarrierInSetup final : testing::ForwardingTransport {
+    void setup(const ReshapeContext& ctx) override {
+        FFTUNE_MPI_CHECK(MPI_Barrier(ctx.comm));
+        ForwardingTransport::setup(ctx);
+    }
+};
+const bool r7 = register_variant<Backend, FailsOnLastRank>("test_fails_on_last_rank");
+const bool r8 = register_variant<Transport, BarrierInSetup>("test_barrier_in_setup");
 
 Point point(const std::string& method, std::array<index_t, 3> n = {9, 10, 11}) {
     Point pt;
@@ -243,6 +277,47 @@ TEST(RunPoint, WhatTheLibraryRefusesInSetupIsSkippedWithItsReason) {
     EXPECT_NE(mixed.at("error").get<std::string>().find("injected real failure"), std::string::npos) << mixed.dump();
 }
 
+// Each rank-local failure on the last rank fails the point on every rank with
+// that rank's error, in the part of the point where it happened; the ranks are
+// still in step afterwards. Before each part agreed its rank-local work, the
+// other ranks went on into the next collective call and the test hung.
+TEST(RunPoint, AFailureOnOneRankFailsThePointOnEveryRankWithoutAHang) {
+    auto& inject = InjectedFailure::on_last_rank();
+    auto faulty = [](Direction d) {
+        Point pt = point("test_barrier_in_setup");
+        pt.config.backend = "test_fails_on_last_rank";
+        pt.problem.direction = d;
+        return pt;
+    };
+    // The allocations a plan makes, counted on a plan that succeeds.
+    inject = {};
+    { Plan counted(MPI_COMM_WORLD, faulty(Direction::inverse).problem, faulty(Direction::inverse).config); }
+    const int in_plan = inject.allocations;
+    ASSERT_GT(in_plan, 0);
+    const std::string by = world_size() > 1 ? fmt::format("rank {}: ", world_size() - 1) : "";
+    struct Case {
+        InjectedFailure inject;
+        Direction direction;
+        std::string error;
+    };
+    const std::vector<Case> cases = {
+        {{true, 0, 0}, Direction::forward, "setup: " + by + "injected FFT plan failure"},
+        {{false, 1, 0}, Direction::forward, "setup: " + by + "injected allocation failure"},
+        // The runner's input array; the inverse then runs a forward transform first.
+        {{false, in_plan + 1, 0}, Direction::inverse, "execution: " + by + "injected allocation failure"},
+        // Validation's own input array, after the runner's two were freed.
+        {{false, in_plan + 3, 0}, Direction::inverse, "validation: " + by + "injected allocation failure"},
+    };
+    for (const Case& c : cases) {
+        inject = c.inject;
+        const json r = run_point(MPI_COMM_WORLD, faulty(c.direction), quick, machine_info());
+        inject = {};
+        EXPECT_EQ(r.at("status"), "failed") << r.dump();
+        EXPECT_EQ(r.value("error", ""), c.error) << r.dump();
+        EXPECT_EQ(run_point(MPI_COMM_WORLD, faulty(c.direction), quick, machine_info()).at("status"), "ok");
+    }
+}
+
 TEST(RunPoint, WrongResultsFailValidation) {
     const json r = run_point(MPI_COMM_WORLD, point("test_drops_data"), quick, machine_info());
     EXPECT_EQ(r.at("status"), "failed");
@@ -302,17 +377,6 @@ TEST(RunJob, AppendAfterATornLineKeepsEveryNewRecord) {
         EXPECT_EQ(records[1].at("point_index"), 1);
         std::filesystem::remove(file);
     }
-}
-
-TEST(AgreeError, LowestFailingRankWins) {
-    const int r = world_rank(), p = world_size();
-    EXPECT_FALSE(agree_error(MPI_COMM_WORLD, ""));
-    const auto e = agree_error(MPI_COMM_WORLD, r == p - 1 ? "last rank broke" : "");
-    ASSERT_TRUE(e);
-    EXPECT_NE(e->find("last rank broke"), std::string::npos);
-    const auto all = agree_error(MPI_COMM_WORLD, "rank " + std::to_string(r));
-    ASSERT_TRUE(all);
-    EXPECT_NE(all->find("rank 0"), std::string::npos);
 }
 
 }  // namespace

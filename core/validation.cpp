@@ -187,16 +187,23 @@ ValidationResult validate_typed(Plan& plan) {
     // else through host copies in arrays reused across points
     // (core/host_scratch.hpp: no fresh pages per point).
     const std::size_t n_in = in_l.box.count(), n_out = out_l.box.count();
-    Buffer d_real = plan.allocate_input(), d_complex = plan.allocate_output();
     const bool direct = plan.buffers_on_host();
-    T* real = direct ? d_real.as<T>() : host_scratch(ScratchRole::test_input).get<T>(n_in, &be);
-    C* spec = direct ? d_complex.as<C>() : host_scratch(ScratchRole::spectrum).get<C>(n_out, &be);
+    Buffer d_real, d_complex;
+    T* real = nullptr;
+    C* spec = nullptr;
+    // Rank-local allocation and filling, agreed before the first exchange.
+    all_or_none(comm, [&] {
+        d_real = plan.allocate_input();
+        d_complex = plan.allocate_output();
+        real = direct ? d_real.as<T>() : host_scratch(ScratchRole::test_input).get<T>(n_in, &be);
+        spec = direct ? d_complex.as<C>() : host_scratch(ScratchRole::spectrum).get<C>(n_out, &be);
+        fill_test_input(real, in_l, n);
+        if (!direct) be.copy_from_host(d_real.data(), real, plan.input_bytes());
+    });
     auto real_to_host = [&] { if (!direct) be.copy_to_host(real, d_real.data(), plan.input_bytes()); };
     auto spec_to_host = [&] { if (!direct) be.copy_to_host(spec, d_complex.data(), plan.output_bytes()); };
     auto spec_from_host = [&] { if (!direct) be.copy_from_host(d_complex.data(), spec, plan.output_bytes()); };
 
-    fill_test_input(real, in_l, n);
-    if (!direct) be.copy_from_host(d_real.data(), real, plan.input_bytes());
     plan.forward(d_real.data(), d_complex.data());
     spec_to_host();
 
