@@ -16,9 +16,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
+#include "core/mpi_util.hpp"
 #include "core/registry.hpp"
 #include "core/transport.hpp"
 
@@ -60,8 +63,24 @@ std::shared_ptr<Mapping> open_shared(const cudaIpcMemHandle_t& h) {
 
 struct SharedHandle {
     cudaIpcMemHandle_t handle;
-    int valid;  // 0: this rank has no send buffer (it sends nothing)
+    int valid;            // 0: this rank has no send buffer (it sends nothing)
+    char device_bus[32];  // its GPU's PCI bus id (ordinals differ under CUDA_VISIBLE_DEVICES)
 };
+
+// Why this rank cannot read the send buffer of a peer on the GPU with PCI bus
+// id `theirs` from its own GPU `mine`, or nothing (the same GPU, or one that
+// cudaDeviceCanAccessPeer says it reaches).
+std::optional<std::string> unreachable(int peer, int mine, const char* my_bus, const char* theirs) {
+    if (std::strcmp(my_bus, theirs) == 0) return std::nullopt;
+    int device = -1, can = 0;
+    if (cudaDeviceGetByPCIBusId(&device, theirs) != cudaSuccess) {
+        cudaGetLastError();
+        return fmt::format("the GPU of rank {} ({}) is not visible to this process (CUDA_VISIBLE_DEVICES)", peer, theirs);
+    }
+    check(cudaDeviceCanAccessPeer(&can, mine, device), "cudaDeviceCanAccessPeer");
+    if (!can) return fmt::format("GPU {} cannot access GPU {} of rank {} as a peer (no P2P path)", my_bus, theirs, peer);
+    return std::nullopt;
+}
 
 class CudaIpc final : public Transport {
 public:
@@ -89,12 +108,23 @@ public:
             throw Unsupported(fmt::format("cuda_ipc needs every rank of a redistribution on one node; "
                                           "this one spans {} ranks, {} of them on this node", n, node_size));
         SharedHandle mine{};
-        if (ctx.send_buffer && plan.send_total > 0) {
-            check(cudaIpcGetMemHandle(&mine.handle, ctx.send_buffer), "cudaIpcGetMemHandle");
-            mine.valid = 1;
-        }
+        int device = -1;
+        all_or_none(ctx.comm, [&] {  // no rank may stop alone before the exchange below
+            check(cudaGetDevice(&device), "cudaGetDevice");
+            check(cudaDeviceGetPCIBusId(mine.device_bus, sizeof mine.device_bus, device), "cudaDeviceGetPCIBusId");
+            if (ctx.send_buffer && plan.send_total > 0) {
+                check(cudaIpcGetMemHandle(&mine.handle, ctx.send_buffer), "cudaIpcGetMemHandle");
+                mine.valid = 1;
+            }
+        });
         std::vector<SharedHandle> all(n);
         FFTUNE_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, ctx.comm));
+        // Every rank must reach every GPU it copies from; one that cannot makes all refuse.
+        std::optional<std::string> why;
+        for (int p = 0; p < n && !why; ++p)
+            if (p != plan.self && plan.peers[p].recv_count > 0)
+                why = unreachable(p, device, mine.device_bus, all[p].device_bus);
+        if (auto e = agree_error(ctx.comm, why.value_or(""))) throw Unsupported("cuda_ipc: " + *e);
         peers_.assign(n, nullptr);
         blocks_.assign(n, nullptr);
         for (int p = 0; p < n; ++p) {

@@ -24,7 +24,9 @@ Comm::Comm(MPI_Comm mpi_comm) {
     FFTUNE_MPI_CHECK(MPI_Comm_rank(mpi_comm, &rank));
     FFTUNE_MPI_CHECK(MPI_Comm_size(mpi_comm, &size));
     ncclUniqueId id{};
-    if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    all_or_none(mpi_comm, [&] {  // the others would wait in the broadcast for a rank 0 that failed
+        if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    });
     FFTUNE_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_comm));
     check(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
 }
@@ -93,7 +95,9 @@ void release_at_finalize() {
 
 std::shared_ptr<Comm> shared_comm(MPI_Comm mpi_comm) {
     release_at_finalize();
-    auto& slot = cache()[group_key(mpi_comm)];
+    std::shared_ptr<Comm>* found = nullptr;
+    all_or_none(mpi_comm, [&] { found = &cache()[group_key(mpi_comm)]; });
+    auto& slot = *found;
     // Reuse only where every member can: one that aborted its copy (or never
     // made one) makes them all initialise a new communicator together.
     int usable = slot && !slot->aborted(), all_usable = 0;
