@@ -263,18 +263,25 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
     all_or_none(comm_all, [&] { allocate_buffers(sizes); });
     // A transport's setup may make collective calls on its phase communicator,
     // which all its members enter; what fails after them is agreed on every
-    // rank before the next setup.
-    for (auto& p : pipelines_)
-        for (auto& s : p->stages)
-            s.for_each_reshape([&](Reshape& r) {
-                std::exception_ptr failure;
-                try {
-                    r.transport->setup(r.ctx);
-                } catch (...) {
-                    failure = std::current_exception();
-                }
-                agree_failure(comm_all, failure);
-            });
+    // rank before the next setup. Every rank then throws at the same setup,
+    // and lets go of peers' buffers as ~Plan would (not run for a constructor
+    // that throws).
+    try {
+        for (auto& p : pipelines_)
+            for (auto& s : p->stages)
+                s.for_each_reshape([&](Reshape& r) {
+                    std::exception_ptr failure;
+                    try {
+                        r.transport->setup(r.ctx);
+                    } catch (...) {
+                        failure = std::current_exception();
+                    }
+                    agree_failure(comm_all, failure);
+                });
+    } catch (...) {
+        release_peer_mappings();
+        throw;
+    }
 }
 
 Plan::WorkSizes Plan::work_sizes() const {
@@ -361,7 +368,9 @@ void Plan::allocate_buffers(const WorkSizes& w) {
             });
 }
 
-Plan::~Plan() {
+Plan::~Plan() { release_peer_mappings(); }
+
+void Plan::release_peer_mappings() {
     bool mapped = false;
     for (auto& p : pipelines_)
         if (p)

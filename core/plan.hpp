@@ -135,6 +135,10 @@ private:
     WorkSizes work_sizes() const;
     // Backend and pinned host buffers, wired into every reshape's context. Rank-local.
     void allocate_buffers(const WorkSizes& sizes);
+    // Closes every mapping of a peer's buffer (Transport::maps_peer_memory),
+    // then waits for every rank to have done so before any buffer is freed.
+    // Collective where a transport maps peers' memory; nothing otherwise.
+    void release_peer_mappings();
     void run(Direction d, const void* in, void* out);
     void run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out);
     std::size_t layout_bytes(const Layout& layout, std::size_t index) const;

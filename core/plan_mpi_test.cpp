@@ -18,6 +18,7 @@
 #include "core/testing/forwarding_transport.hpp"
 #include "core/testing/metered_backend.hpp"
 #include "core/testing/queued_backend.hpp"
+#include "core/testing/world.hpp"
 #include "core/testcase.hpp"
 #include "core/transport.hpp"
 #include "core/validation.hpp"
@@ -25,11 +26,8 @@
 namespace fftune {
 namespace {
 
-int world_size() {
-    int p = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &p);
-    return p;
-}
+using testing::world_rank;
+using testing::world_size;
 
 // The backend under test: FFTUNE_TEST_BACKEND (default fftw); CMake registers
 // this binary once per backend built.
@@ -345,8 +343,10 @@ TEST(Plan, RefusesOnEveryRankWhatDoesNotFitTheSharedDevice) {
 
 // A transport that, like cuda_ipc, maps peers' buffers until it is destroyed,
 // and on rank 1 takes a while to let go; a backend that notes when memory is
-// freed. No rank may free its buffers before every rank has let go.
+// freed. No rank may free its buffers before every rank has let go, also when
+// a setup fails (on the last rank) and the plan is never made.
 std::vector<std::chrono::steady_clock::time_point> freed, closed;
+bool fail_setup_on_last_rank = false;
 
 class NotingFrees final : public testing::ForwardingBackend {
 public:
@@ -360,12 +360,14 @@ public:
 class MapsPeers final : public testing::ForwardingTransport {
 public:
     ~MapsPeers() override {
-        int rank = 0;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        if (world_rank() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(150));
         closed.push_back(std::chrono::steady_clock::now());
     }
     bool maps_peer_memory() const override { return true; }
+    void setup(const ReshapeContext& ctx) override {
+        ForwardingTransport::setup(ctx);
+        if (fail_setup_on_last_rank && world_rank() == world_size() - 1) throw std::runtime_error("injected");
+    }
     std::optional<std::string> not_applicable(const Backend& backend, bool) const override {
         if (backend.name() != "test_noting_frees") return std::string("teardown test only");
         return std::nullopt;
@@ -380,8 +382,13 @@ TEST(Plan, NoRankFreesItsBuffersBeforeEveryRankUnmappedThem) {
     if (p < 2) GTEST_SKIP() << "needs peers";
     const Problem problem{"fft3d", {8, 6, 5}, Precision::double_, Direction::forward, p};
     const Config config{"test_noting_frees", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"test_maps_peers"}, false};
+    for (const bool fail : {false, true}) {
+    SCOPED_TRACE(fail ? "a setup fails" : "the plan is made");
+    fail_setup_on_last_rank = fail;
     freed.clear(), closed.clear();
-    { Plan plan(MPI_COMM_WORLD, problem, config); }
+    if (fail) EXPECT_ANY_THROW(Plan(MPI_COMM_WORLD, problem, config));
+    else { Plan plan(MPI_COMM_WORLD, problem, config); }
+    fail_setup_on_last_rank = false;
     ASSERT_FALSE(closed.empty());
     ASSERT_FALSE(freed.empty());
     // steady_clock is the node's monotonic clock: comparable between the ranks of one node.
@@ -395,6 +402,7 @@ TEST(Plan, NoRankFreesItsBuffersBeforeEveryRankUnmappedThem) {
     MPI_Allreduce(&first_free, &any_freed, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
     EXPECT_GE(any_freed, all_closed) << "a rank freed memory " << (all_closed - any_freed) / 1e6
                                      << " ms before the last rank let go of its mappings";
+    }
 }
 
 }  // namespace
