@@ -27,7 +27,8 @@ std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", bytes / do
 // backends report no device memory and are not checked. Returns the most
 // ranks that share one device (1 on host backends). Collective.
 int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need) {
-    const auto mem = backend.device_memory_info();
+    std::optional<DeviceMemory> mem;
+    all_or_none(comm, [&] { mem = backend.device_memory_info(); });
     if (!all_ok(comm, mem.has_value())) return 1;
     MPI_Comm node_comm = MPI_COMM_NULL;
     FFTUNE_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm));
@@ -214,17 +215,18 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
 
 Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
     : problem_(problem), config_(config), comm_(Communicator::duplicate(comm)) {
-    if (comm_.size() != problem.ranks)
-        throw std::invalid_argument(fmt::format("problem asks for {} ranks, communicator has {}",
-                                                problem.ranks, comm_.size()));
-    if (auto why = check_applicable(problem, config))
-        throw std::invalid_argument("configuration " + config.key() + " does not apply: " + *why);
-    // Rank-local work (planning, allocation) is agreed before each collective
-    // step, so that a rank that fails leaves with the others instead of
-    // leaving them waiting in a call it never makes (all_or_none).
+    // Rank-local work (checks, planning, allocation) is agreed before each
+    // collective step, so that a rank that fails leaves with the others
+    // instead of leaving them waiting in a call it never makes (all_or_none).
     const MPI_Comm comm_all = comm_.get();
     Chain chain;
     all_or_none(comm_all, [&] {
+        if (comm_.size() != problem.ranks)
+            throw std::invalid_argument(fmt::format("problem asks for {} ranks, communicator has {}",
+                                                    problem.ranks, comm_.size()));
+        // Rank-local evidence (a device, the GPU-aware trial) may differ between ranks.
+        if (auto why = check_applicable(problem, config))
+            throw std::invalid_argument("configuration " + config.key() + " does not apply: " + *why);
         backend_ = Registry<Backend>::instance().create(config.backend);
         chain = Registry<Decomposition>::instance().create(config.decomposition)->chain(problem, config, comm_.rank());
         layouts_ = chain.layouts;

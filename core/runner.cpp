@@ -165,32 +165,41 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         if (dir == Direction::inverse) {
             // The inverse reads the spectrum: forward once, then swap roles.
             plan->forward(real_buf.data(), complex_buf.data());
-            plan->collect_phase_times(Direction::forward);
+            all_or_none(comm, [&] { plan->collect_phase_times(Direction::forward); });
         }
         wall[0] = since(t_prepare);
         const auto t_timed = std::chrono::steady_clock::now();
         const void* src = dir == Direction::forward ? real_buf.data() : complex_buf.data();
         void* dst = dir == Direction::forward ? complex_buf.data() : real_buf.data();
-        auto total_clock = plan->make_clock();
-        phases = plan->phase_names(dir);
-        stride = 1 + phases.size();
-        samples.reserve(iters * stride);
-        // Plans that transform in storage of their own (reference_cufftxt) copy
-        // the input there outside the timed region; for the others these
-        // calls do nothing and run_staged() is forward()/inverse().
-        plan->stage(dir, src);
-        for (int it = 0; it < warm + iters; ++it) {
+        std::unique_ptr<PhaseClock> total_clock;
+        // Between the collective transforms, all rank-local work is agreed;
+        // each agreement is also the barrier before the next timed iteration.
+        all_or_none(comm, [&] {
+            total_clock = plan->make_clock();
+            phases = plan->phase_names(dir);
+            stride = 1 + phases.size();
+            samples.reserve(iters * stride);
+            // Plans that transform in storage of their own (reference_cufftxt) copy
+            // the input there outside the timed region; for the others these
+            // calls do nothing and run_staged() is forward()/inverse().
+            plan->stage(dir, src);
             plan->restage(dir);
-            FFTUNE_MPI_CHECK(MPI_Barrier(comm));
+        });
+        for (int it = 0; it < warm + iters; ++it) {
             total_clock->start();
             plan->run_staged(dir, src, dst);
             total_clock->stop();
-            const double total = total_clock->elapsed_ms();
-            total_clock->reset();
-            const auto ph = plan->collect_phase_times(dir);
-            if (it < warm) continue;
-            samples.push_back(total);
-            samples.insert(samples.end(), ph.begin(), ph.end());
+            // Reading the clocks is where a device fault shows.
+            all_or_none(comm, [&] {
+                const double total = total_clock->elapsed_ms();
+                total_clock->reset();
+                const auto ph = plan->collect_phase_times(dir);
+                if (it >= warm) {
+                    samples.push_back(total);
+                    samples.insert(samples.end(), ph.begin(), ph.end());
+                }
+                if (it + 1 < warm + iters) plan->restage(dir);
+            });
         }
         wall[1] = since(t_timed);
         if (mem_before)

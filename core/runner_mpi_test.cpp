@@ -89,6 +89,8 @@ struct InjectedFailure {
     bool fft = false;
     int allocation = 0;   // 0: none
     int allocations = 0;  // allocate() calls since the last reset, on this rank
+    int reading = 0;      // the nth reading of any clock (a device fault shows there); 0: none
+    int readings = 0;
     static InjectedFailure& on_last_rank() {
         static InjectedFailure f;
         return f;
@@ -107,6 +109,23 @@ public:
         if (InjectedFailure::on_last_rank().fft && world_rank() == world_size() - 1)
             throw std::runtime_error("injected FFT plan failure");
         return ForwardingBackend::make_fft(d);
+    }
+    std::unique_ptr<PhaseClock> make_clock() override {
+        struct Faulting final : PhaseClock {
+            std::unique_ptr<PhaseClock> inner;
+            void start() override { inner->start(); }
+            void stop() override { inner->stop(); }
+            void reset() override { inner->reset(); }
+            double elapsed_ms() override {
+                auto& f = InjectedFailure::on_last_rank();
+                if (++f.readings == f.reading && world_rank() == world_size() - 1)
+                    throw std::runtime_error("injected device fault");
+                return inner->elapsed_ms();
+            }
+        };
+        auto c = std::make_unique<Faulting>();
+        c->inner = ForwardingBackend::make_clock();
+        return c;
     }
 };
 // Setup makes a collective call, as NCCL's and CUDA IPC's do.
@@ -305,6 +324,9 @@ TEST(RunPoint, AFailureOnOneRankFailsThePointOnEveryRankWithoutAHang) {
         {{false, 1, 0}, Direction::forward, "setup: " + by + "injected allocation failure"},
         // The runner's input array; the inverse then runs a forward transform first.
         {{false, in_plan + 1, 0}, Direction::inverse, "execution: " + by + "injected allocation failure"},
+        // Inside the timed loop (a few clocks are read per iteration): the
+        // others would go on to the next iteration's barrier.
+        {{false, 0, 0, 9, 0}, Direction::forward, "execution: " + by + "injected device fault"},
         // Validation's own input array, after the runner's two were freed.
         {{false, in_plan + 3, 0}, Direction::inverse, "validation: " + by + "injected allocation failure"},
     };

@@ -68,17 +68,24 @@ struct SharedHandle {
 };
 
 // Why this rank cannot read the send buffer of a peer on the GPU with PCI bus
-// id `theirs` from its own GPU `mine`, or nothing (the same GPU, or one that
-// cudaDeviceCanAccessPeer says it reaches).
+// id `theirs` from its own GPU `mine`, or nothing: the same GPU, one that
+// cudaDeviceCanAccessPeer says it reaches, or one this process does not see
+// (CUDA_VISIBLE_DEVICES per rank): cudaIpcOpenMemHandle may still open handles
+// to invisible devices, so that case is left to it.
 std::optional<std::string> unreachable(int peer, int mine, const char* my_bus, const char* theirs) {
     if (std::strcmp(my_bus, theirs) == 0) return std::nullopt;
     int device = -1, can = 0;
     if (cudaDeviceGetByPCIBusId(&device, theirs) != cudaSuccess) {
         cudaGetLastError();
-        return fmt::format("the GPU of rank {} ({}) is not visible to this process (CUDA_VISIBLE_DEVICES)", peer, theirs);
+        return std::nullopt;
     }
-    check(cudaDeviceCanAccessPeer(&can, mine, device), "cudaDeviceCanAccessPeer");
-    if (!can) return fmt::format("GPU {} cannot access GPU {} of rank {} as a peer (no P2P path)", my_bus, theirs, peer);
+    if (const cudaError_t e = cudaDeviceCanAccessPeer(&can, mine, device); e != cudaSuccess) {
+        cudaGetLastError();
+        return fmt::format("cudaDeviceCanAccessPeer({} -> {}): {}", my_bus, theirs, cudaGetErrorString(e));
+    }
+    if (!can)
+        return fmt::format("GPU {} cannot access GPU {} (rank {} of this redistribution) as a peer (no P2P path)",
+                           my_bus, theirs, peer);
     return std::nullopt;
 }
 
