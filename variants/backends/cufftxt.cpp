@@ -273,11 +273,36 @@ private:
             for (std::size_t w : work) work_area_bytes_ += w;
         }
         storage_bytes_ = static_cast<std::size_t>(n_[0] * n_[1] * (n_[2] / 2 + 1)) * complex_bytes(precision_);
+        require_fit(what);
         // Both plans share the descriptors: the same x-split of the same padded array.
-        check(cufftXtMalloc(plans_[0], &data_, CUFFT_XT_FORMAT_INPLACE), "cufftXtMalloc");
-        check(cufftXtMalloc(plans_[0], &loaded_, CUFFT_XT_FORMAT_INPLACE), "cufftXtMalloc");
+        for (cudaLibXtDesc** desc : {&data_, &loaded_}) {
+            const cufftResult r = cufftXtMalloc(plans_[0], desc, CUFFT_XT_FORMAT_INPLACE);
+            if (r == CUFFT_ALLOC_FAILED)  // what require_fit could not foresee (fragmentation)
+                throw Unsupported(fmt::format("does not fit in device memory: cufftXtMalloc of {} failed ({})", what,
+                                              cufft_error(r)));
+            check(r, "cufftXtMalloc");
+        }
         DeviceGuard on(stream_device_);
         padded_ = host_scratch(ScratchRole::multi_device_staging).lend(storage_bytes_, backend_);
+    }
+
+    // Refuses, before allocating, descriptors that cannot fit: each GPU holds
+    // its x-slab (ceil(Nx / GPUs) planes at most) of both, beside the work
+    // areas the plans have already allocated (so they are out of the free memory).
+    void require_fit(const std::string& what) const {
+        const auto count = static_cast<index_t>(gpus_.size());
+        const std::size_t share = static_cast<std::size_t>((n_[0] + count - 1) / count) *
+                                  static_cast<std::size_t>(n_[1] * (n_[2] / 2 + 1)) * complex_bytes(precision_);
+        for (int g : gpus_) {
+            DeviceGuard on(g);
+            std::size_t free = 0, total = 0;
+            check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+            if (2 * share > free)
+                throw Unsupported(fmt::format(
+                    "does not fit in device memory: cufftXt's two descriptors for {} need {:.2f} GiB on GPU {}, "
+                    "{:.2f} GiB of its {:.2f} GiB are free after the plans' work areas",
+                    what, 2 * share / double(1ull << 30), g, free / double(1ull << 30), total / double(1ull << 30)));
+        }
     }
 
     void release() {

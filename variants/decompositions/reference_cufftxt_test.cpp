@@ -88,6 +88,44 @@ TEST(ReferenceCufftxt, RunsAndValidatesOrIsSkippedWithTheReason) {
             }
 }
 
+// A GPU without room for its slabs of cufftXt's two descriptors (another
+// allocation holds the rest) makes the point a skip that says so, decided
+// before cufftXtMalloc, not a failure.
+TEST(ReferenceCufftxt, DescriptorsThatCannotFitAreSkippedBeforeAllocating) {
+    const int gpus = visible_gpus();
+    if (gpus < 2) GTEST_SKIP() << "cufftXt needs 2 or more GPUs";
+    const Problem problem{"fft3d", {256, 256, 256}, Precision::double_, Direction::forward, 1};
+    // The plans' work areas per GPU (on average), from a plan that fits.
+    std::size_t work_per_gpu = 0, share = 0;
+    {
+        Plan plan(MPI_COMM_WORLD, problem, cufftxt);
+        const std::size_t storage = 256ull * 256 * 129 * 16;
+        share = (storage + gpus - 1) / gpus;
+        work_per_gpu = (plan.workspace_bytes() - 2 * storage) / gpus;
+    }
+    // GPU 1 keeps room for its work areas and one and a half slabs, not two.
+    int current = 0;
+    cudaGetDevice(&current);
+    cudaSetDevice(1);
+    std::size_t free = 0, total = 0;
+    ASSERT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+    const std::size_t leave = work_per_gpu + share + share / 2;
+    ASSERT_GT(free, leave);
+    void* hog = nullptr;
+    ASSERT_EQ(cudaMalloc(&hog, free - leave), cudaSuccess);
+    cudaSetDevice(current);
+    Point pt;
+    pt.problem = problem;
+    pt.config = cufftxt;
+    const json r = run_point(MPI_COMM_WORLD, pt, RunOptions{0, 1, false, {"reference_cufftxt_gpu_test"}}, machine_info());
+    cudaSetDevice(1);
+    cudaFree(hog);
+    cudaSetDevice(current);
+    EXPECT_EQ(r.at("status"), "skipped") << r.dump(1);
+    EXPECT_NE(r.value("reason", "").find("does not fit in device memory"), std::string::npos) << r.dump(1);
+    EXPECT_NE(r.value("reason", "").find("GPU 1"), std::string::npos) << r.dump(1);
+}
+
 TEST(ReferenceCufftxt, PlanMatchesTheOracleAndPreservesItsInput) {
     const int gpus = visible_gpus();
     if (gpus < 2) GTEST_SKIP() << "cufftXt needs 2 GPUs, " << gpus << " visible";
