@@ -86,9 +86,10 @@ struct PeerFailed : std::runtime_error {
 // throws, its own error where it failed, PeerFailed elsewhere. Collective.
 void agree_failure(MPI_Comm comm, std::exception_ptr failure);
 
-// Runs rank-local work (no collective calls inside), then agree_failure on it,
-// so that a failure on one rank cannot leave the others in a collective call
-// that it never makes. Collective.
+// Runs rank-local work, then agree_failure on it, so that a failure on one
+// rank cannot leave the others in a collective call that it never makes.
+// Collective calls inside must be ones that every rank reaches whatever fails
+// before them (a transport's setup agrees its own failures first). Collective.
 template <class F>
 void all_or_none(MPI_Comm comm, F&& local_work) {
     std::exception_ptr failure;

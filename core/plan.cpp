@@ -271,15 +271,7 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
     try {
         for (auto& p : pipelines_)
             for (auto& s : p->stages)
-                s.for_each_reshape([&](Reshape& r) {
-                    std::exception_ptr failure;
-                    try {
-                        r.transport->setup(r.ctx);
-                    } catch (...) {
-                        failure = std::current_exception();
-                    }
-                    agree_failure(comm_all, failure);
-                });
+                s.for_each_reshape([&](Reshape& r) { all_or_none(comm_all, [&] { r.transport->setup(r.ctx); }); });
     } catch (...) {
         release_peer_mappings();
         throw;

@@ -210,27 +210,31 @@ ValidationResult validate_typed(Plan& plan) {
     ValidationResult result;
     const Box3& ib = in_l.box;
     const index_t iz = in_l.strides()[2];
-    // max |scale * result - field| and max |field| over this rank's input box,
-    // the field evaluated again (as fill_test_input, rounded to T for the input itself).
+    // The real array read back, then max |scale * result - field| / max |field|
+    // over all ranks, the field evaluated again (as fill_test_input, rounded
+    // to T for the input itself).
     auto compare = [&](const SeparableField& field, double scale, bool rounded) {
         RelErr err;
-        std::mutex mutex;
-        for_x_planes(ib, [&](index_t x) {
-            RelErr plane;
-            std::vector<std::complex<double>> r(field.tables.size());
-            for (index_t y = ib.lo[1]; y < ib.hi[1]; ++y) {
-                field.row(x - ib.lo[0], y - ib.lo[1], r.data());
-                const T* row = real + in_l.offset_of({x, y, ib.lo[2]});
-                for (index_t k = 0; k < ib.hi[2] - ib.lo[2]; ++k) {
-                    const double v = field.at(r.data(), k);
-                    const double ref = rounded ? double(static_cast<T>(v)) : v;
-                    plane.add(std::abs(scale * double(row[k * iz]) - ref), std::abs(ref));
+        all_or_none(comm, [&] {
+            real_to_host();
+            std::mutex mutex;
+            for_x_planes(ib, [&](index_t x) {
+                RelErr plane;
+                std::vector<std::complex<double>> r(field.tables.size());
+                for (index_t y = ib.lo[1]; y < ib.hi[1]; ++y) {
+                    field.row(x - ib.lo[0], y - ib.lo[1], r.data());
+                    const T* row = real + in_l.offset_of({x, y, ib.lo[2]});
+                    for (index_t k = 0; k < ib.hi[2] - ib.lo[2]; ++k) {
+                        const double v = field.at(r.data(), k);
+                        const double ref = rounded ? double(static_cast<T>(v)) : v;
+                        plane.add(std::abs(scale * double(row[k * iz]) - ref), std::abs(ref));
+                    }
                 }
-            }
-            std::lock_guard<std::mutex> lock(mutex);
-            err.merge(plane);
+                std::lock_guard<std::mutex> lock(mutex);
+                err.merge(plane);
+            });
         });
-        return err;
+        return err.reduce(comm);
     };
     // Every step between the plan's collective transforms is rank-local:
     // agreed before the next collective call (all_or_none), so that a rank
@@ -278,12 +282,7 @@ ValidationResult validate_typed(Plan& plan) {
     // instead of kept. The inverse preserves its input (Plan), so where the
     // arrays are host memory the spectrum below is still the forward's.
     plan.inverse(d_complex.data(), d_real.data());
-    RelErr rt;
-    all_or_none(comm, [&] {
-        real_to_host();
-        rt = compare(SeparableField(modes, n, ib, false), 1.0 / double(total), true);
-    });
-    Check rt_check{"round_trip", rt.reduce(comm), tol, false};
+    Check rt_check{"round_trip", compare(SeparableField(modes, n, ib, false), 1.0 / double(total), true), tol, false};
     rt_check.passed = rt_check.max_rel_error <= rt_check.tolerance;
 
     // Spectral Laplacian: the spectrum times -|k|^2 / N in place, transformed
@@ -313,12 +312,8 @@ ValidationResult validate_typed(Plan& plan) {
         spec_from_host();
     });
     plan.inverse(d_complex.data(), d_real.data());
-    RelErr lap;
-    all_or_none(comm, [&] {
-        real_to_host();
-        lap = compare(SeparableField(modes, n, ib, true), 1.0, false);
-    });
-    Check lap_check{"spectral_laplacian", lap.reduce(comm), tol * std::max(1.0, kmax2 / ksig2), false};
+    Check lap_check{"spectral_laplacian", compare(SeparableField(modes, n, ib, true), 1.0, false),
+                    tol * std::max(1.0, kmax2 / ksig2), false};
     lap_check.passed = lap_check.max_rel_error <= lap_check.tolerance;
     result.checks.push_back(lap_check);
     result.checks.push_back(rt_check);
