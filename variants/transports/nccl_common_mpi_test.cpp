@@ -9,6 +9,7 @@
 #include <nccl.h>
 
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -42,6 +43,12 @@ int members_through_nccl(nccl::Comm& comm) {
     cudaStreamDestroy(s);
     cudaFree(d);
     return sum;
+}
+
+int rank_of(MPI_Comm comm) {
+    int r = 0;
+    MPI_Comm_rank(comm, &r);
+    return r;
 }
 
 int size_of(MPI_Comm comm) {
@@ -118,6 +125,7 @@ TEST(NcclComm, ASetUpThatNcclRefusesFailsOnEveryRank) {
     } catch (const std::exception& e) {
         threw = true;
         EXPECT_TRUE(shared) << e.what();
+        std::printf("rank %d of %d: %s\n", rank_of(MPI_COMM_WORLD), size_of(MPI_COMM_WORLD), e.what());
     }
     EXPECT_EQ(threw, shared);
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), nccl::timeout_s() + 10);
