@@ -43,3 +43,14 @@ fftune_cli_test(cli_probe_bad_backend 2 ARGS probe --backend tpu EXPECT "--backe
 fftune_cli_test(cli_probe_bad_iterations 2 ARGS probe --iterations 0 EXPECT "--iterations 0: at least 1")
 fftune_cli_test(cli_probe_bad_ranks 2 ARGS probe --ranks 2,0 EXPECT "--ranks 0: world sizes must be 1 or more")
 fftune_cli_test(cli_probe_ranks_in_job 2 ARGS probe --ranks 2 --no-launch EXPECT "--ranks launches one job per world size")
+# Every shipped testcase is valid (a typo found here costs no GPU session);
+# those for the cuda backend where it is built.
+file(GLOB shipped_testcases CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/testcases/*.json)
+foreach(testcase IN LISTS shipped_testcases)
+  file(READ ${testcase} text)
+  if(text MATCHES "\"backend\": *\"cuda\"" AND NOT CMAKE_CUDA_COMPILER)
+    continue()
+  endif()
+  get_filename_component(stem ${testcase} NAME_WE)
+  fftune_cli_test(cli_testcase_${stem} 0 ARGS run ${testcase} --dry-run EXPECT "total: [1-9][0-9]* points" REJECT "invalid")
+endforeach()
