@@ -1,8 +1,6 @@
 #include "core/mpi_util.hpp"
 
-#include <chrono>
 #include <climits>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -117,67 +115,6 @@ void agree_failure(MPI_Comm comm, std::exception_ptr failure) {
     FFTUNE_MPI_CHECK(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
     if (failure) std::rethrow_exception(failure);
     if (first < size) throw PeerFailed(fmt::format("stopped because rank {} of {} failed", first, size));
-}
-
-void complete_together(MPI_Comm comm, const std::function<bool()>& poll, const std::function<void()>& cancel,
-                       double timeout_s, const std::string& what) {
-    // Each rank sends every peer one outcome as soon as its own is known, and
-    // receives one from each: no message is left over, whatever fails.
-    enum Outcome : int { pending, done, failed, stopped };  // stopped: because a peer failed or stopped
-    const Communicator channel = Communicator::duplicate(comm);
-    const int rank = channel.rank(), size = channel.size();
-    std::vector<int> peers, theirs(static_cast<std::size_t>(size - 1), pending);
-    for (int p = 0; p < size; ++p)
-        if (p != rank) peers.push_back(p);
-    std::vector<MPI_Request> recvs(peers.size()), sends;
-    for (std::size_t i = 0; i < peers.size(); ++i)
-        FFTUNE_MPI_CHECK(MPI_Irecv(&theirs[i], 1, MPI_INT, peers[i], 0, channel.get(), &recvs[i]));
-    std::vector<int> arrived(peers.size());
-    std::size_t outstanding = peers.size();
-    bool peer_gave_up = false;
-    int mine = pending;
-    std::exception_ptr error;
-    const auto t0 = std::chrono::steady_clock::now();
-    for (;;) {
-        if (mine == pending) {
-            try {
-                if (poll()) mine = done;
-            } catch (...) {
-                mine = failed;
-                error = std::current_exception();
-            }
-        }
-        if (mine == pending &&
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
-            mine = failed;
-            error = std::make_exception_ptr(std::runtime_error(fmt::format("{}: not done after {} s", what, timeout_s)));
-        }
-        if (outstanding > 0) {  // a peer's outcome may be read only once its receive completed
-            int n = 0;
-            FFTUNE_MPI_CHECK(MPI_Testsome(static_cast<int>(recvs.size()), recvs.data(), &n, arrived.data(),
-                                          MPI_STATUSES_IGNORE));
-            for (int k = 0; k < n; ++k) {
-                --outstanding;
-                if (theirs[static_cast<std::size_t>(arrived[static_cast<std::size_t>(k)])] != done) peer_gave_up = true;
-            }
-        }
-        if (mine == pending && peer_gave_up) mine = stopped;
-        if (mine != pending && sends.empty() && !peers.empty()) {
-            sends.resize(peers.size());
-            for (std::size_t i = 0; i < peers.size(); ++i)
-                FFTUNE_MPI_CHECK(MPI_Isend(&mine, 1, MPI_INT, peers[i], 0, channel.get(), &sends[i]));
-        }
-        if (mine != pending && outstanding == 0) break;
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
-    FFTUNE_MPI_CHECK(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
-    if (mine == done && !peer_gave_up) return;
-    cancel();
-    if (error) std::rethrow_exception(error);
-    int first = size;  // the lowest rank whose own part failed
-    for (std::size_t i = peers.size(); i-- > 0;)
-        if (theirs[i] == failed) first = peers[i];
-    throw PeerFailed(fmt::format("{}: stopped because rank {} of {} failed", what, first, size));
 }
 
 std::optional<std::string> agree_error(MPI_Comm comm, const std::string& local_error, bool name_rank) {

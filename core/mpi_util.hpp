@@ -5,7 +5,6 @@
 #include <mpi.h>
 
 #include <exception>
-#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -101,17 +100,6 @@ void all_or_none(MPI_Comm comm, F&& local_work) {
     }
     agree_failure(comm, failure);
 }
-
-// Waits for rank-local asynchronous work that can only finish when every
-// rank's does (a communicator's initialisation): `poll` returns true when this
-// rank's part is done and throws when it failed. A rank whose part fails, or
-// is not done after `timeout_s`, tells the others at once (point-to-point
-// messages on a duplicate of `comm`), so that no rank waits on a peer that has
-// given up. When any rank failed, every rank calls `cancel` (its part may have
-// finished or still run) and throws: its own error, PeerFailed elsewhere.
-// Collective.
-void complete_together(MPI_Comm comm, const std::function<bool()>& poll, const std::function<void()>& cancel,
-                       double timeout_s, const std::string& what);
 
 // Whether MPI accepts device pointers (MPIX_Query_cuda_support where the MPI has
 // it; false otherwise), and a short account of how that was decided.

@@ -53,7 +53,7 @@ public:
         {
             PhaseScope scope(timer, ph.exchange);
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
-            if (slot > 0) complete(ncclAlltoAll(send, recv, slot, ncclUint8, comm(), s), "ncclAlltoAll");
+            if (slot > 0) nccl::check(ncclAlltoAll(send, recv, slot, ncclUint8, comm(), s), "ncclAlltoAll");
 #endif
             copy_self(ctx, src, dst);
         }

@@ -19,30 +19,6 @@ void check(ncclResult_t r, const char* what) {
         throw std::runtime_error(fmt::format("{}: NCCL error: {}", what, ncclGetErrorString(r)));
 }
 
-double timeout_s() {
-    static const double seconds = [] {
-        const char* v = std::getenv("FFTUNE_NCCL_TIMEOUT_S");
-        return v ? std::atof(v) : 300.0;
-    }();
-    return seconds;
-}
-
-namespace {
-
-// Whether the communicator's last call is done: false while NCCL still works
-// on it; throws its error (with NCCL's own account of it).
-bool done(ncclComm_t comm, const char* what) {
-    ncclResult_t state = ncclSuccess;
-    check(ncclCommGetAsyncError(comm, &state), "ncclCommGetAsyncError");
-    if (state == ncclInProgress) return false;
-    if (state != ncclSuccess)
-        throw std::runtime_error(
-            fmt::format("{}: NCCL error: {}: {}", what, ncclGetErrorString(state), ncclGetLastError(comm)));
-    return true;
-}
-
-}  // namespace
-
 Comm::Comm(MPI_Comm mpi_comm) {
     int rank = 0, size = 0;
     FFTUNE_MPI_CHECK(MPI_Comm_rank(mpi_comm, &rank));
@@ -52,19 +28,7 @@ Comm::Comm(MPI_Comm mpi_comm) {
         if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     });
     FFTUNE_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_comm));
-    // Non-blocking (unless NCCL_COMM_BLOCKING=1 overrides it): set-up runs in
-    // NCCL's background while this rank polls it and listens for its peers'.
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
-    const ncclResult_t started = ncclCommInitRankConfig(&comm_, size, id, rank, &config);
-    complete_together(
-        mpi_comm,
-        [&] {
-            check(started, "ncclCommInitRankConfig");
-            if (!comm_) throw std::runtime_error("ncclCommInitRankConfig returned no communicator");
-            return done(comm_, "ncclCommInitRankConfig");
-        },
-        [&] { abort(); }, timeout_s(), "NCCL communicator set-up");
+    check(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
 }
 
 void Comm::abort() {
@@ -73,21 +37,7 @@ void Comm::abort() {
 }
 
 Comm::~Comm() {
-    if (!comm_) return;
-    // The order NCCL documents for non-blocking communicators: finalize (it
-    // flushes, then completes in NCCL's background), wait for it, destroy
-    // (local then). One that fails or does not end in time is aborted (local).
-    ncclResult_t state = ncclCommFinalize(comm_);
-    const auto t0 = std::chrono::steady_clock::now();
-    while (state == ncclInProgress &&
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < timeout_s()) {
-        std::this_thread::yield();
-        if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) break;
-    }
-    if (state == ncclSuccess)
-        ncclCommDestroy(comm_);
-    else
-        ncclCommAbort(comm_);
+    if (comm_) ncclCommDestroy(comm_);
 }
 
 namespace {
@@ -161,22 +111,11 @@ std::shared_ptr<Comm> shared_comm(MPI_Comm mpi_comm) {
     return slot;
 }
 
-void complete(Comm& comm, ncclResult_t result, const char* what) {
-    const auto t0 = std::chrono::steady_clock::now();
-    try {
-        check(result, what);
-        while (result == ncclInProgress && !done(comm.get(), what)) {
-            if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s())
-                throw std::runtime_error(fmt::format("{}: not done after {} s (FFTUNE_NCCL_TIMEOUT_S)", what, timeout_s()));
-            std::this_thread::yield();
-        }
-    } catch (const std::exception& e) {
-        comm.abort();  // its state is unknown now; shared_comm replaces it on every rank
-        throw std::runtime_error(fmt::format("{}; communicator aborted", e.what()));
-    }
-}
-
 void wait(Comm& comm, cudaStream_t stream, const char* what) {
+    static const double timeout_s = [] {
+        const char* v = std::getenv("FFTUNE_NCCL_TIMEOUT_S");
+        return v ? std::atof(v) : 300.0;
+    }();
     const auto t0 = std::chrono::steady_clock::now();
     for (;;) {
         const cudaError_t q = cudaStreamQuery(stream);
@@ -188,10 +127,10 @@ void wait(Comm& comm, cudaStream_t stream, const char* what) {
             comm.abort();
             throw std::runtime_error(fmt::format("{}: NCCL asynchronous error: {}", what, ncclGetErrorString(async)));
         }
-        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s()) {
+        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s) {
             comm.abort();
             throw std::runtime_error(fmt::format("{}: no completion after {} s (FFTUNE_NCCL_TIMEOUT_S); communicator aborted",
-                                                 what, timeout_s()));
+                                                 what, timeout_s));
         }
         std::this_thread::yield();
     }

@@ -1,10 +1,8 @@
 // NCCL plumbing shared by the device-direct transports: a communicator per
-// phase communicator (unique id broadcast over MPI), made non-blocking so that
-// no NCCL call can hold a rank forever: set-up, ncclGroupEnd (which connects
-// peers on first use) and the transfers are polled with a timeout, and a hang
-// becomes an error. A base class (TransportBase) holds what every NCCL
-// transport does the same way, so that each transport file keeps only its
-// exchange schedule.
+// phase communicator (unique id broadcast over MPI), completion polling with a
+// timeout so that a hang becomes an error instead of a stuck job, and a base
+// class (TransportBase) holding what every NCCL transport does the same way,
+// so that each transport file keeps only its exchange schedule.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,8 +22,6 @@ class Comm {
 public:
     Comm() = default;
     // Collective over `mpi_comm`; the current CUDA device must be the backend's.
-    // A rank whose set-up fails or times out stops the others' at once
-    // (complete_together): every rank throws, none keeps a communicator.
     explicit Comm(MPI_Comm mpi_comm);
     ~Comm();
     Comm(const Comm&) = delete;
@@ -49,18 +45,8 @@ void check(ncclResult_t r, const char* what);
 // cached); cached communicators are destroyed in MPI_Finalize.
 std::shared_ptr<Comm> shared_comm(MPI_Comm mpi_comm);
 
-// Seconds any NCCL wait may take: FFTUNE_NCCL_TIMEOUT_S, default 300.
-double timeout_s();
-
-// Completes a call on the non-blocking communicator: `result` ncclInProgress
-// means NCCL still works on it (connecting peers, enqueueing on the stream);
-// this polls ncclCommGetAsyncError until it is done, so that what follows on
-// the stream comes after it. On an error or after timeout_s() the
-// communicator is aborted and this throws.
-void complete(Comm& comm, ncclResult_t result, const char* what);
-
 // Waits until `stream` is idle, polling ncclCommGetAsyncError; aborts the
-// communicator and throws on an NCCL error or after timeout_s().
+// communicator and throws after FFTUNE_NCCL_TIMEOUT_S seconds (default 300).
 void wait(Comm& comm, cudaStream_t stream, const char* what);
 
 // NCCL needs device buffers; MPI's gpu_aware flag does not apply to it.
@@ -86,16 +72,14 @@ protected:
     // ncclSend of this rank's block for `to` and ncclRecv of the block from
     // `from`, each only when it is not empty; call inside group().
     void post(const ReshapeContext& ctx, int to, int from, const void* src, void* dst, cudaStream_t stream) const;
-    // ncclGroupStart, the calls `f` makes, ncclGroupEnd until it completed.
+    // ncclGroupStart, the calls `f` makes, ncclGroupEnd.
     template <class F>
-    void group(F&& f) const {
+    static void group(F&& f) {
         check(ncclGroupStart(), "ncclGroupStart");
         f();
-        complete(ncclGroupEnd(), "ncclGroupEnd");
+        check(ncclGroupEnd(), "ncclGroupEnd");
     }
     ncclComm_t comm() const { return comm_->get(); }
-    // nccl::complete on this transport's communicator.
-    void complete(ncclResult_t result, const char* what) const { nccl::complete(*comm_, result, what); }
     // nccl::wait on this transport's communicator.
     void wait(cudaStream_t stream, const char* what) const { nccl::wait(*comm_, stream, what); }
 

@@ -1,15 +1,12 @@
 // NCCL communicators are made once per group of ranks (nccl_common.hpp):
 // congruent communicators share one after their plans are gone, other groups
 // get their own, an aborted one is replaced, and whatever is returned moves
-// data (an ncclAllReduce over it counts its members). A set-up that NCCL
-// refuses ends on every rank with an error, not in a hang.
+// data (an ncclAllReduce over it counts its members).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <nccl.h>
 
-#include <chrono>
-#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -30,25 +27,19 @@ std::optional<std::string> nccl_unavailable() {
 }
 
 // Members of `comm` counted through NCCL: the sum of one 1 per rank.
-int members_through_nccl(nccl::Comm& comm) {
+int members_through_nccl(const nccl::Comm& comm) {
     int* d = nullptr;
     int one = 1, sum = 0;
     cudaStream_t s = nullptr;
     EXPECT_EQ(cudaMalloc(&d, sizeof(int)), cudaSuccess);
     EXPECT_EQ(cudaStreamCreate(&s), cudaSuccess);
     EXPECT_EQ(cudaMemcpy(d, &one, sizeof one, cudaMemcpyHostToDevice), cudaSuccess);
-    EXPECT_NO_THROW(nccl::complete(comm, ncclAllReduce(d, d, 1, ncclInt, ncclSum, comm.get(), s), "ncclAllReduce"));
-    EXPECT_NO_THROW(nccl::wait(comm, s, "ncclAllReduce"));
+    EXPECT_EQ(ncclAllReduce(d, d, 1, ncclInt, ncclSum, comm.get(), s), ncclSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
     EXPECT_EQ(cudaMemcpy(&sum, d, sizeof sum, cudaMemcpyDeviceToHost), cudaSuccess);
     cudaStreamDestroy(s);
     cudaFree(d);
     return sum;
-}
-
-int rank_of(MPI_Comm comm) {
-    int r = 0;
-    MPI_Comm_rank(comm, &r);
-    return r;
 }
 
 int size_of(MPI_Comm comm) {
@@ -62,7 +53,7 @@ TEST(NcclComm, CongruentCommunicatorsShareOneAfterTheFirstIsGone) {
     MPI_Comm first = MPI_COMM_NULL, second = MPI_COMM_NULL;
     MPI_Comm_dup(MPI_COMM_WORLD, &first);
     auto a = nccl::shared_comm(first);
-    nccl::Comm* made = a.get();
+    const nccl::Comm* made = a.get();
     EXPECT_EQ(members_through_nccl(*a), size_of(MPI_COMM_WORLD));
     a.reset();  // the plan that made it is gone
     MPI_Comm_free(&first);
@@ -105,33 +96,6 @@ TEST(NcclComm, AnAbortedCommunicatorIsReplaced) {
     EXPECT_NE(fresh.get(), old.get());
     EXPECT_FALSE(fresh->aborted());
     EXPECT_EQ(members_through_nccl(*fresh), size_of(MPI_COMM_WORLD));
-}
-
-// Ranks that share a GPU are refused by NCCL's set-up ("duplicate GPU"),
-// which NCCL's documentation says may also hang. The communicator is made
-// here without the not_applicable guard the transports apply: with one GPU
-// per rank it must work; where ranks share one, every rank must throw, within
-// the timeout, and MPI stay in step.
-TEST(NcclComm, ASetUpThatNcclRefusesFailsOnEveryRank) {
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA device";
-    const auto backend = Registry<Backend>::instance().create("cuda");  // selects this rank's device
-    const bool shared = nccl::not_applicable(*backend, false).has_value();
-    const auto t0 = std::chrono::steady_clock::now();
-    bool threw = false;
-    try {
-        nccl::Comm comm(MPI_COMM_WORLD);
-        EXPECT_EQ(members_through_nccl(comm), size_of(MPI_COMM_WORLD));
-    } catch (const std::exception& e) {
-        threw = true;
-        EXPECT_TRUE(shared) << e.what();
-        std::printf("rank %d of %d: %s\n", rank_of(MPI_COMM_WORLD), size_of(MPI_COMM_WORLD), e.what());
-    }
-    EXPECT_EQ(threw, shared);
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), nccl::timeout_s() + 10);
-    int one = 1, sum = 0;
-    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    EXPECT_EQ(sum, size_of(MPI_COMM_WORLD));
 }
 
 }  // namespace
