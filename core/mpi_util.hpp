@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fftune {
@@ -89,16 +90,38 @@ void agree_failure(MPI_Comm comm, std::exception_ptr failure);
 // Runs rank-local work, then agree_failure on it, so that a failure on one
 // rank cannot leave the others in a collective call that it never makes.
 // Collective calls inside must be ones that every rank reaches whatever fails
-// before them (a transport's setup agrees its own failures first). Collective.
+// before them (a transport's setup agrees its own failures first).
+// With `earlier`, the failure of a collective step just run (a transform,
+// caught by failure_of) is agreed with it, and the work is skipped after it:
+// a rank whose transform fails after its last exchange then meets the others
+// in this agreement instead of waiting in a different collective call.
+// Collective.
+template <class F>
+void all_or_none(MPI_Comm comm, std::exception_ptr earlier, F&& local_work) {
+    if (!earlier) {
+        try {
+            local_work();
+        } catch (...) {
+            earlier = std::current_exception();
+        }
+    }
+    agree_failure(comm, earlier);
+}
+
 template <class F>
 void all_or_none(MPI_Comm comm, F&& local_work) {
-    std::exception_ptr failure;
+    all_or_none(comm, std::exception_ptr(), std::forward<F>(local_work));
+}
+
+// What `step` throws, caught; nothing when it returns.
+template <class F>
+std::exception_ptr failure_of(F&& step) noexcept {
     try {
-        local_work();
+        step();
+        return nullptr;
     } catch (...) {
-        failure = std::current_exception();
+        return std::current_exception();
     }
-    agree_failure(comm, failure);
 }
 
 // Whether MPI accepts device pointers (MPIX_Query_cuda_support where the MPI has

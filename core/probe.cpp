@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "core/backend.hpp"
+#include "core/collective_try.hpp"
 #include "core/mpi_util.hpp"
 #include "core/phase_timer.hpp"
 #include "core/provenance.hpp"
@@ -28,19 +29,6 @@ namespace {
 
 constexpr std::size_t elem_bytes = 8;  // one element = one complex<float>, so 8 B is one element
 constexpr long long max_bytes = 1ll << 30;
-
-// Runs `fn` on every rank; the agreed error (lowest failing rank's), if any rank threw.
-template <class F>
-std::optional<std::string> collective_try(MPI_Comm comm, F&& fn) {
-    std::string error;
-    try {
-        fn();
-    } catch (const std::exception& e) {
-        error = e.what();
-        if (error.empty()) error = "unknown error";
-    }
-    return agree_error(comm, error);
-}
 
 // Per iteration the max over ranks, then the runner's statistics.
 json reduced_stats(MPI_Comm comm, const std::vector<double>& samples) {
@@ -170,19 +158,30 @@ private:
             d.batch = {{batch, strided ? 1 : n, strided ? 1 : n}};
             d.in_elements = d.out_elements = points;
             const std::size_t bytes = points * complex_bytes(precision);
-            Buffer in(backend, bytes), out(backend, bytes);
-            std::vector<char> host(bytes, 0);  // zeros: no denormals, no NaN
-            backend.copy_from_host(in.data(), host.data(), bytes);
-            auto plan = make_standalone_fft(backend, d);
-            auto clock = backend.make_clock();
+            // Rank-local work is agreed before the next collective call (the
+            // agreement also serves as the barrier between iterations).
+            Buffer in, out;
+            std::unique_ptr<FftPlan> plan;
+            std::unique_ptr<PhaseClock> clock;
+            all_or_none(world_.get(), [&] {
+                in = Buffer(backend, bytes);
+                out = Buffer(backend, bytes);
+                std::vector<char> host(bytes, 0);  // zeros: no denormals, no NaN
+                backend.copy_from_host(in.data(), host.data(), bytes);
+                plan = make_standalone_fft(backend, d);
+                clock = backend.make_clock();
+            });
             for (int it = 0; it < o_.warmup + o_.iterations; ++it) {
-                FFTUNE_MPI_CHECK(MPI_Barrier(world_.get()));
-                clock->start();
-                plan->execute(in.data(), out.data());
-                clock->stop();
-                const double t = clock->elapsed_ms();
-                clock->reset();
-                if (it >= o_.warmup) samples.push_back(t);
+                const auto failed = failure_of([&] {
+                    clock->start();
+                    plan->execute(in.data(), out.data());
+                    clock->stop();
+                });
+                all_or_none(world_.get(), failed, [&] {
+                    const double t = clock->elapsed_ms();
+                    clock->reset();
+                    if (it >= o_.warmup) samples.push_back(t);
+                });
             }
         });
         if (!err) {
@@ -216,51 +215,66 @@ private:
             const auto before = probe_layouts(q, runs, run, false), after = probe_layouts(q, runs, run, true);
             const ReshapePlan plan = make_reshape_plan(0, self, before, after, elem_bytes);
             auto transport = Registry<Transport>::instance().create(method);
-            Buffer src(backend, before[self].box.count() * elem_bytes), dst(backend, after[self].box.count() * elem_bytes);
-            Buffer send, recv, host_a, host_b;
+            Buffer src, dst, send, recv, host_a, host_b;
             ReshapeContext ctx{&plan, comm, &backend, element_.get()};
-            if (transport->uses_staging_buffers()) {  // sized as Plan sizes them (nccl_alltoall: a slot per rank)
-                send = Buffer(backend, transport->send_buffer_elems(plan) * elem_bytes);
-                if (transport->uses_recv_buffer()) recv = Buffer(backend, transport->recv_buffer_elems(plan) * elem_bytes);
-                ctx.send_buffer = send.data(), ctx.recv_buffer = recv.data();
-            }
-            // MPI that cannot read device memory: pinned host staging, as Plan sets it up.
-            if (backend.device_memory() && transport->uses_mpi()) {
-                const bool whole = transport->uses_whole_arrays();
-                host_a = Buffer(backend, std::max<index_t>(1, whole ? before[self].box.count() : plan.send_total) * elem_bytes, true);
-                host_b = Buffer(backend, std::max<index_t>(1, whole ? after[self].box.count() : plan.recv_total) * elem_bytes, true);
-                (whole ? ctx.host_src_mirror : ctx.host_send) = host_a.data();
-                (whole ? ctx.host_dst_mirror : ctx.host_recv) = host_b.data();
-            }
-            transport->setup(ctx);
+            // Rank-local work is agreed over the whole world before each
+            // collective call (the transport's setup, each exchange, the
+            // check), as a failed setup or exchange is: groups that exchange
+            // at the same time stay in step, and the agreements after one
+            // exchange are the barrier before the next.
+            MPI_Comm world = world_.get();
+            all_or_none(world, [&] {
+                src = Buffer(backend, before[self].box.count() * elem_bytes);
+                dst = Buffer(backend, after[self].box.count() * elem_bytes);
+                if (transport->uses_staging_buffers()) {  // sized as Plan sizes them (nccl_alltoall: a slot per rank)
+                    send = Buffer(backend, transport->send_buffer_elems(plan) * elem_bytes);
+                    if (transport->uses_recv_buffer()) recv = Buffer(backend, transport->recv_buffer_elems(plan) * elem_bytes);
+                    ctx.send_buffer = send.data(), ctx.recv_buffer = recv.data();
+                }
+                // MPI that cannot read device memory: pinned host staging, as Plan sets it up.
+                if (backend.device_memory() && transport->uses_mpi()) {
+                    const bool whole = transport->uses_whole_arrays();
+                    host_a = Buffer(backend, std::max<index_t>(1, whole ? before[self].box.count() : plan.send_total) * elem_bytes, true);
+                    host_b = Buffer(backend, std::max<index_t>(1, whole ? after[self].box.count() : plan.recv_total) * elem_bytes, true);
+                    (whole ? ctx.host_src_mirror : ctx.host_send) = host_a.data();
+                    (whole ? ctx.host_dst_mirror : ctx.host_recv) = host_b.data();
+                }
+            });
+            const auto setup_failed = failure_of([&] { transport->setup(ctx); });  // agreed in its group
             PhaseTimer timer(backend);
             ReshapePhases phases;
-            if (transport->separate_pack_phases()) phases.pack = timer.phase("pack");
-            phases.exchange = timer.phase("exchange");
-            if (transport->separate_pack_phases()) phases.unpack = timer.phase("unpack");
-            phase_names = timer.names();
-            phase_samples.resize(phase_names.size());
-            const auto in = pattern(before[self], q, run);
-            backend.copy_from_host(src.data(), in.data(), in.size() * elem_bytes);
-            auto clock = backend.make_clock();
+            std::unique_ptr<PhaseClock> clock;
+            all_or_none(world, setup_failed, [&] {
+                if (transport->separate_pack_phases()) phases.pack = timer.phase("pack");
+                phases.exchange = timer.phase("exchange");
+                if (transport->separate_pack_phases()) phases.unpack = timer.phase("unpack");
+                phase_names = timer.names();
+                phase_samples.resize(phase_names.size());
+                const auto in = pattern(before[self], q, run);
+                backend.copy_from_host(src.data(), in.data(), in.size() * elem_bytes);
+                clock = backend.make_clock();
+            });
             for (int it = 0; it < o_.warmup + o_.iterations; ++it) {
-                FFTUNE_MPI_CHECK(MPI_Barrier(world_.get()));
-                clock->start();
-                transport->execute(ctx, src.data(), dst.data(), timer, phases);
-                clock->stop();
-                const double t = clock->elapsed_ms();
-                clock->reset();
-                const auto ph = timer.collect();
-                if (it < o_.warmup) continue;
-                total_samples.push_back(t);
-                for (std::size_t k = 0; k < ph.size(); ++k) phase_samples[k].push_back(ph[k]);
+                const auto failed = failure_of([&] {
+                    clock->start();
+                    transport->execute(ctx, src.data(), dst.data(), timer, phases);
+                    clock->stop();
+                });
+                all_or_none(world, failed, [&] {
+                    const double t = clock->elapsed_ms();
+                    clock->reset();
+                    const auto ph = timer.collect();
+                    if (it < o_.warmup) return;
+                    total_samples.push_back(t);
+                    for (std::size_t k = 0; k < ph.size(); ++k) phase_samples[k].push_back(ph[k]);
+                });
             }
             // Every element arrived where the destination layout says.
             const auto want = pattern(after[self], q, run);
             std::vector<std::uint64_t> got(want.size(), ~0ull);
-            backend.copy_from_host(dst.data(), got.data(), got.size() * elem_bytes);
-            transport->execute(ctx, src.data(), dst.data(), timer, phases);
-            backend.copy_to_host(got.data(), dst.data(), got.size() * elem_bytes);
+            all_or_none(world, [&] { backend.copy_from_host(dst.data(), got.data(), got.size() * elem_bytes); });
+            const auto failed = failure_of([&] { transport->execute(ctx, src.data(), dst.data(), timer, phases); });
+            all_or_none(world, failed, [&] { backend.copy_to_host(got.data(), dst.data(), got.size() * elem_bytes); });
             correct = got == want;
             // Peers may map this rank's buffers (cuda_ipc): they let go before any rank frees them.
             transport.reset();

@@ -141,6 +141,99 @@ TEST(Probe, StagingBuffersHaveTheSizeTheTransportAsksFor) {
     if (rank == 0 && size > 1) EXPECT_GT(exchanges, 0);
 }
 
+// Fails on the last rank only: a transport on its third execute, after the
+// exchange itself (as a fault that shows when the transfer is checked), or
+// the backend's allocations from the nth on (rank-local set-up). The probe
+// must record the failure with that rank's error and go on; before its
+// rank-local work was agreed, the others waited in the next barrier.
+struct LastRankFailure {
+    int execute = 0, executes = 0;
+    int allocation = 0, allocations = 0;
+    static LastRankFailure& get() {
+        static LastRankFailure f;
+        return f;
+    }
+};
+
+bool on_last_rank() {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    return rank == size - 1;
+}
+
+class FailingAllocations final : public testing::ForwardingBackend {
+public:
+    std::string name() const override { return "test_probe_failing_allocations"; }
+    void* allocate(std::size_t b) override {
+        auto& f = LastRankFailure::get();
+        if (f.allocation > 0 && ++f.allocations >= f.allocation && on_last_rank())
+            throw std::runtime_error("injected allocation failure");
+        return ForwardingBackend::allocate(b);
+    }
+};
+
+class FailsAfterExchange final : public testing::ForwardingTransport {
+public:
+    void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
+                 const ReshapePhases& phases) override {
+        ForwardingTransport::execute(ctx, src, dst, timer, phases);
+        auto& f = LastRankFailure::get();
+        if (++f.executes == f.execute && on_last_rank()) throw std::runtime_error("injected fault after the exchange");
+    }
+};
+
+const bool registered_failing_backend =
+    register_variant<Backend, FailingAllocations>("test_probe_failing_allocations");
+const bool registered_failing_transport = register_variant<Transport, FailsAfterExchange>("test_fails_after_exchange");
+
+TEST(Probe, AFailureOnOneRankFailsThatProbeOnEveryRankAndTheRestGoOn) {
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const std::string by = size > 1 ? "rank " + std::to_string(size - 1) + ": " : "";
+    ProbeOptions o = small();
+    o.bytes_per_peer = {64, 4096};
+    o.fft_lengths = {4};
+    o.transports = {"test_fails_after_exchange"};
+    o.backends = {"test_probe_failing_allocations"};
+    struct Case {
+        LastRankFailure inject;
+        std::string error;
+    };
+    // Third execute: the first exchange probe fails in its timed loop. Second
+    // allocation on: every probe after the first allocation fails in set-up.
+    for (const Case& c : {Case{{3, 0, 0, 0}, "injected fault after the exchange"},
+                          Case{{0, 0, 2, 0}, "injected allocation failure"}}) {
+        LastRankFailure::get() = c.inject;
+        std::vector<json> records;
+        const int failed = run_probe(MPI_COMM_WORLD, o, [&](const json& r) { records.push_back(r); });
+        LastRankFailure::get() = {};
+        int rank = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (size == 1 && c.inject.execute > 0) {  // no exchange at one rank: nothing fails
+            EXPECT_EQ(failed, 0);
+            continue;
+        }
+        EXPECT_GT(failed, 0);
+        if (rank != 0) continue;
+        int failures = 0, ok = 0;
+        for (const json& r : records) {
+            if (r.at("status") == "failed") {
+                ++failures;
+                EXPECT_EQ(r.at("error"), by + c.error) << r.dump();
+            } else {
+                ok += r.at("status") == "ok";
+            }
+        }
+        EXPECT_EQ(failures, failed);
+        if (c.inject.execute > 0) EXPECT_GT(ok, 0) << "the probes after the failing one go on";
+    }
+    // Still in step.
+    int one = 1, sum = 0;
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_EQ(sum, size);
+}
+
 TEST(Probe, BadOptionsNameTheValueAndWhatIsAllowed) {
     ProbeOptions o = small();
     EXPECT_EQ(check_probe_options(o), "");

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/collective_try.hpp"
 #include "core/host_scratch.hpp"
 #include "core/plan.hpp"
 #include "core/provenance.hpp"
@@ -21,42 +22,6 @@ namespace fftune {
 using json = nlohmann::json;
 
 namespace {
-
-// Runs `fn` on every rank; returns the agreed error, if any rank threw.
-// `unsupported`, when given, is set on every rank when the ranks that threw
-// all threw Unsupported (the library refused the configuration): the point
-// is then skipped, not failed. A real failure on any rank wins, and the error
-// of a rank that failed on its own wins over a PeerFailed that only echoes it.
-template <class F>
-std::optional<std::string> collective_try(MPI_Comm comm, F&& fn, bool* unsupported = nullptr) {
-    std::string error;
-    enum { ok, peer_failed, refused, failed };
-    int kind = ok;
-    try {
-        fn();
-    } catch (const PeerFailed& e) {
-        error = e.what();
-        kind = peer_failed;
-    } catch (const Unsupported& e) {
-        error = e.what();
-        kind = refused;
-    } catch (const std::exception& e) {
-        error = e.what();
-        kind = failed;
-    } catch (...) {
-        kind = failed;
-    }
-    if (kind != ok && error.empty()) error = "unknown error";
-    int worst = kind;
-    FFTUNE_MPI_CHECK(MPI_Allreduce(&kind, &worst, 1, MPI_INT, MPI_MAX, comm));
-    if (unsupported) *unsupported = worst == refused;
-    // Agree on a message of the kind that decides the outcome; name its rank
-    // only when some ranks did not throw it (an error every rank raised, such
-    // as an agreed refusal, already says what it needs to).
-    int everyone = kind == worst ? 1 : 0, all_threw = 0;
-    FFTUNE_MPI_CHECK(MPI_Allreduce(&everyone, &all_threw, 1, MPI_INT, MPI_MIN, comm));
-    return agree_error(comm, kind == worst ? error : std::string(), /*name_rank=*/all_threw == 0);
-}
 
 json base_record(const Point& point, const json& machine, const RunOptions& options) {
     json r;
@@ -164,8 +129,8 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         });
         if (dir == Direction::inverse) {
             // The inverse reads the spectrum: forward once, then swap roles.
-            plan->forward(real_buf.data(), complex_buf.data());
-            all_or_none(comm, [&] { plan->collect_phase_times(Direction::forward); });
+            const auto failed = failure_of([&] { plan->forward(real_buf.data(), complex_buf.data()); });
+            all_or_none(comm, failed, [&] { plan->collect_phase_times(Direction::forward); });
         }
         wall[0] = since(t_prepare);
         const auto t_timed = std::chrono::steady_clock::now();
@@ -186,11 +151,13 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
             plan->restage(dir);
         });
         for (int it = 0; it < warm + iters; ++it) {
-            total_clock->start();
-            plan->run_staged(dir, src, dst);
-            total_clock->stop();
+            const auto failed = failure_of([&] {
+                total_clock->start();
+                plan->run_staged(dir, src, dst);
+                total_clock->stop();
+            });
             // Reading the clocks is where a device fault shows.
-            all_or_none(comm, [&] {
+            all_or_none(comm, failed, [&] {
                 const double total = total_clock->elapsed_ms();
                 total_clock->reset();
                 const auto ph = plan->collect_phase_times(dir);

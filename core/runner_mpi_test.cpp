@@ -91,6 +91,8 @@ struct InjectedFailure {
     int allocations = 0;  // allocate() calls since the last reset, on this rank
     int reading = 0;      // the nth reading of any clock (a device fault shows there); 0: none
     int readings = 0;
+    int execution = 0;    // the nth FFT execution (a transform's last one comes after its exchanges); 0: none
+    int executions = 0;
     static InjectedFailure& on_last_rank() {
         static InjectedFailure f;
         return f;
@@ -108,7 +110,20 @@ public:
     std::unique_ptr<FftPlan> make_fft(const FftDescriptor& d) override {
         if (InjectedFailure::on_last_rank().fft && world_rank() == world_size() - 1)
             throw std::runtime_error("injected FFT plan failure");
-        return ForwardingBackend::make_fft(d);
+        struct Faulting final : FftPlan {
+            std::unique_ptr<FftPlan> inner;
+            void execute(void* in, void* out) override {
+                auto& f = InjectedFailure::on_last_rank();
+                if (++f.executions == f.execution && world_rank() == world_size() - 1)
+                    throw std::runtime_error("injected FFT failure");
+                inner->execute(in, out);
+            }
+            std::size_t work_bytes() const override { return inner->work_bytes(); }
+            void set_work_area(void* area) override { inner->set_work_area(area); }
+        };
+        auto p = std::make_unique<Faulting>();
+        p->inner = ForwardingBackend::make_fft(d);
+        return p;
     }
     std::unique_ptr<PhaseClock> make_clock() override {
         struct Faulting final : PhaseClock {
@@ -308,11 +323,24 @@ TEST(RunPoint, AFailureOnOneRankFailsThePointOnEveryRankWithoutAHang) {
         pt.problem.direction = d;
         return pt;
     };
-    // The allocations a plan makes, counted on a plan that succeeds.
+    // The allocations a plan makes, and the FFTs one forward transform runs,
+    // counted on a plan that succeeds.
+    inject = {};
+    int per_transform = 0;
+    {
+        Plan counted(MPI_COMM_WORLD, faulty(Direction::forward).problem, faulty(Direction::forward).config);
+        Buffer in = counted.allocate_input(), out = counted.allocate_output();
+        const int before = inject.executions;
+        counted.forward(in.data(), out.data());
+        per_transform = inject.executions - before;
+    }
     inject = {};
     { Plan counted(MPI_COMM_WORLD, faulty(Direction::inverse).problem, faulty(Direction::inverse).config); }
     const int in_plan = inject.allocations;
     ASSERT_GT(in_plan, 0);
+    ASSERT_GE(per_transform, 2);  // an FFT stage after the exchange
+    // Transforms before validation: quick's warm-up and timed iterations.
+    const int timed = (quick.warmup + quick.iterations) * per_transform;
     const std::string by = world_size() > 1 ? fmt::format("rank {}: ", world_size() - 1) : "";
     struct Case {
         InjectedFailure inject;
@@ -329,6 +357,16 @@ TEST(RunPoint, AFailureOnOneRankFailsThePointOnEveryRankWithoutAHang) {
         {{false, 0, 0, 9, 0}, Direction::forward, "execution: " + by + "injected device fault"},
         // Validation's own input array, after the runner's two were freed.
         {{false, in_plan + 3, 0}, Direction::inverse, "validation: " + by + "injected allocation failure"},
+        // The last FFT of the inverse's untimed forward, and of a timed
+        // transform, after their exchanges: the others finish the transform
+        // and wait in the agreement after it.
+        {{false, 0, 0, 0, 0, per_transform, 0}, Direction::inverse, "execution: " + by + "injected FFT failure"},
+        {{false, 0, 0, 0, 0, 2 * per_transform, 0}, Direction::forward, "execution: " + by + "injected FFT failure"},
+        // The same in validation's forward, and in its last inverse (before
+        // the comparison's agreement).
+        {{false, 0, 0, 0, 0, timed + per_transform, 0}, Direction::forward, "validation: " + by + "injected FFT failure"},
+        {{false, 0, 0, 0, 0, timed + 3 * per_transform, 0}, Direction::forward,
+         "validation: " + by + "injected FFT failure"},
     };
     for (const Case& c : cases) {
         inject = c.inject;

@@ -11,6 +11,7 @@ fftune_add_test(host_scratch_test SOURCES core/host_scratch_test.cpp LABELS unit
 fftune_add_test(parallel_test SOURCES core/parallel_test.cpp LABELS unit)
 fftune_add_test(validation_test SOURCES core/validation_test.cpp LABELS unit)
 fftune_add_test(mpi_util_mpi_test SOURCES core/mpi_util_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+fftune_add_test(collective_try_mpi_test SOURCES core/collective_try_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 fftune_add_test(plan_mpi_test SOURCES core/plan_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 fftune_add_test(gpu_aware_mpi_test SOURCES core/gpu_aware_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3)
 fftune_add_test(runner_mpi_test SOURCES core/runner_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)

@@ -204,7 +204,8 @@ ValidationResult validate_typed(Plan& plan) {
     auto spec_to_host = [&] { if (!direct) be.copy_to_host(spec, d_complex.data(), plan.output_bytes()); };
     auto spec_from_host = [&] { if (!direct) be.copy_from_host(d_complex.data(), spec, plan.output_bytes()); };
 
-    plan.forward(d_real.data(), d_complex.data());
+    // Each transform's failure is agreed with the rank-local step after it (all_or_none).
+    const auto forward_failed = failure_of([&] { plan.forward(d_real.data(), d_complex.data()); });
 
     const double tol = transform_tolerance(plan.problem().precision, total);
     ValidationResult result;
@@ -213,9 +214,9 @@ ValidationResult validate_typed(Plan& plan) {
     // The real array read back, then max |scale * result - field| / max |field|
     // over all ranks, the field evaluated again (as fill_test_input, rounded
     // to T for the input itself).
-    auto compare = [&](const SeparableField& field, double scale, bool rounded) {
+    auto compare = [&](const SeparableField& field, double scale, bool rounded, std::exception_ptr transform_failed) {
         RelErr err;
-        all_or_none(comm, [&] {
+        all_or_none(comm, transform_failed, [&] {
             real_to_host();
             std::mutex mutex;
             for_x_planes(ib, [&](index_t x) {
@@ -243,7 +244,7 @@ ValidationResult validate_typed(Plan& plan) {
     // Whole-world oracle (first, while the spectrum is untouched): serial
     // double-precision transform of the whole grid.
     std::optional<RelErr> orc;
-    all_or_none(comm, [&] {
+    all_or_none(comm, forward_failed, [&] {
         spec_to_host();
         if (total <= oracle_max_points) {
             std::vector<double> whole(total);
@@ -281,8 +282,9 @@ ValidationResult validate_typed(Plan& plan) {
     // Round trip: inverse of the spectrum against the input, evaluated again
     // instead of kept. The inverse preserves its input (Plan), so where the
     // arrays are host memory the spectrum below is still the forward's.
-    plan.inverse(d_complex.data(), d_real.data());
-    Check rt_check{"round_trip", compare(SeparableField(modes, n, ib, false), 1.0 / double(total), true), tol, false};
+    const auto round_trip_failed = failure_of([&] { plan.inverse(d_complex.data(), d_real.data()); });
+    Check rt_check{"round_trip", compare(SeparableField(modes, n, ib, false), 1.0 / double(total), true, round_trip_failed),
+                   tol, false};
     rt_check.passed = rt_check.max_rel_error <= rt_check.tolerance;
 
     // Spectral Laplacian: the spectrum times -|k|^2 / N in place, transformed
@@ -311,8 +313,8 @@ ValidationResult validate_typed(Plan& plan) {
         });
         spec_from_host();
     });
-    plan.inverse(d_complex.data(), d_real.data());
-    Check lap_check{"spectral_laplacian", compare(SeparableField(modes, n, ib, true), 1.0, false),
+    const auto laplacian_failed = failure_of([&] { plan.inverse(d_complex.data(), d_real.data()); });
+    Check lap_check{"spectral_laplacian", compare(SeparableField(modes, n, ib, true), 1.0, false, laplacian_failed),
                     tol * std::max(1.0, kmax2 / ksig2), false};
     lap_check.passed = lap_check.max_rel_error <= lap_check.tolerance;
     result.checks.push_back(lap_check);
