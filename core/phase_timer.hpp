@@ -2,6 +2,7 @@
 // (host clock on synchronous backends, CUDA events on the GPU).
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,16 +34,29 @@ private:
     std::vector<std::unique_ptr<PhaseClock>> clocks_;
 };
 
+// Times the work of its lifetime as phase `id`. A clock that fails to stop
+// (a device fault) throws from here, unless the timed work itself threw: its
+// error is the one to keep, and a second one in flight would terminate.
 class PhaseScope {
 public:
     PhaseScope(PhaseTimer& timer, int id) : timer_(timer), id_(id) { timer_.start(id_); }
-    ~PhaseScope() { timer_.stop(id_); }
+    ~PhaseScope() noexcept(false) {
+        if (std::uncaught_exceptions() == unwinding_) {
+            timer_.stop(id_);
+            return;
+        }
+        try {
+            timer_.stop(id_);
+        } catch (...) {  // the work's own error is already on its way
+        }
+    }
     PhaseScope(const PhaseScope&) = delete;
     PhaseScope& operator=(const PhaseScope&) = delete;
 
 private:
     PhaseTimer& timer_;
     int id_;
+    int unwinding_ = std::uncaught_exceptions();  // exceptions in flight when the phase began
 };
 
 }  // namespace fftune
