@@ -23,7 +23,7 @@ public:
         }
         {
             PhaseScope scope(timer, ph.exchange);
-            group([&] {
+            nccl::group([&] {
                 for (int p = 0; p < n; ++p)
                     if (p != plan.self) post(ctx, p, p, src, dst, s);
             });

@@ -49,6 +49,22 @@ std::shared_ptr<Comm> shared_comm(MPI_Comm mpi_comm);
 // communicator and throws after FFTUNE_NCCL_TIMEOUT_S seconds (default 300).
 void wait(Comm& comm, cudaStream_t stream, const char* what);
 
+// ncclGroupStart, the calls `f` makes, ncclGroupEnd. When `f` throws (an NCCL
+// call in it failed), the group is still ended, so that the thread's later
+// NCCL calls are not swallowed into it: NCCL then cancels every call of the
+// group (a failed call makes the whole group fail), and `f`'s error is thrown.
+template <class F>
+void group(F&& f) {
+    check(ncclGroupStart(), "ncclGroupStart");
+    try {
+        f();
+    } catch (...) {
+        (void)ncclGroupEnd();
+        throw;
+    }
+    check(ncclGroupEnd(), "ncclGroupEnd");
+}
+
 // NCCL needs device buffers; MPI's gpu_aware flag does not apply to it.
 std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware);
 
@@ -70,15 +86,8 @@ protected:
         return static_cast<cudaStream_t>(ctx.backend->native_stream());
     }
     // ncclSend of this rank's block for `to` and ncclRecv of the block from
-    // `from`, each only when it is not empty; call inside group().
+    // `from`, each only when it is not empty; call inside nccl::group().
     void post(const ReshapeContext& ctx, int to, int from, const void* src, void* dst, cudaStream_t stream) const;
-    // ncclGroupStart, the calls `f` makes, ncclGroupEnd.
-    template <class F>
-    static void group(F&& f) {
-        check(ncclGroupStart(), "ncclGroupStart");
-        f();
-        check(ncclGroupEnd(), "ncclGroupEnd");
-    }
     ncclComm_t comm() const { return comm_->get(); }
     // nccl::wait on this transport's communicator.
     void wait(cudaStream_t stream, const char* what) const { nccl::wait(*comm_, stream, what); }

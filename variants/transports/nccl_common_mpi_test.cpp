@@ -1,13 +1,15 @@
 // NCCL communicators are made once per group of ranks (nccl_common.hpp):
 // congruent communicators share one after their plans are gone, other groups
 // get their own, an aborted one is replaced, and whatever is returned moves
-// data (an ncclAllReduce over it counts its members).
+// data (an ncclAllReduce over it counts its members); a failed call inside
+// nccl::group does not leave the group open.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <nccl.h>
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "core/backend.hpp"
@@ -26,17 +28,19 @@ std::optional<std::string> nccl_unavailable() {
     return nccl::not_applicable(*backend, false);
 }
 
-// Members of `comm` counted through NCCL: the sum of one 1 per rank.
+// Members of `comm` counted through NCCL: the sum of one 1 per rank, reduced
+// into a zeroed array (0 when the reduction never ran).
 int members_through_nccl(const nccl::Comm& comm) {
-    int* d = nullptr;
-    int one = 1, sum = 0;
+    int* d = nullptr;  // d[0] = 1, d[1] = the sum
+    int one = 1, sum = -1;
     cudaStream_t s = nullptr;
-    EXPECT_EQ(cudaMalloc(&d, sizeof(int)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&d, 2 * sizeof(int)), cudaSuccess);
     EXPECT_EQ(cudaStreamCreate(&s), cudaSuccess);
+    EXPECT_EQ(cudaMemset(d, 0, 2 * sizeof(int)), cudaSuccess);
     EXPECT_EQ(cudaMemcpy(d, &one, sizeof one, cudaMemcpyHostToDevice), cudaSuccess);
-    EXPECT_EQ(ncclAllReduce(d, d, 1, ncclInt, ncclSum, comm.get(), s), ncclSuccess);
+    EXPECT_EQ(ncclAllReduce(d, d + 1, 1, ncclInt, ncclSum, comm.get(), s), ncclSuccess);
     EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(&sum, d, sizeof sum, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(&sum, d + 1, sizeof sum, cudaMemcpyDeviceToHost), cudaSuccess);
     cudaStreamDestroy(s);
     cudaFree(d);
     return sum;
@@ -96,6 +100,23 @@ TEST(NcclComm, AnAbortedCommunicatorIsReplaced) {
     EXPECT_NE(fresh.get(), old.get());
     EXPECT_FALSE(fresh->aborted());
     EXPECT_EQ(members_through_nccl(*fresh), size_of(MPI_COMM_WORLD));
+}
+
+// A call that fails inside nccl::group ends the group: the thread's next NCCL
+// call runs on its own instead of joining a group nobody ends.
+TEST(NcclGroup, AFailedCallEndsItsGroup) {
+    if (auto why = nccl_unavailable()) GTEST_SKIP() << *why;
+    const auto comm = nccl::shared_comm(MPI_COMM_WORLD);
+    const int ranks = size_of(MPI_COMM_WORLD);
+    char* d = nullptr;
+    ASSERT_EQ(cudaMalloc(&d, 1), cudaSuccess);
+    EXPECT_THROW(nccl::group([&] {
+                     // Rank `ranks` does not exist: ncclInvalidArgument.
+                     nccl::check(ncclSend(d, 1, ncclUint8, ranks, comm->get(), nullptr), "ncclSend");
+                 }),
+                 std::runtime_error);
+    cudaFree(d);
+    EXPECT_EQ(members_through_nccl(*comm), ranks);
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ public:
                 pack_peer(ctx, to, src, pack_q);
                 backend.queue_wait(0, pack_q);  // this round's transfer after its pack only
             }
-            group([&] { post(ctx, to, from, src, dst, s); });
+            nccl::group([&] { post(ctx, to, from, src, dst, s); });
             if (plan.peers[from].recv_count > 0 && must_unpack(ctx, from)) {
                 backend.queue_wait(unpack_q, 0);  // after this round's transfer
                 unpack_peer(ctx, from, dst, unpack_q);
