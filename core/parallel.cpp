@@ -7,6 +7,8 @@
 
 #include <sched.h>
 
+#include "core/settings.hpp"
+
 namespace fftune {
 namespace {
 
@@ -21,7 +23,7 @@ int env_int(const char* name) {
 }  // namespace
 
 int host_threads() {
-    if (const int forced = env_int("FFTUNE_HOST_THREADS")) return forced;
+    if (const auto forced = host_threads_setting()) return *forced;
     const int hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     int local = 0;
     for (const char* var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})

@@ -11,6 +11,7 @@ fftune_add_test(host_scratch_test SOURCES core/host_scratch_test.cpp LABELS unit
 fftune_add_test(parallel_test SOURCES core/parallel_test.cpp LABELS unit)
 fftune_add_test(validation_test SOURCES core/validation_test.cpp LABELS unit)
 fftune_add_test(phase_timer_test SOURCES core/phase_timer_test.cpp LABELS unit)
+fftune_add_test(settings_test SOURCES core/settings_test.cpp LABELS unit)
 fftune_add_test(mpi_util_mpi_test SOURCES core/mpi_util_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 fftune_add_test(collective_try_mpi_test SOURCES core/collective_try_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 fftune_add_test(plan_mpi_test SOURCES core/plan_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)

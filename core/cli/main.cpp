@@ -24,6 +24,7 @@
 #include "core/provenance.hpp"
 #include "core/registry.hpp"
 #include "core/runner.hpp"
+#include "core/settings.hpp"
 #include "core/testcase.hpp"
 #include "core/transport.hpp"
 #include "jobs/cluster_profile.hpp"
@@ -275,6 +276,17 @@ int main(int argc, char** argv) {
         const int rc = app.exit(e);  // prints help or the error
         return rc == 0 ? 0 : 2;      // bad command lines exit 2, like bad testcases
     }
+    // Settings from the environment (core/settings.hpp), refused before any work.
+    bool transforms = run->parsed() || probe->parsed();
+#ifdef FFTUNE_HAVE_TUNER
+    transforms = transforms || tune->parsed();
+#endif
+    if (transforms) try {
+            fftune::check_settings();
+        } catch (const std::invalid_argument& e) {
+            std::cerr << "fftune: " << e.what() << "\n";
+            return 2;
+        }
 
     if (probe->parsed()) {
         // Bad options exit 2 before anything runs.

@@ -36,6 +36,11 @@ fftune_cli_test(cli_ranks_subset 0 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quic
   EXPECT "1 ranks: 864 points" "3 ranks: 1464 points" "total: 2328 points")
 fftune_cli_test(cli_ranks_not_in_testcase 2 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --ranks 8
   EXPECT "--ranks 8 is not among the testcase's ranks \\(1, 2, 3, 4\\)")
+# A bad setting in the environment (core/settings.hpp) fails before any work.
+fftune_cli_test(cli_bad_setting 2 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --dry-run
+  EXPECT "FFTUNE_NCCL_TIMEOUT_S='5min' is not allowed \\(allowed: seconds, a number > 0, or unset\\)"
+  REJECT "points")
+set_tests_properties(cli_bad_setting PROPERTIES ENVIRONMENT FFTUNE_NCCL_TIMEOUT_S=5min)
 # fftune probe refuses bad options before launching anything.
 fftune_cli_test(cli_probe_bad_size 2 ARGS probe --sizes 8 12
   EXPECT "--sizes 12: bytes per peer must be a multiple of 8 from 8 to 1073741824")

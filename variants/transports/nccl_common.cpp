@@ -111,11 +111,7 @@ std::shared_ptr<Comm> shared_comm(MPI_Comm mpi_comm) {
     return slot;
 }
 
-void wait(Comm& comm, cudaStream_t stream, const char* what) {
-    static const double timeout_s = [] {
-        const char* v = std::getenv("FFTUNE_NCCL_TIMEOUT_S");
-        return v ? std::atof(v) : 300.0;
-    }();
+void wait(Comm& comm, cudaStream_t stream, const char* what, double timeout_s) {
     const auto t0 = std::chrono::steady_clock::now();
     for (;;) {
         const cudaError_t q = cudaStreamQuery(stream);

@@ -14,6 +14,7 @@
 
 #include "core/backend.hpp"
 #include "core/reshape.hpp"
+#include "core/settings.hpp"
 #include "core/transport.hpp"
 
 namespace fftune::nccl {
@@ -46,8 +47,8 @@ void check(ncclResult_t r, const char* what);
 std::shared_ptr<Comm> shared_comm(MPI_Comm mpi_comm);
 
 // Waits until `stream` is idle, polling ncclCommGetAsyncError; aborts the
-// communicator and throws after FFTUNE_NCCL_TIMEOUT_S seconds (default 300).
-void wait(Comm& comm, cudaStream_t stream, const char* what);
+// communicator and throws after `timeout_s` seconds.
+void wait(Comm& comm, cudaStream_t stream, const char* what, double timeout_s);
 
 // ncclGroupStart, the calls `f` makes, ncclGroupEnd. When `f` throws (an NCCL
 // call in it failed), the group is still ended, so that the thread's later
@@ -78,7 +79,12 @@ public:
     std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) const override {
         return nccl::not_applicable(backend, gpu_aware);
     }
-    void setup(const ReshapeContext& ctx) override { comm_ = shared_comm(ctx.comm); }
+    // Reads FFTUNE_NCCL_TIMEOUT_S (core/settings.hpp) here, so that a bad value
+    // fails the plan before any transfer.
+    void setup(const ReshapeContext& ctx) override {
+        timeout_s_ = nccl_timeout_s();
+        comm_ = shared_comm(ctx.comm);
+    }
 
 protected:
     // The queue everything runs on: the backend's stream.
@@ -90,10 +96,11 @@ protected:
     void post(const ReshapeContext& ctx, int to, int from, const void* src, void* dst, cudaStream_t stream) const;
     ncclComm_t comm() const { return comm_->get(); }
     // nccl::wait on this transport's communicator.
-    void wait(cudaStream_t stream, const char* what) const { nccl::wait(*comm_, stream, what); }
+    void wait(cudaStream_t stream, const char* what) const { nccl::wait(*comm_, stream, what, timeout_s_); }
 
 private:
     std::shared_ptr<Comm> comm_;
+    double timeout_s_ = 300;
 };
 
 }  // namespace fftune::nccl
