@@ -214,8 +214,21 @@ private:
             FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &self));
             const auto before = probe_layouts(q, runs, run, false), after = probe_layouts(q, runs, run, true);
             const ReshapePlan plan = make_reshape_plan(0, self, before, after, elem_bytes);
-            auto transport = Registry<Transport>::instance().create(method);
             Buffer src, dst, send, recv, host_a, host_b;
+            // Declared after the buffers, so destroyed before them on every exit
+            // (agreed failures included: every rank unwinds together). Peers may
+            // map this rank's buffers (cuda_ipc): they let go before any rank
+            // frees them, as Plan::release_peer_mappings does.
+            struct Release {
+                std::unique_ptr<Transport> transport;
+                MPI_Comm comm;
+                ~Release() {
+                    if (!transport || !transport->maps_peer_memory()) return;
+                    transport.reset();
+                    MPI_Barrier(comm);
+                }
+            } held{Registry<Transport>::instance().create(method), comm};
+            Transport* transport = held.transport.get();
             ReshapeContext ctx{&plan, comm, &backend, element_.get()};
             // Rank-local work is agreed over the whole world before each
             // collective call (the transport's setup, each exchange, the
@@ -276,9 +289,6 @@ private:
             const auto failed = failure_of([&] { transport->execute(ctx, src.data(), dst.data(), timer, phases); });
             all_or_none(world, failed, [&] { backend.copy_to_host(got.data(), dst.data(), got.size() * elem_bytes); });
             correct = got == want;
-            // Peers may map this rank's buffers (cuda_ipc): they let go before any rank frees them.
-            transport.reset();
-            FFTUNE_MPI_CHECK(MPI_Barrier(comm));
         });
         if (!err) {
             json t = timing(backend, reduced_stats(world_.get(), total_samples));

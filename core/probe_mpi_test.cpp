@@ -1,14 +1,17 @@
 // fftune probe at 1-4 ranks: one exchange record per transport x divisor q >= 2
 // of the world x message size, each checked element by element (a wrong layout
 // or transport fails it), and one FFT record per precision x length x stride;
-// statistics as the runner's; bad options are refused naming the value.
+// statistics as the runner's; bad options are refused naming the value; no rank
+// frees exchange buffers a peer may still map, whether the probe failed or not.
 #include "core/probe.hpp"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include "core/registry.hpp"
 #include "core/testing/forwarding_backend.hpp"
@@ -235,6 +238,105 @@ TEST(Probe, AFailureOnOneRankFailsThatProbeOnEveryRankAndTheRestGoOn) {
     int one = 1, sum = 0;
     MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     EXPECT_EQ(sum, size);
+}
+
+// A transport that, like cuda_ipc, maps peers' buffers until it is destroyed
+// (rank 1 takes a while to let go) and fails on the last rank at its third
+// execute when asked; a backend that notes when memory is freed. Exchange
+// probe k (counted by transports set up) frees its buffers only after every
+// rank of its exchange group let go of probe k's transport, also when its
+// timed loop failed.
+struct MappingProbes {
+    int made = 0;  // transports set up: the current probe
+    bool fail = false;
+    int executes = 0;
+    std::map<int, long long> closed, first_free;  // per probe, steady_clock ns
+    std::map<int, MPI_Comm> group;                // per probe, its exchange group
+    static MappingProbes& get() {
+        static MappingProbes m;
+        return m;
+    }
+};
+
+long long now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+class NotingProbeFrees final : public testing::ForwardingBackend {
+public:
+    std::string name() const override { return "test_probe_noting_frees"; }
+    void deallocate(void* p) override {
+        auto& m = MappingProbes::get();
+        if (m.made > 0 && !m.first_free.contains(m.made)) m.first_free[m.made] = now_ns();
+        ForwardingBackend::deallocate(p);
+    }
+};
+
+class MapsPeersInProbe final : public testing::ForwardingTransport {
+public:
+    // The probe also makes transports it never sets up (to ask what they
+    // need): only a set-up one is a probe's, and maps peers.
+    void setup(const ReshapeContext& ctx) override {
+        ForwardingTransport::setup(ctx);
+        auto& m = MappingProbes::get();
+        probe_ = ++m.made;
+        MPI_Comm_dup(ctx.comm, &m.group[probe_]);  // the ranks that map each other's buffers
+    }
+    ~MapsPeersInProbe() override {
+        if (probe_ == 0) return;
+        int rank = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        MappingProbes::get().closed[probe_] = now_ns();
+    }
+    bool maps_peer_memory() const override { return true; }
+    std::optional<std::string> not_applicable(const Backend& backend, bool) const override {
+        if (backend.name() != "test_probe_noting_frees") return std::string("probe teardown test only");
+        return std::nullopt;
+    }
+    void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
+                 const ReshapePhases& phases) override {
+        ForwardingTransport::execute(ctx, src, dst, timer, phases);
+        auto& m = MappingProbes::get();
+        if (m.fail && ++m.executes == 3 && on_last_rank()) throw std::runtime_error("injected fault after the exchange");
+    }
+
+private:
+    int probe_ = 0;
+};
+
+const bool registered_noting_frees = register_variant<Backend, NotingProbeFrees>("test_probe_noting_frees");
+const bool registered_maps_peers = register_variant<Transport, MapsPeersInProbe>("test_probe_maps_peers");
+
+TEST(Probe, NoRankFreesExchangeBuffersBeforeEveryRankUnmappedThem) {
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size < 2) GTEST_SKIP() << "needs peers";
+    ProbeOptions o = small();
+    o.bytes_per_peer = {64};
+    o.fft_lengths = {4};
+    o.backends = {"test_probe_noting_frees"};
+    o.transports = {"test_probe_maps_peers"};
+    for (const bool fail : {false, true}) {
+        SCOPED_TRACE(fail ? "the first exchange probe fails on the last rank" : "every probe succeeds");
+        auto& m = MappingProbes::get();
+        m = {};
+        m.fail = fail;
+        std::vector<json> records;
+        const int failed = run_probe(MPI_COMM_WORLD, o, [&](const json& r) { records.push_back(r); });
+        EXPECT_EQ(failed, fail ? 1 : 0);
+        ASSERT_GT(m.made, 0);
+        for (int k = 1; k <= m.made; ++k) {
+            EXPECT_TRUE(m.closed.contains(k) && m.first_free.contains(k)) << "probe " << k;
+            long long all_closed = 0, any_freed = 0;
+            MPI_Allreduce(&m.closed[k], &all_closed, 1, MPI_LONG_LONG, MPI_MAX, m.group[k]);
+            MPI_Allreduce(&m.first_free[k], &any_freed, 1, MPI_LONG_LONG, MPI_MIN, m.group[k]);
+            MPI_Comm_free(&m.group[k]);
+            EXPECT_GE(any_freed, all_closed) << "probe " << k << ": a rank freed memory " << (all_closed - any_freed) / 1e6
+                                             << " ms before the last rank let go of its mappings";
+        }
+    }
+    MappingProbes::get() = {};
 }
 
 TEST(Probe, BadOptionsNameTheValueAndWhatIsAllowed) {
