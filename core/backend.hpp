@@ -96,6 +96,10 @@ public:
     // and pinned host memory it stages copies through.
     virtual std::size_t device_bytes() const = 0;
     virtual std::size_t host_bytes() const = 0;
+    // The most device memory it took on any one of its devices, as the driver
+    // reports it (free when it was made - free now, library allocations
+    // included); nothing where that cannot be read.
+    virtual std::optional<std::size_t> measured_device_bytes() const { return std::nullopt; }
 };
 
 // Memory of the device a backend allocates on, as the driver reports it now.

@@ -84,6 +84,8 @@ public:
     int devices() const override { return 2; }
     std::size_t device_bytes() const override { return 2 * bytes(); }
     std::size_t host_bytes() const override { return 0; }
+    // As the driver would see it: half of device_bytes() on each of the two.
+    std::optional<std::size_t> measured_device_bytes() const override { return bytes(); }
 
 private:
     std::size_t bytes() const { return data_.size() * sizeof(double); }
@@ -226,6 +228,11 @@ TEST(MultiDevice, RunsWhereTheWholeGridWouldNotFitOnTheDevice) {
         EXPECT_TRUE(r.at("validation").at("passed").get<bool>()) << r.dump();
         EXPECT_EQ(r.at("memory_bytes"), r.at("workspace_bytes")) << r.dump();
         EXPECT_GE(r.at("host_staging_bytes").get<long long>(), 20 * 20 * 20 * 8 + 20 * 20 * 11 * 16) << r.dump();
+        // Measured on the fullest of its devices, not on the backend's one
+        // (whose free memory this stand-in never changes).
+        const json& m = r.at("device_memory");
+        EXPECT_EQ(m.at("measured_bytes"), 20 * 20 * 22 * 8) << r.dump();
+        EXPECT_EQ(m.at("devices_per_rank"), 2) << r.dump();
     }
     // A device plan of the same size on the same device does not fit.
     Point dev = point({20, 20, 20}, Direction::forward, "test_multi_device_small");

@@ -605,6 +605,10 @@ std::unique_ptr<PhaseClock> Plan::make_clock() { return multi_ ? multi_->make_cl
 
 int Plan::devices() const { return multi_ ? multi_->devices() : 1; }
 
+std::optional<std::size_t> Plan::measured_multi_device_bytes() const {
+    return multi_ ? multi_->measured_device_bytes() : std::nullopt;
+}
+
 void Plan::run(Direction d, const void* in, void* out) {
     if (in == out) throw std::invalid_argument("fftune::Plan: in-place transforms are not supported");
     if (multi_) {

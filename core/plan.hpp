@@ -100,6 +100,9 @@ public:
     // Devices one rank's transform runs on: 1, or every GPU of the process
     // for a transform over all devices (reference_cufftxt).
     int devices() const;
+    // For a transform over every device, the most memory it took on any one of
+    // them (MultiDeviceFft::measured_device_bytes); nothing otherwise.
+    std::optional<std::size_t> measured_multi_device_bytes() const;
 
     // The least traffic of each phase on this rank, in phase_names() order:
     // bytes read + written on its device (one pass over an FFT's input and

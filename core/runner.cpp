@@ -169,9 +169,13 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
             });
         }
         wall[1] = since(t_timed);
-        if (mem_before)
+        if (plan->devices() > 1) {
+            // The backend's device is one of several: the plan measures them all.
+            if (const auto used = plan->measured_multi_device_bytes()) device_used = *used;
+        } else if (mem_before) {
             if (const auto after = plan->backend().device_memory_info(); after && after->free < mem_before->free)
                 device_used = mem_before->free - after->free;
+        }
         // Validation allocates its own input and output: never both sets at once.
         real_buf = Buffer();
         complex_buf = Buffer();
@@ -223,13 +227,16 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     rec["memory_bytes"] = mem_max[0];
     rec["workspace_bytes"] = mem_max[1];
     if (mem_before) {
-        // Driver-reported: includes what the library allocates on its own (cuFFT
-        // plans, NCCL buffers) and, on a device that ranks share, all of theirs.
-        // NCCL communicators live for the process (one per group of ranks), so
-        // only the first point on a group counts theirs.
+        // Driver-reported, the most on one device: includes what the library
+        // allocates on its own (cuFFT plans, NCCL buffers) and, on a device that
+        // ranks share, all of theirs; for a rank driving several devices
+        // (cufftXt), the fullest of them. NCCL communicators live for the
+        // process (one per group of ranks), so only the first point on a group
+        // counts theirs.
         unsigned long long used_max = 0;
         FFTUNE_MPI_CHECK(MPI_Allreduce(&device_used, &used_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
         rec["device_memory"] = {{"measured_bytes", used_max},
+                                {"devices_per_rank", plan->devices()},
                                 {"ranks_on_device", plan->ranks_on_device()},
                                 {"total_bytes", mem_before->total}};
     }

@@ -163,6 +163,8 @@ def multi_device_table(records):
 
 GIB = 2**30
 DOES_NOT_FIT = re.compile(r"does not fit in device memory: (\d+) rank\(s\) on device .*?this rank ([\d.]+) GiB")
+# A transform over every GPU of one process (cufftXt) states its need per GPU.
+DOES_NOT_FIT_PER_GPU = re.compile(r"does not fit in device memory: .*? need ([\d.]+) GiB on GPU \d+")
 
 
 def memory_table(all_records):
@@ -171,26 +173,38 @@ def memory_table(all_records):
     the driver-measured device_memory where recorded) and from points skipped
     because they would not fit (the need their reason states). Rows with
     several ranks per GPU are the ranks sharing one device: their "largest
-    that ran" is for the shared device, their needs are per rank. Validation is
-    not required: the footprint does not depend on it."""
+    that ran" is for the shared device, their needs are per rank. A process
+    whose transform spans d GPUs (cufftXt) is a row of 1/d ranks per GPU, its
+    footprint per GPU: memory_bytes / d planned (the library splits its
+    storage evenly), the fullest GPU measured (records before devices_per_rank
+    measured only the first GPU: not shown). Validation is not required: the
+    footprint does not depend on it."""
     cells = defaultdict(dict)
     for r in all_records:
         p, c, t = r.get("problem", {}), r.get("config", {}), r.get("timing") or {}
-        if not p or t.get("devices", 1) > 1:
-            continue  # a footprint spread over several GPUs (cufftXt) is not one device's
+        if not p:
+            continue
         if r.get("status") == "ok" and "device_memory" not in r and t.get("clock") != "cuda_event":
             continue  # host backends: nothing is checked against a device
         conf, size = f'{c["decomposition"]}/{c["layout"]}', tuple(p["size"])
         if r.get("status") == "ok" and "memory_bytes" in r:
-            dm = r.get("device_memory")
+            dm, devices = r.get("device_memory"), t.get("devices", 1)
+            if devices > 1:
+                measured = dm["measured_bytes"] / GIB if dm and "devices_per_rank" in dm else None
+                cells[(p["ranks"], f"1/{devices}", conf, p["precision"])][size] = (
+                    True, r["memory_bytes"] / devices / GIB, measured)
+                continue
             sharing = dm["ranks_on_device"] if dm else "?"
             measured = dm["measured_bytes"] / dm["ranks_on_device"] / GIB if dm else None
             cells[(p["ranks"], sharing, conf, p["precision"])][size] = (True, r["memory_bytes"] / GIB, measured)
         elif r.get("status") == "skipped":
-            m = DOES_NOT_FIT.search(r.get("reason", ""))
-            if m:
+            reason = r.get("reason", "")
+            if m := DOES_NOT_FIT.search(reason):
                 key = (p["ranks"], int(m.group(1)), conf, p["precision"])
                 cells[key].setdefault(size, (False, float(m.group(2)), None))
+            elif (m := DOES_NOT_FIT_PER_GPU.search(reason)) and (r.get("machine") or {}).get("gpu_count", 0) > 1:
+                key = (p["ranks"], f'1/{r["machine"]["gpu_count"]}', conf, p["precision"])
+                cells[key].setdefault(size, (False, float(m.group(1)), None))
     if not cells:
         return None
     sizes = sorted({s for row in cells.values() for s in row}, key=points)
@@ -597,7 +611,7 @@ def report(records, out, title, every_record=None, hbm_gbps=None, link_gbps=None
     memory = memory_table(every_record or all_records)
     if memory:
         md += ["", "## Device memory per rank (GiB: planned, and driver-measured in parentheses; ✗ = skipped: would not fit,"
-               " with the need it states)", "", memory]
+               " with the need it states; a rank over several GPUs, 1/d ranks per GPU: per GPU)", "", memory]
     md += ["", "## Figures", ""]
     for key, (name, paths, series) in figures:
         md.append(f"### {name}")

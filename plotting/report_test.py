@@ -92,6 +92,34 @@ class ReportTest(unittest.TestCase):
         report.report(records, self.out, "fixture", records + [big, refused])
         self.assertIn("## Device memory per rank", open(os.path.join(self.out, "report.md")).read())
 
+    def test_device_memory_of_a_process_over_several_gpus_is_per_gpu(self):
+        records = report.load_records([FIXTURE], None, None)
+        ref3d = next(r for r in records if r["config"]["decomposition"] == "reference_3d" and r["problem"]["ranks"] == 1)
+        xt = json.loads(json.dumps(ref3d))
+        xt["config"]["decomposition"] = "reference_cufftxt"
+        xt["problem"]["size"] = [1024, 1024, 1024]
+        xt["timing"]["devices"] = 4
+        xt["memory_bytes"] = 64 * 2**30  # both descriptors and work areas, all four GPUs
+        xt["device_memory"] = {"measured_bytes": 17 * 2**30, "devices_per_rank": 4, "ranks_on_device": 1,
+                               "total_bytes": 140 * 2**30}
+        older = json.loads(json.dumps(xt))  # before devices_per_rank: the first GPU only
+        older["problem"]["size"] = [512, 512, 512]
+        older["memory_bytes"] = 8 * 2**30
+        del older["device_memory"]["devices_per_rank"]
+        refused = {k: xt[k] for k in ("schema", "problem", "config", "key", "machine", "provenance")}
+        refused = json.loads(json.dumps(refused))
+        refused["problem"]["size"] = [4096, 4096, 4096]
+        refused["machine"]["gpu_count"] = 4
+        refused["status"] = "skipped"
+        refused["reason"] = ("does not fit in device memory: cufftXt's two descriptors for 4096x4096x4096 need 512.00 GiB "
+                             "on GPU 0, 139.10 GiB of its 139.80 GiB are free after the plans' work areas")
+        table = report.memory_table(records + [xt, older, refused])
+        row = next(l for l in table.splitlines() if l.startswith("| 1 | 1/4 | reference_cufftxt/default | double |"))
+        self.assertIn("| 16.0 (17.0) |", row)
+        self.assertIn("| 2.0 |", row)  # planned only: the measurement was not per GPU
+        self.assertIn("| ✗ 512.0 |", row)
+        self.assertTrue(row.endswith("| 1024x1024x1024 |"), row)
+
     def test_best_plans_against_references_and_floors(self):
         records = report.load_records([FIXTURE], None, None)
         zero = {"device_bytes": 0, "sent_bytes": 0, "received_bytes": 0}

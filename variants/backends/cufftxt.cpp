@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -164,6 +165,7 @@ public:
         : n_(n), precision_(precision), backend_(backend), stream_(stream), stream_device_(stream_device),
           gpus_(std::move(gpus)) {
         try {
+            for (int g : gpus_) free_when_made_.push_back(free_on(g));
             create();
         } catch (...) {
             release();
@@ -233,8 +235,23 @@ public:
     int devices() const override { return static_cast<int>(gpus_.size()); }
     std::size_t device_bytes() const override { return 2 * storage_bytes_ + work_area_bytes_; }
     std::size_t host_bytes() const override { return storage_bytes_; }
+    std::optional<std::size_t> measured_device_bytes() const override {
+        std::size_t most = 0;
+        for (std::size_t i = 0; i < gpus_.size(); ++i) {
+            const std::size_t now = free_on(gpus_[i]);
+            if (now < free_when_made_[i]) most = std::max(most, free_when_made_[i] - now);
+        }
+        return most;
+    }
 
 private:
+    static std::size_t free_on(int gpu) {
+        DeviceGuard on(gpu);
+        std::size_t free = 0, total = 0;
+        check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+        return free;
+    }
+
     cufftHandle plan(Direction d) const { return plans_[static_cast<int>(d)]; }
 
     // Reals per row of the padded in-place array.
@@ -329,6 +346,7 @@ private:
     cudaStream_t stream_;
     int stream_device_;
     std::vector<int> gpus_;
+    std::vector<std::size_t> free_when_made_;  // per GPU, before any allocation of ours
     cufftHandle plans_[2]{};
     bool have_plan_[2]{false, false};
     cudaLibXtDesc* data_ = nullptr;    // transformed in place
