@@ -620,32 +620,41 @@ void Plan::run(Direction d, const void* in, void* out) {
     }
     Pipeline& p = *pipelines_[static_cast<int>(d)];
     void* slots[2 + work_slots] = {const_cast<void*>(in), out, work_[0].data(), work_[1].data(), work_[2].data()};
+    LocalFailure failed;
     for (auto& s : p.stages) {
         void* src = slots[s.in];
         void* dst = slots[s.out];
         if (s.overlap) {
-            run_overlap(s, p.timer, src, slots[s.overlap->mid], dst);
+            run_overlap(s, p.timer, src, slots[s.overlap->mid], dst, failed);
         } else if (s.reshape) {
             s.reshape->transport->execute(s.reshape->ctx, src, dst, p.timer, s.reshape->phases);
         } else if (s.copy_elems > 0) {
-            PhaseScope scope(p.timer, s.fft_phase);
-            const StridedRegion all{{1, 1, s.copy_elems}, {0, 0, 1}, 0};
-            backend_->copy_region(dst, all, src, all, complex_bytes(problem_.precision));
+            failed.unless_failed([&] {
+                PhaseScope scope(p.timer, s.fft_phase);
+                const StridedRegion all{{1, 1, s.copy_elems}, {0, 0, 1}, 0};
+                backend_->copy_region(dst, all, src, all, complex_bytes(problem_.precision));
+            });
         } else {
-            PhaseScope scope(p.timer, s.fft_phase);
-            if (s.fft) s.fft->execute(src, dst);
+            failed.unless_failed([&] {
+                PhaseScope scope(p.timer, s.fft_phase);
+                if (s.fft) s.fft->execute(src, dst);
+            });
         }
     }
+    failed.rethrow();
 }
 
-void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out) {
+void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out, LocalFailure& failed) {
     Overlap& ov = *s.overlap;
     Backend& b = *backend_;
     const int q = ov.queue;
     auto transform = [&](Overlap::Slice& c, const void* src, void* dst) {
-        PhaseScope scope(timer, s.fft_phase);
-        if (c.fft)
-            c.fft->execute(const_cast<char*>(static_cast<const char*>(src)) + c.fft_in, static_cast<char*>(dst) + c.fft_out);
+        failed.unless_failed([&] {
+            PhaseScope scope(timer, s.fft_phase);
+            if (c.fft)
+                c.fft->execute(const_cast<char*>(static_cast<const char*>(src)) + c.fft_in,
+                               static_cast<char*>(dst) + c.fft_out);
+        });
     };
     auto reshape = [&](Overlap::Slice& c, const void* src, void* dst) {
         c.reshape->transport->execute(c.reshape->ctx, src, dst, timer, c.reshape->phases);

@@ -12,6 +12,7 @@
 // timed into a PhaseTimer (fft.yz, pack.0, exchange.0, unpack.0, fft.x, ...).
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -142,8 +143,32 @@ private:
     // then waits for every rank to have done so before any buffer is freed.
     // Collective where a transport maps peers' memory; nothing otherwise.
     void release_peer_mappings();
+    // The first failure of a rank-local stage (an FFT, a copy) of a transform.
+    // The stages after it that are rank-local are skipped, but its reshapes
+    // still run (on whatever the buffers hold): the peers, which know nothing
+    // of the failure, wait in them for this rank's blocks. The failure is
+    // thrown at the end of the transform, where the caller agrees it
+    // (all_or_none). A reshape that fails itself still leaves its peers there.
+    class LocalFailure {
+    public:
+        template <class F>
+        void unless_failed(F&& f) {
+            if (error_) return;
+            try {
+                f();
+            } catch (...) {
+                error_ = std::current_exception();
+            }
+        }
+        void rethrow() const {
+            if (error_) std::rethrow_exception(error_);
+        }
+
+    private:
+        std::exception_ptr error_;
+    };
     void run(Direction d, const void* in, void* out);
-    void run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out);
+    void run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out, LocalFailure& failed);
     std::size_t layout_bytes(const Layout& layout, std::size_t index) const;
     // The caller's arrays are pinned host memory on a device backend (a
     // transform over every device): not in its memory, but in the host's.

@@ -362,6 +362,9 @@ TEST(RunPoint, AFailureOnOneRankFailsThePointOnEveryRankWithoutAHang) {
         // and wait in the agreement after it.
         {{false, 0, 0, 0, 0, per_transform, 0}, Direction::inverse, "execution: " + by + "injected FFT failure"},
         {{false, 0, 0, 0, 0, 2 * per_transform, 0}, Direction::forward, "execution: " + by + "injected FFT failure"},
+        // The first FFT of a timed transform, before its exchange: the others
+        // wait in the exchange for this rank's blocks (Plan::LocalFailure).
+        {{false, 0, 0, 0, 0, per_transform + 1, 0}, Direction::forward, "execution: " + by + "injected FFT failure"},
         // The same in validation's forward, and in its last inverse (before
         // the comparison's agreement).
         {{false, 0, 0, 0, 0, timed + per_transform, 0}, Direction::forward, "validation: " + by + "injected FFT failure"},
