@@ -133,6 +133,10 @@ public:
     // The device memory allocate() draws from; nothing for host backends, whose
     // footprint is not checked before a plan allocates.
     virtual std::optional<DeviceMemory> device_memory_info() const { return std::nullopt; }
+    // An error that has left the device unusable for the rest of the process
+    // (a sticky CUDA error, e.g. an illegal address: every later call returns
+    // it), or nothing. Asked after a failure; never waits for the device.
+    virtual std::optional<std::string> device_fault() { return std::nullopt; }
 
     virtual void* allocate(std::size_t bytes) = 0;
     virtual void deallocate(void* p) = 0;

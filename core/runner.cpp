@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <complex>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/collective_try.hpp"
+#include "core/device_fault.hpp"
 #include "core/host_scratch.hpp"
 #include "core/plan.hpp"
 #include "core/provenance.hpp"
@@ -129,7 +131,9 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         });
         if (dir == Direction::inverse) {
             // The inverse reads the spectrum: forward once, then swap roles.
-            const auto failed = failure_of([&] { plan->forward(real_buf.data(), complex_buf.data()); });
+            const auto failed = unless_device_lost(plan->backend(), comm, failure_of([&] {
+                plan->forward(real_buf.data(), complex_buf.data());
+            }));
             all_or_none(comm, failed, [&] { plan->collect_phase_times(Direction::forward); });
         }
         wall[0] = since(t_prepare);
@@ -151,11 +155,11 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
             plan->restage(dir);
         });
         for (int it = 0; it < warm + iters; ++it) {
-            const auto failed = failure_of([&] {
+            const auto failed = unless_device_lost(plan->backend(), comm, failure_of([&] {
                 total_clock->start();
                 plan->run_staged(dir, src, dst);
                 total_clock->stop();
-            });
+            }));
             // Reading the clocks is where a device fault shows.
             all_or_none(comm, failed, [&] {
                 const double total = total_clock->elapsed_ms();
@@ -181,6 +185,8 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         complex_buf = Buffer();
     });
     if (err) {
+        // Every later point would fail on a lost device: a fresh job goes on.
+        end_job_if_device_lost(plan->backend(), comm, "execution: " + *err);
         rec["status"] = "failed";
         rec["error"] = "execution: " + *err;
         return rec;
@@ -268,6 +274,7 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         wall[2] = since(t_validate);
         record_wall();
         if (verr) {
+            end_job_if_device_lost(plan->backend(), comm, "validation: " + *verr);
             rec["status"] = "failed";
             rec["error"] = "validation: " + *verr;
             return rec;
@@ -322,9 +329,13 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
     MPI_Comm_size(comm, &size);
     const auto points = tc.points(size);
     const json machine = machine_info();
+    set_device_fault_note(out_file);
     RunOptions opts{tc.warmup, tc.iterations, tc.validate, argv, ranks_per_node(comm)};
     std::ofstream out;
     if (rank == 0) {
+        // A note a job that died left here has been read (core/sweep.cpp): it
+        // is not this job's.
+        std::filesystem::remove(device_fault_note_path(out_file));
         append = append || start_index > 0;
         // A job killed mid-write leaves a torn last line: end it, so the next
         // record starts on its own line (read_records drops the torn one).

@@ -8,7 +8,9 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "core/device_fault.hpp"
 #include "core/process.hpp"
 #include "core/provenance.hpp"
 #include "core/runner.hpp"
@@ -47,6 +49,23 @@ int launch_self(const std::string& launcher, int ranks, const std::vector<std::s
     cmd.insert(cmd.end(), args.begin(), args.end());
     return spawn_and_wait(cmd);
 }
+
+namespace {
+
+// What the ranks that ended the job said (core/device_fault.hpp), as
+// " (<line>; <line>)", or nothing; the note is consumed.
+std::string died_because(const std::string& part) {
+    const std::string path = device_fault_note_path(part);
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) lines.push_back(line);
+    in.close();
+    std::filesystem::remove(path);
+    return lines.empty() ? "" : fmt::format(" ({})", fmt::join(lines, "; "));
+}
+
+}  // namespace
 
 int run_sweep(const Testcase& tc, const SweepOptions& opt) {
     namespace fs = std::filesystem;
@@ -100,8 +119,8 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
                      {"problem", point.problem},
                      {"config", point.config},
                      {"key", point.config.key()},
-                     {"error", fmt::format("the MPI job exited with status {} while running this point; "
-                                           "the sweep resumed after it", rc)},
+                     {"error", fmt::format("the MPI job exited with status {} while running this point{}; "
+                                           "the sweep resumed after it", rc, died_because(part))},
                      {"machine", machine_info()},
                      {"provenance", {{"fftune_version", fftune_version()}, {"timestamp", utc_timestamp()}}}};
             std::ofstream(part, std::ios::app) << rec.dump() << '\n';

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/device_fault.hpp"
 #include "core/host_scratch.hpp"
 #include "core/parallel.hpp"
 
@@ -205,7 +206,9 @@ ValidationResult validate_typed(Plan& plan) {
     auto spec_from_host = [&] { if (!direct) be.copy_from_host(d_complex.data(), spec, plan.output_bytes()); };
 
     // Each transform's failure is agreed with the rank-local step after it (all_or_none).
-    const auto forward_failed = failure_of([&] { plan.forward(d_real.data(), d_complex.data()); });
+    // A lost device ends the job before it (core/device_fault.hpp).
+    const auto forward_failed =
+        unless_device_lost(be, comm, failure_of([&] { plan.forward(d_real.data(), d_complex.data()); }));
 
     const double tol = transform_tolerance(plan.problem().precision, total);
     ValidationResult result;
@@ -282,7 +285,8 @@ ValidationResult validate_typed(Plan& plan) {
     // Round trip: inverse of the spectrum against the input, evaluated again
     // instead of kept. The inverse preserves its input (Plan), so where the
     // arrays are host memory the spectrum below is still the forward's.
-    const auto round_trip_failed = failure_of([&] { plan.inverse(d_complex.data(), d_real.data()); });
+    const auto round_trip_failed =
+        unless_device_lost(be, comm, failure_of([&] { plan.inverse(d_complex.data(), d_real.data()); }));
     Check rt_check{"round_trip", compare(SeparableField(modes, n, ib, false), 1.0 / double(total), true, round_trip_failed),
                    tol, false};
     rt_check.passed = rt_check.max_rel_error <= rt_check.tolerance;
@@ -313,7 +317,8 @@ ValidationResult validate_typed(Plan& plan) {
         });
         spec_from_host();
     });
-    const auto laplacian_failed = failure_of([&] { plan.inverse(d_complex.data(), d_real.data()); });
+    const auto laplacian_failed =
+        unless_device_lost(be, comm, failure_of([&] { plan.inverse(d_complex.data(), d_real.data()); }));
     Check lap_check{"spectral_laplacian", compare(SeparableField(modes, n, ib, true), 1.0, false, laplacian_failed),
                     tol * std::max(1.0, kmax2 / ksig2), false};
     lap_check.passed = lap_check.max_rel_error <= lap_check.tolerance;

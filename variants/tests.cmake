@@ -8,6 +8,10 @@ if(CMAKE_CUDA_COMPILER)
   fftune_add_test(reference_cufftxt_gpu_test SOURCES variants/decompositions/reference_cufftxt_test.cpp
     LABELS gpu MPI_RANKS 1)
   target_link_libraries(reference_cufftxt_gpu_test PRIVATE CUDA::cudart)
+  # A sticky CUDA error is a lost device (Backend::device_fault); an ordinary failed call is not.
+  fftune_add_test(cuda_device_fault_gpu_test SOURCES variants/backends/cuda_device_fault_test.cpp
+    variants/backends/cuda_illegal_write.cu LABELS gpu)
+  target_link_libraries(cuda_device_fault_gpu_test PRIVATE CUDA::cudart)
   if(FFTUNE_NCCL_LIBRARY AND FFTUNE_NCCL_INCLUDE_DIR)
     # One NCCL communicator per group of ranks, reused across plans; skipped
     # (with the reason) where ranks share a GPU.

@@ -36,6 +36,15 @@ fftune_cli_test(cli_ranks_subset 0 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quic
   EXPECT "1 ranks: 864 points" "3 ranks: 1464 points" "total: 2328 points")
 fftune_cli_test(cli_ranks_not_in_testcase 2 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --ranks 8
   EXPECT "--ranks 8 is not among the testcase's ranks \\(1, 2, 3, 4\\)")
+# A job that dies is resumed after the point it died on, which is recorded as
+# failed with the reason a rank left (a lost device: core/device_fault.hpp).
+fftune_cli_test(cli_resume_after_a_job_died 1
+  ARGS run ${data}/resume.json --out ${PROJECT_BINARY_DIR}/resume-sweep --launcher ${data}/dies_once_launcher.sh
+  EXPECT "job died \\(status 4\\) on point 1; resuming" "Summary: 1 failed  1 ok"
+         "exited with status 4 while running this point \\(rank 0: device lost after: injected: cudaErrorIllegalAddress[^)]*\\); the sweep resumed after it")
+add_test(NAME cli_resume_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${PROJECT_BINARY_DIR}/resume-sweep)
+set_tests_properties(cli_resume_clean PROPERTIES FIXTURES_SETUP resume_sweep_clean LABELS cli)
+set_tests_properties(cli_resume_after_a_job_died PROPERTIES FIXTURES_REQUIRED resume_sweep_clean LABELS "cli;sweep;mpi")
 # A bad setting in the environment (core/settings.hpp) fails before any work.
 fftune_cli_test(cli_bad_setting 2 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --dry-run
   EXPECT "FFTUNE_NCCL_TIMEOUT_S='5min' is not allowed \\(allowed: seconds, a number > 0, or unset\\)"

@@ -639,6 +639,14 @@ public:
     std::unique_ptr<PhaseClock> make_clock() override { return std::make_unique<EventClock>(stream_); }
     std::unique_ptr<PhaseClock> make_clock_on(int q) override { return std::make_unique<EventClock>(queue(q)); }
     void* native_stream() override { return stream_; }
+    std::optional<std::string> device_fault() override {
+        if (device_ < 0) return std::nullopt;
+        (void)cudaGetLastError();  // a failed call's own error, which later calls do not repeat
+        // A sticky one they all return; the stream carries its device (no cudaSetDevice, which could throw).
+        const cudaError_t e = cudaStreamQuery(stream_);
+        if (e == cudaSuccess || e == cudaErrorNotReady) return std::nullopt;
+        return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e));
+    }
     // cufftXt over every GPU of the process, on this backend's stream (cufftxt.cpp).
     std::optional<std::string> multi_device_unavailable(const std::array<index_t, 3>& n,
                                                         Precision precision) const override {

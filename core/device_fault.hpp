@@ -1,0 +1,30 @@
+// A failure that has cost a rank its device (Backend::device_fault, a sticky
+// CUDA error) ends the MPI job: that process can neither finish an exchange
+// its peers may be waiting in, nor run another point. The sweep then resumes
+// after the point in fresh processes (core/sweep.cpp), and records the reason
+// this rank left beside the results.
+#pragma once
+
+#include <exception>
+#include <string>
+
+#include <mpi.h>
+
+#include "core/backend.hpp"
+
+namespace fftune {
+
+// Where a rank that ends the job leaves its reason: the result file's path +
+// ".died". run_job names its result file here; empty: no note.
+void set_device_fault_note(const std::string& result_file);
+std::string device_fault_note_path(const std::string& result_file);
+
+// `failed` (a failure_of) unchanged, unless it is a failure and `backend`'s
+// device is lost: then the note (appended, one line: "rank R: device lost
+// after: <failure>: <fault>") is written and the job ends (MPI_Abort on
+// `comm`, status 4). Call it before the next collective call after a step.
+std::exception_ptr unless_device_lost(Backend& backend, MPI_Comm comm, std::exception_ptr failed);
+// The same for a failure already agreed (collective_try's message).
+void end_job_if_device_lost(Backend& backend, MPI_Comm comm, const std::string& failed);
+
+}  // namespace fftune
