@@ -11,6 +11,7 @@ skipped because they would not fit.
 Exit status 2 with a message (no traceback) when there is nothing to plot.
 """
 import argparse
+import gzip
 import json
 import math
 import os
@@ -59,7 +60,8 @@ def read_records(paths, db):
         records += [json.loads(r[0]) for r in rows]
     for path in paths:
         try:
-            with open(path) as f:
+            # Committed record files may be gzip-compressed (results/README.md).
+            with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
                 for line in f:
                     line = line.strip()
                     if not line:

@@ -1,4 +1,5 @@
 """Tests of plotting/report.py on a committed fixture (a slice of the H200 results)."""
+import gzip
 import io
 import json
 import os
@@ -43,6 +44,12 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| 128x128x128 | double | forward | 0.04", page)
         self.assertIn("256x128x128: 0.1", page)
         self.assertIn("| 2 | 256x256x128 | double | forward | `cuda/slab_2d1d/default/2x1/nccl_a2a/host`", page)
+
+    def test_reads_gzip_compressed_record_files(self):
+        packed = os.path.join(self.out, "fixture.jsonl.gz")
+        with open(FIXTURE, "rb") as f, gzip.open(packed, "wb") as g:
+            g.write(f.read())
+        self.assertEqual(report.read_records([packed], None), report.read_records([FIXTURE], None))
 
     def test_cufftxt_is_a_reference_line_not_a_contender(self):
         records = report.load_records([FIXTURE], None, None)
