@@ -27,6 +27,19 @@ bool is_open_mpi(const std::string& launcher) {
     return r.output.find("Open MPI") != std::string::npos || r.output.find("OpenRTE") != std::string::npos;
 }
 
+// What the ranks that ended the job said (core/device_fault.hpp), as
+// " (<line>; <line>)", or nothing; the note is consumed.
+std::string died_because(const std::string& part) {
+    const std::string path = device_fault_note_path(part);
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) lines.push_back(line);
+    in.close();
+    std::filesystem::remove(path);
+    return lines.empty() ? "" : fmt::format(" ({})", fmt::join(lines, "; "));
+}
+
 }  // namespace
 
 int launch_self(const std::string& launcher, int ranks, const std::vector<std::string>& extra,
@@ -49,23 +62,6 @@ int launch_self(const std::string& launcher, int ranks, const std::vector<std::s
     cmd.insert(cmd.end(), args.begin(), args.end());
     return spawn_and_wait(cmd);
 }
-
-namespace {
-
-// What the ranks that ended the job said (core/device_fault.hpp), as
-// " (<line>; <line>)", or nothing; the note is consumed.
-std::string died_because(const std::string& part) {
-    const std::string path = device_fault_note_path(part);
-    std::ifstream in(path);
-    std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty()) lines.push_back(line);
-    in.close();
-    std::filesystem::remove(path);
-    return lines.empty() ? "" : fmt::format(" ({})", fmt::join(lines, "; "));
-}
-
-}  // namespace
 
 int run_sweep(const Testcase& tc, const SweepOptions& opt) {
     namespace fs = std::filesystem;
