@@ -627,7 +627,7 @@ void Plan::run(Direction d, const void* in, void* out) {
         if (s.overlap) {
             run_overlap(s, p.timer, src, slots[s.overlap->mid], dst, failed);
         } else if (s.reshape) {
-            s.reshape->transport->execute(s.reshape->ctx, src, dst, p.timer, s.reshape->phases);
+            failed.reshape([&] { s.reshape->transport->execute(s.reshape->ctx, src, dst, p.timer, s.reshape->phases); });
         } else if (s.copy_elems > 0) {
             failed.unless_failed([&] {
                 PhaseScope scope(p.timer, s.fft_phase);
@@ -644,6 +644,16 @@ void Plan::run(Direction d, const void* in, void* out) {
     failed.rethrow();
 }
 
+void Plan::LocalFailure::rethrow_with(const std::exception& later) const {
+    try {
+        std::rethrow_exception(error_);
+    } catch (const std::exception& cause) {
+        throw std::runtime_error(fmt::format("{} (a reshape after it failed too: {})", cause.what(), later.what()));
+    } catch (...) {
+        throw std::runtime_error(fmt::format("unknown error (a reshape after it failed too: {})", later.what()));
+    }
+}
+
 void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out, LocalFailure& failed) {
     Overlap& ov = *s.overlap;
     Backend& b = *backend_;
@@ -657,7 +667,7 @@ void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, v
         });
     };
     auto reshape = [&](Overlap::Slice& c, const void* src, void* dst) {
-        c.reshape->transport->execute(c.reshape->ctx, src, dst, timer, c.reshape->phases);
+        failed.reshape([&] { c.reshape->transport->execute(c.reshape->ctx, src, dst, timer, c.reshape->phases); });
     };
     const std::size_t n = ov.slices.size();
     b.queue_wait(q, 0);  // the slices read what queue 0 wrote before

@@ -148,7 +148,9 @@ private:
     // still run (on whatever the buffers hold): the peers, which know nothing
     // of the failure, wait in them for this rank's blocks. The failure is
     // thrown at the end of the transform, where the caller agrees it
-    // (all_or_none). A reshape that fails itself still leaves its peers there.
+    // (all_or_none). A reshape that fails itself still leaves its peers there;
+    // if it fails after a local failure (as a device's sticky error fails
+    // both), the local one is the cause and its message comes first.
     class LocalFailure {
     public:
         template <class F>
@@ -160,11 +162,21 @@ private:
                 error_ = std::current_exception();
             }
         }
+        template <class F>
+        void reshape(F&& f) {
+            if (!error_) return f();
+            try {
+                f();
+            } catch (const std::exception& later) {
+                rethrow_with(later);
+            }
+        }
         void rethrow() const {
             if (error_) std::rethrow_exception(error_);
         }
 
     private:
+        [[noreturn]] void rethrow_with(const std::exception& later) const;
         std::exception_ptr error_;
     };
     void run(Direction d, const void* in, void* out);

@@ -44,6 +44,14 @@ struct ThrowsInExecute final : Transport {
         throw std::runtime_error("injected execution failure");
     }
 };
+// Fails while running on the last rank only (as a device's sticky error does
+// there); the other ranks move nothing and wait for no one.
+struct ThrowsInExecuteOnLastRank final : Transport {
+    bool separate_pack_phases() const override { return false; }
+    void execute(const ReshapeContext&, const void*, void*, PhaseTimer&, const ReshapePhases&) override {
+        if (world_rank() == world_size() - 1) throw std::runtime_error("injected exchange failure");
+    }
+};
 // Runs but moves nothing: validation must fail it.
 struct DropsData final : Transport {
     bool separate_pack_phases() const override { return false; }
@@ -81,6 +89,7 @@ const bool r4 = register_variant<Transport, UnsupportedInSetup>("test_unsupporte
 const bool r5 = register_variant<Transport, UnsupportedAndFailingInSetup>("test_unsupported_and_failing_in_setup");
 const bool r2 = register_variant<Transport, ThrowsInExecute>("test_throws_in_execute");
 const bool r3 = register_variant<Transport, DropsData>("test_drops_data");
+const bool r9 = register_variant<Transport, ThrowsInExecuteOnLastRank>("test_throws_in_execute_on_last_rank");
 
 // Fails on the last rank only, where the test says: the FFT plans, or its nth
 // allocate() (as cudaMalloc running out after the fit check). The others must
@@ -379,6 +388,24 @@ TEST(RunPoint, AFailureOnOneRankFailsThePointOnEveryRankWithoutAHang) {
         EXPECT_EQ(r.value("error", ""), c.error) << r.dump();
         EXPECT_EQ(run_point(MPI_COMM_WORLD, faulty(c.direction), quick, machine_info()).at("status"), "ok");
     }
+}
+
+// An FFT fails before the exchange, and the exchange then fails on the same
+// rank: the record names the FFT's failure, the cause, and then the exchange's.
+TEST(RunPoint, AReshapeThatFailsAfterALocalFailureDoesNotHideIt) {
+    auto& inject = InjectedFailure::on_last_rank();
+    Point pt = point("test_throws_in_execute_on_last_rank");
+    pt.config.backend = "test_fails_on_last_rank";
+    inject = {};
+    inject.execution = 1;  // slab_2d1d forward: the (y, z) r2c comes before the exchange
+    const json r = run_point(MPI_COMM_WORLD, pt, quick, machine_info());
+    inject = {};
+    EXPECT_EQ(r.at("status"), "failed") << r.dump();
+    const std::string error = r.value("error", "");
+    const auto cause = error.find("injected FFT failure"), after = error.find("injected exchange failure");
+    EXPECT_NE(cause, std::string::npos) << error;
+    EXPECT_NE(after, std::string::npos) << error;
+    EXPECT_LT(cause, after) << error;
 }
 
 TEST(RunPoint, WrongResultsFailValidation) {
