@@ -165,7 +165,7 @@ public:
         : n_(n), precision_(precision), backend_(backend), stream_(stream), stream_device_(stream_device),
           gpus_(std::move(gpus)) {
         try {
-            for (int g : gpus_) free_when_made_.push_back(free_on(g));
+            for (int g : gpus_) free_when_made_.push_back(memory_on(g).free);
             create();
         } catch (...) {
             release();
@@ -238,18 +238,21 @@ public:
     std::optional<std::size_t> measured_device_bytes() const override {
         std::size_t most = 0;
         for (std::size_t i = 0; i < gpus_.size(); ++i) {
-            const std::size_t now = free_on(gpus_[i]);
+            const std::size_t now = memory_on(gpus_[i]).free;
             if (now < free_when_made_[i]) most = std::max(most, free_when_made_[i] - now);
         }
         return most;
     }
 
 private:
-    static std::size_t free_on(int gpu) {
-        DeviceGuard on(gpu);
+    struct Memory {
         std::size_t free = 0, total = 0;
-        check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
-        return free;
+    };
+    static Memory memory_on(int gpu) {
+        DeviceGuard on(gpu);
+        Memory m;
+        check(cudaMemGetInfo(&m.free, &m.total), "cudaMemGetInfo");
+        return m;
     }
 
     cufftHandle plan(Direction d) const { return plans_[static_cast<int>(d)]; }
@@ -311,14 +314,12 @@ private:
         const std::size_t share = static_cast<std::size_t>((n_[0] + count - 1) / count) *
                                   static_cast<std::size_t>(n_[1] * (n_[2] / 2 + 1)) * complex_bytes(precision_);
         for (int g : gpus_) {
-            DeviceGuard on(g);
-            std::size_t free = 0, total = 0;
-            check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
-            if (2 * share > free)
+            const Memory m = memory_on(g);
+            if (2 * share > m.free)
                 throw Unsupported(fmt::format(
                     "does not fit in device memory: cufftXt's two descriptors for {} need {:.2f} GiB on GPU {}, "
                     "{:.2f} GiB of its {:.2f} GiB are free after the plans' work areas",
-                    what, 2 * share / double(1ull << 30), g, free / double(1ull << 30), total / double(1ull << 30)));
+                    what, 2 * share / double(1ull << 30), g, m.free / double(1ull << 30), m.total / double(1ull << 30)));
         }
     }
 
