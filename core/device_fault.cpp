@@ -1,5 +1,6 @@
 #include "core/device_fault.hpp"
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -21,15 +22,22 @@ void set_device_fault_note(const std::string& result_file) {
     note_path() = result_file.empty() ? std::string() : device_fault_note_path(result_file);
 }
 
+void end_job(MPI_Comm comm, const std::string& why, int status, bool write_note) {
+    std::cerr << "fftune: " << why << "; ending the job (the sweep resumes after this point)\n" << std::flush;
+    if (write_note && !note_path().empty()) std::ofstream(note_path(), std::ios::app) << why << '\n' << std::flush;
+    int level = MPI_THREAD_SINGLE, main_thread = 0;
+    MPI_Query_thread(&level);
+    MPI_Is_thread_main(&main_thread);
+    if (main_thread || level == MPI_THREAD_MULTIPLE) MPI_Abort(comm, status);
+    std::_Exit(status);  // the launcher ends a job whose process exits without MPI_Finalize
+}
+
 void end_job_if_device_lost(Backend& backend, MPI_Comm comm, const std::string& failed) {
     const auto fault = backend.device_fault();
     if (!fault) return;
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    const std::string why = fmt::format("rank {}: device lost after: {}: {}", rank, failed, *fault);
-    std::cerr << "fftune: " << why << "; ending the job (the sweep resumes after this point)\n" << std::flush;
-    if (!note_path().empty()) std::ofstream(note_path(), std::ios::app) << why << '\n' << std::flush;
-    MPI_Abort(comm, 4);
+    end_job(comm, fmt::format("rank {}: device lost after: {}: {}", rank, failed, *fault), 4);
 }
 
 std::exception_ptr unless_device_lost(Backend& backend, MPI_Comm comm, std::exception_ptr failed) {

@@ -2,7 +2,8 @@
 // CUDA error) ends the MPI job: that process can neither finish an exchange
 // its peers may be waiting in, nor run another point. The sweep then resumes
 // after the point in fresh processes (core/sweep.cpp), and records the reason
-// this rank left beside the results.
+// this rank left beside the results. A point that runs past its time limit
+// ends the job the same way (core/point_watchdog.hpp).
 #pragma once
 
 #include <exception>
@@ -26,5 +27,11 @@ std::string device_fault_note_path(const std::string& result_file);
 std::exception_ptr unless_device_lost(Backend& backend, MPI_Comm comm, std::exception_ptr failed);
 // The same for a failure already agreed (collective_try's message).
 void end_job_if_device_lost(Backend& backend, MPI_Comm comm, const std::string& failed);
+
+// Ends the job now with `status`: says `why` on stderr and, if `write_note`,
+// appends it to the note. Callable from any thread (MPI_Abort from the main
+// thread or under MPI_THREAD_MULTIPLE; otherwise this process exits, which
+// makes the launcher end the job).
+[[noreturn]] void end_job(MPI_Comm comm, const std::string& why, int status, bool write_note = true);
 
 }  // namespace fftune

@@ -13,7 +13,9 @@
 #include "core/collective_try.hpp"
 #include "core/device_fault.hpp"
 #include "core/host_scratch.hpp"
+#include "core/json_lines.hpp"
 #include "core/plan.hpp"
+#include "core/point_watchdog.hpp"
 #include "core/provenance.hpp"
 #include "core/registry.hpp"
 #include "core/statistics.hpp"
@@ -354,13 +356,18 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
     const auto t0 = std::chrono::steady_clock::now();
     int failed = 0;
     const int total = static_cast<int>(points.size());
+    PointWatchdog watchdog(comm, tc.point_timeout_s);
     const auto selected = [&](int i) { return !only || std::binary_search(only->begin(), only->end(), i); };
     int todo = 0, done = 0;
     for (int i = std::max(0, start_index); i < total; ++i) todo += selected(i);
     for (int i = std::max(0, start_index); i < total; ++i) {
         if (!selected(i)) continue;
         ++done;
+        watchdog.arm(fmt::format("point {} of {} ({} ranks: {} {} {} {})", i + 1, total, size,
+                                 size_string(points[i].problem.size), points[i].config.key(),
+                                 to_string(points[i].problem.precision), to_string(points[i].problem.direction)));
         const json rec = run_point(comm, points[i], opts, machine);
+        watchdog.disarm();
         if (rec["status"] == "failed") ++failed;
         if (rank != 0) continue;
         out << rec.dump() << '\n' << std::flush;  // never lose a measured point
@@ -383,16 +390,14 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
 
 std::vector<json> read_records(const std::string& path) {
     std::vector<json> out;
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty()) continue;
+    for_each_line(path, [&](std::string_view line) {
+        if (line.empty()) return;
         try {
             out.push_back(json::parse(line));
         } catch (const json::parse_error&) {
             // A torn last line of a job that died mid-write: nothing to recover.
         }
-    }
+    });
     return out;
 }
 

@@ -66,6 +66,8 @@ int launch_self(const std::string& launcher, int ranks, const std::vector<std::s
 
 // Human-readable summary of records (status counts, best plan per problem, failures).
 std::string summarize_records(const std::vector<nlohmann::json>& records);
+// The records of a result file, plain or gzip-compressed (core/json_lines.hpp);
+// none when it does not exist, and a torn line is dropped.
 std::vector<nlohmann::json> read_records(const std::string& path);
 
 }  // namespace fftune

@@ -1,6 +1,7 @@
 #include "core/testcase.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 
@@ -94,7 +95,7 @@ Testcase parse_testcase(const json& j, const std::string& source) {
     static const std::set<std::string> known{
         "name", "problem", "sizes", "ranks", "precision", "direction", "decomposition", "layout",
         "redistribution", "redistribution_phases", "process_grid", "backend", "gpu_aware", "overlap",
-        "warmup", "iterations", "validate", "launcher", "description"};
+        "warmup", "iterations", "validate", "point_timeout_s", "launcher", "description"};
     for (const auto& [key, value] : j.items())
         if (!known.count(key)) {
             std::string allowed;
@@ -215,6 +216,13 @@ Testcase parse_testcase(const json& j, const std::string& source) {
 
     if (j.contains("warmup")) tc.warmup = ps.positive_int(j.at("warmup"), "/warmup", 0);
     if (j.contains("iterations")) tc.iterations = ps.positive_int(j.at("iterations"), "/iterations", 1);
+    if (j.contains("point_timeout_s")) {
+        const json& t = j.at("point_timeout_s");
+        if (!t.is_number() || t.get<double>() < 0 || !std::isfinite(t.get<double>()))
+            ps.fail("/point_timeout_s", fmt::format("{} is not allowed (allowed: seconds, a number > 0, or 0 for no limit)",
+                                                    t.dump()));
+        tc.point_timeout_s = t.get<double>();
+    }
     if (j.contains("validate")) {
         if (!j.at("validate").is_boolean()) ps.fail("/validate", fmt::format("{} is not a boolean", j.at("validate").dump()));
         tc.validate = j.at("validate").get<bool>();

@@ -46,6 +46,8 @@ struct Testcase {
     int warmup = 10;
     int iterations = 20;
     bool validate = true;
+    // A point still running after this long ends its job (core/point_watchdog.hpp); 0: no limit.
+    double point_timeout_s = 1800;
     std::string launcher = "mpirun";
     std::vector<std::string> launcher_args;
 

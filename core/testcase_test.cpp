@@ -40,6 +40,9 @@ TEST(Testcase, DefaultsFollowTheSchema) {
     EXPECT_EQ(tc.warmup, 10);
     EXPECT_EQ(tc.iterations, 20);
     EXPECT_TRUE(tc.validate);
+    EXPECT_EQ(tc.point_timeout_s, 1800);
+    EXPECT_EQ(parse_testcase(with(minimal(), "point_timeout_s", 0.5), "tc.json").point_timeout_s, 0.5);
+    EXPECT_EQ(parse_testcase(with(minimal(), "point_timeout_s", 0), "tc.json").point_timeout_s, 0);  // no limit
     EXPECT_EQ(tc.precisions, std::vector<Precision>{Precision::double_});
     EXPECT_EQ(tc.layouts.size(), 2u);  // default "all"
     EXPECT_EQ(tc.decompositions, Registry<Decomposition>::instance().names());  // default "all"
@@ -181,6 +184,9 @@ TEST(TestcaseErrors, BadScalars) {
     expect_error(with(minimal(), "overlap", json::array({2, 65})), {"/overlap/1", "65 chunks", "1 to 64"});
     expect_error(with(minimal(), "overlap", json::array()), {"/overlap", "empty"});
     expect_error(with(minimal(), "overlap", "yes"), {"/overlap", "not an integer"});
+    for (const json& bad : {json(-1), json("30"), json(true)})
+        expect_error(with(minimal(), "point_timeout_s", bad),
+                     {"/point_timeout_s", bad.dump() + " is not allowed", "a number > 0, or 0 for no limit"});
 }
 TEST(TestcaseErrors, BadLauncher) {
     expect_error(with(minimal(), "launcher", "srun"), {"/launcher", "object"});

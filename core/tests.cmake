@@ -12,6 +12,11 @@ fftune_add_test(parallel_test SOURCES core/parallel_test.cpp LABELS unit)
 fftune_add_test(validation_test SOURCES core/validation_test.cpp LABELS unit)
 fftune_add_test(phase_timer_test SOURCES core/phase_timer_test.cpp LABELS unit)
 fftune_add_test(settings_test SOURCES core/settings_test.cpp LABELS unit)
+fftune_add_test(json_lines_test SOURCES core/json_lines_test.cpp LABELS unit)
+if(ZLIB_FOUND)  # writes the compressed files it reads back
+  target_link_libraries(json_lines_test PRIVATE ZLIB::ZLIB)
+  target_compile_definitions(json_lines_test PRIVATE FFTUNE_HAVE_ZLIB)
+endif()
 fftune_add_test(mpi_util_mpi_test SOURCES core/mpi_util_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 fftune_add_test(collective_try_mpi_test SOURCES core/collective_try_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 fftune_add_test(plan_mpi_test SOURCES core/plan_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
@@ -32,6 +37,18 @@ foreach(n 1 2)
     "-DEXPECT_NOTE=^rank ${last}: device lost after: injected FFT failure: fake sticky fault\n$"
     -P ${PROJECT_SOURCE_DIR}/cmake/expect_job_ends.cmake)
   set_tests_properties(device_fault_job.np${n} PROPERTIES LABELS "engine;mpi" PROCESSORS ${n} TIMEOUT 60)
+endforeach()
+# A point that hangs on one rank ends its job after point_timeout_s, leaving
+# rank 0's reason for the sweep (core/point_watchdog.hpp).
+add_executable(hung_point_job core/testing/hung_point_job.cpp)
+target_link_libraries(hung_point_job PRIVATE fftune)
+foreach(n 1 2)
+  set(job ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:hung_point_job>)
+  add_test(NAME hung_point_job.np${n} COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${job}"
+    -DRESULT_FILE=${PROJECT_BINARY_DIR}/hung_point_job_np${n}.jsonl
+    "-DEXPECT_NOTE=^rank 0: point 1 of 1 \\(${n} ranks: 8x8x8 fftw/slab_2d1d/default/${n}x1/test_hangs_on_last_rank/host double forward\\) still running after 1 s \\(point_timeout_s\\)\n$"
+    -P ${PROJECT_SOURCE_DIR}/cmake/expect_job_ends.cmake)
+  set_tests_properties(hung_point_job.np${n} PROPERTIES LABELS "engine;mpi" PROCESSORS ${n} TIMEOUT 60)
 endforeach()
 if(CMAKE_CUDA_COMPILER)
   # The same engine tests on the GPU (mpirun's local ranks inherit the environment).

@@ -1,11 +1,12 @@
 #include "tuner/database.hpp"
 
+#include "core/json_lines.hpp"
+
 #include <sqlite3.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -265,12 +266,8 @@ IngestStats Database::ingest(const std::vector<std::string>& files) {
              batch, stride, status, validated, median_ms, ci_low, ci_high, timestamp, record_json)
             VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?))");
         for (const auto& file : files) {
-            std::ifstream in(file);
-            if (!in) throw DatabaseError(fmt::format("{}: cannot read", file));
-            ++st.files;
-            std::string line;
-            while (std::getline(in, line)) {
-                if (line.empty()) continue;
+            const bool opened = for_each_line(file, [&](std::string_view line) {
+                if (line.empty()) return;
                 ++st.lines;
                 json r;
                 Statement* st_used = &ins;
@@ -285,13 +282,15 @@ IngestStats Database::ingest(const std::vector<std::string>& files) {
                 } catch (const std::exception&) {  // json errors, an unknown probe kind
                     ++st.unreadable;  // a torn line of a job that died, or not a record
                     st_used->reset();
-                    continue;
+                    return;
                 }
                 st_used->step();
                 if (sqlite3_changes(db_) > 0) ++st.added, st.probes_added += st_used == &probe;
                 else ++st.duplicates;
                 st_used->reset();
-            }
+            });
+            if (!opened) throw DatabaseError(fmt::format("{}: cannot read", file));
+            ++st.files;
         }
         exec(db_, "COMMIT");
     } catch (...) {

@@ -10,6 +10,10 @@
 #include <fstream>
 #include <thread>
 
+#ifdef FFTUNE_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -63,6 +67,47 @@ TEST(Database, IngestIsIdempotentAndSkipsTornLines) {
     EXPECT_EQ(st.duplicates, 4);
     EXPECT_EQ(db.record_count(), 2);
 }
+
+#ifdef FFTUNE_HAVE_ZLIB
+void gzip_file(const std::string& from, const std::string& to) {
+    std::ifstream in(from, std::ios::binary);
+    const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    gzFile gz = gzopen(to.c_str(), "wb");
+    ASSERT_NE(gz, nullptr);
+    ASSERT_EQ(gzwrite(gz, data.data(), static_cast<unsigned>(data.size())), static_cast<int>(data.size()));
+    ASSERT_EQ(gzclose(gz), Z_OK);
+}
+
+// Committed results are .jsonl.gz: they ingest as their plain text does, and a
+// cut-off one fails the whole ingest, which adds nothing.
+TEST(Database, GzipCompressedResultsIngestLikeTheirText) {
+    TempDir dir;
+    write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1), record("a2a_sync", 16, 2.0, 1.9, 2.1)});
+    gzip_file(dir.file("a.jsonl"), dir.file("a.jsonl.gz"));
+    Database db(dir.file("db.sqlite"), false);
+    auto st = db.ingest({dir.file("a.jsonl.gz")});
+    EXPECT_EQ(st.added, 2);
+    EXPECT_EQ(st.unreadable, 0);
+    EXPECT_EQ(db.ingest({dir.file("a.jsonl")}).duplicates, 2);
+
+    write(dir.file("b.jsonl"), {record("p2p_sync", 32, 1.0, 0.9, 1.1)});
+    std::vector<json> many;
+    for (int i = 0; i < 200; ++i) many.push_back(record("a2a_sync", 64 + i, 1.0 + i, 0.9 + i, 1.1 + i));
+    write(dir.file("many.jsonl"), many);
+    gzip_file(dir.file("many.jsonl"), dir.file("cut.jsonl.gz"));
+    fs::resize_file(dir.file("cut.jsonl.gz"), fs::file_size(dir.file("cut.jsonl.gz")) / 2);
+    EXPECT_THROW(db.ingest({dir.file("b.jsonl"), dir.file("cut.jsonl.gz")}), std::runtime_error);
+    EXPECT_EQ(db.record_count(), 2);
+}
+#else
+TEST(Database, GzipCompressedResultsFailToIngestWithoutZlib) {
+    TempDir dir;
+    std::ofstream(dir.file("a.jsonl.gz"), std::ios::binary) << std::string("\x1f\x8b\x08\x00", 4);
+    Database db(dir.file("db.sqlite"), false);
+    EXPECT_THROW(db.ingest({dir.file("a.jsonl.gz")}), std::runtime_error);
+    EXPECT_EQ(db.record_count(), 0);
+}
+#endif
 
 TEST(Database, OnlyValidatedOkRecordsAreCandidates) {
     TempDir dir;

@@ -2,6 +2,10 @@
 # backend (tune -> database -> best -> example application).
 fftune_add_test(database_test SOURCES tuner/database_test.cpp LABELS unit)
 target_link_libraries(database_test PRIVATE SQLite::SQLite3)
+if(ZLIB_FOUND)  # writes the compressed results it ingests
+  target_link_libraries(database_test PRIVATE ZLIB::ZLIB)
+  target_compile_definitions(database_test PRIVATE FFTUNE_HAVE_ZLIB)
+endif()
 fftune_add_test(selector_test SOURCES tuner/selector_test.cpp LABELS unit)
 
 set(db ${PROJECT_BINARY_DIR}/tuner-test/tuning.sqlite)

@@ -1,0 +1,69 @@
+#include "core/point_watchdog.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/device_fault.hpp"
+
+namespace fftune {
+
+PointWatchdog::PointWatchdog(MPI_Comm comm, double limit_s) : comm_(comm), limit_s_(limit_s) {
+    MPI_Comm_rank(comm, &rank_);
+    if (limit_s_ > 0) thread_ = std::thread([this] { watch(); });
+}
+
+PointWatchdog::~PointWatchdog() {
+    if (!thread_.joinable()) return;
+    {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+}
+
+void PointWatchdog::arm(std::string what) {
+    if (!thread_.joinable()) return;
+    // Rank 0 writes the note; the others end the job only if it cannot (a
+    // grace of 10% of the limit, 1 to 60 s).
+    const double grace = rank_ == 0 ? 0.0 : std::clamp(0.1 * limit_s_, 1.0, 60.0);
+    {
+        std::lock_guard lock(mutex_);
+        armed_ = true;
+        what_ = std::move(what);
+        deadline_ = std::chrono::steady_clock::now() +
+                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                        std::chrono::duration<double>(limit_s_ + grace));
+    }
+    changed_.notify_all();
+}
+
+void PointWatchdog::disarm() {
+    if (!thread_.joinable()) return;
+    {
+        std::lock_guard lock(mutex_);
+        armed_ = false;
+    }
+    changed_.notify_all();
+}
+
+void PointWatchdog::watch() {
+    std::unique_lock lock(mutex_);
+    while (!stop_) {
+        if (!armed_) {
+            changed_.wait(lock);
+            continue;
+        }
+        const auto deadline = deadline_;
+        if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && armed_ && !stop_ &&
+            deadline_ == deadline) {
+            const std::string why = fmt::format("rank {}: {} still running after {:g} s (point_timeout_s)", rank_,
+                                                what_, limit_s_);
+            lock.unlock();
+            end_job(comm_, why, point_timeout_status, /*write_note=*/rank_ == 0);
+        }
+    }
+}
+
+}  // namespace fftune
