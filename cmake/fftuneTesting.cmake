@@ -38,3 +38,22 @@ function(fftune_add_test name)
     endif()
   endforeach()
 endfunction()
+
+# fftune_add_job_end_test(NAME SOURCE NOTE): the MPI program NAME (built from
+# SOURCE, run as NAME RESULT_FILE) must end its own job at 1 and 2 ranks and
+# leave RESULT_FILE.died matching the regex NOTE, where <n> stands for the rank
+# count and <last> for the last rank (cmake/expect_job_ends.cmake).
+function(fftune_add_job_end_test name source note)
+  add_executable(${name} ${source})
+  target_link_libraries(${name} PRIVATE fftune)
+  foreach(n 1 2)
+    math(EXPR last "${n} - 1")
+    string(REPLACE "<n>" "${n}" expect "${note}")
+    string(REPLACE "<last>" "${last}" expect "${expect}")
+    set(job ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}>)
+    add_test(NAME ${name}.np${n} COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${job}"
+      -DRESULT_FILE=${PROJECT_BINARY_DIR}/${name}_np${n}.jsonl "-DEXPECT_NOTE=${expect}"
+      -P ${PROJECT_SOURCE_DIR}/cmake/expect_job_ends.cmake)
+    set_tests_properties(${name}.np${n} PROPERTIES LABELS "engine;mpi" PROCESSORS ${n} TIMEOUT 60)
+  endforeach()
+endfunction()

@@ -27,29 +27,12 @@ fftune_add_test(multi_device_mpi_test SOURCES core/multi_device_mpi_test.cpp LAB
 fftune_add_test(probe_mpi_test SOURCES core/probe_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 # A rank that loses its device after a failed step ends the job, though a peer
 # waits in a receive it never answers, and leaves its reason for the sweep.
-add_executable(device_fault_job core/testing/device_fault_job.cpp)
-target_link_libraries(device_fault_job PRIVATE fftune)
-foreach(n 1 2)
-  math(EXPR last "${n} - 1")
-  set(job ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:device_fault_job>)
-  add_test(NAME device_fault_job.np${n} COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${job}"
-    -DRESULT_FILE=${PROJECT_BINARY_DIR}/device_fault_job_np${n}.jsonl
-    "-DEXPECT_NOTE=^rank ${last}: device lost after: injected FFT failure: fake sticky fault\n$"
-    -P ${PROJECT_SOURCE_DIR}/cmake/expect_job_ends.cmake)
-  set_tests_properties(device_fault_job.np${n} PROPERTIES LABELS "engine;mpi" PROCESSORS ${n} TIMEOUT 60)
-endforeach()
+fftune_add_job_end_test(device_fault_job core/testing/device_fault_job.cpp
+  "^rank <last>: device lost after: injected FFT failure: fake sticky fault\n$")
 # A point that hangs on one rank ends its job after point_timeout_s, leaving
 # rank 0's reason for the sweep (core/point_watchdog.hpp).
-add_executable(hung_point_job core/testing/hung_point_job.cpp)
-target_link_libraries(hung_point_job PRIVATE fftune)
-foreach(n 1 2)
-  set(job ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:hung_point_job>)
-  add_test(NAME hung_point_job.np${n} COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${job}"
-    -DRESULT_FILE=${PROJECT_BINARY_DIR}/hung_point_job_np${n}.jsonl
-    "-DEXPECT_NOTE=^rank 0: point 1 of 1 \\(${n} ranks: 8x8x8 fftw/slab_2d1d/default/${n}x1/test_hangs_on_last_rank/host double forward\\) still running after 1 s \\(point_timeout_s\\)\n$"
-    -P ${PROJECT_SOURCE_DIR}/cmake/expect_job_ends.cmake)
-  set_tests_properties(hung_point_job.np${n} PROPERTIES LABELS "engine;mpi" PROCESSORS ${n} TIMEOUT 60)
-endforeach()
+fftune_add_job_end_test(hung_point_job core/testing/hung_point_job.cpp
+  "^rank 0: point 1 of 1 \\(<n> ranks: 8x8x8 fftw/slab_2d1d/default/<n>x1/test_hangs_on_last_rank/host double forward\\) still running after 1 s \\(point_timeout_s\\)\n$")
 if(CMAKE_CUDA_COMPILER)
   # The same engine tests on the GPU (mpirun's local ranks inherit the environment).
   fftune_add_test(plan_gpu_mpi_test REUSE plan_mpi_test LABELS gpu MPI_RANKS 1 2 4
