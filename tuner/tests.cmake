@@ -1,7 +1,7 @@
 # Tuner tests: database and selector units, and the CLI end to end on the CPU
 # backend (tune -> database -> best -> example application).
 fftune_add_test(database_test SOURCES tuner/database_test.cpp LABELS unit)
-target_link_libraries(database_test PRIVATE SQLite::SQLite3)
+target_link_libraries(database_test PRIVATE ${FFTUNE_SQLITE_TARGET})
 if(ZLIB_FOUND)  # writes the compressed results it ingests
   target_link_libraries(database_test PRIVATE ZLIB::ZLIB)
   target_compile_definitions(database_test PRIVATE FFTUNE_HAVE_ZLIB)

@@ -3,8 +3,14 @@
 find_package(SQLite3 QUIET)
 if(SQLite3_FOUND)
   set(FFTUNE_HAVE_TUNER ON)
+  # CMake 4.1 renamed FindSQLite3's target (the old name warns there).
+  if(TARGET SQLite3::SQLite3)
+    set(FFTUNE_SQLITE_TARGET SQLite3::SQLite3)
+  else()
+    set(FFTUNE_SQLITE_TARGET SQLite::SQLite3)
+  endif()
   target_sources(fftune PRIVATE tuner/database.cpp tuner/selector.cpp tuner/strategies.cpp tuner/model.cpp)
-  target_link_libraries(fftune PRIVATE SQLite::SQLite3)
+  target_link_libraries(fftune PRIVATE ${FFTUNE_SQLITE_TARGET})
   target_compile_definitions(fftune_cli PRIVATE FFTUNE_HAVE_TUNER
     FFTUNE_PLOTTING_DIR="${PROJECT_SOURCE_DIR}/plotting")  # FFTUNE_PLOTTING_DIR in the environment overrides
   add_executable(fftune_example_app tuner/example_app.cpp)
