@@ -1,10 +1,13 @@
 #include "core/device_fault.hpp"
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace fftune {
 namespace {
@@ -17,6 +20,17 @@ std::string& note_path() {
 }  // namespace
 
 std::string device_fault_note_path(const std::string& result_file) { return result_file + ".died"; }
+
+std::string take_job_end_note(const std::string& result_file) {
+    const std::string path = device_fault_note_path(result_file);
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) lines.push_back(line);
+    in.close();
+    std::filesystem::remove(path);
+    return lines.empty() ? "" : fmt::format(" ({})", fmt::join(lines, "; "));
+}
 
 void set_device_fault_note(const std::string& result_file) {
     note_path() = result_file.empty() ? std::string() : device_fault_note_path(result_file);

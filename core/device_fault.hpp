@@ -19,6 +19,9 @@ namespace fftune {
 // ".died". run_job names its result file here; empty: no note.
 void set_device_fault_note(const std::string& result_file);
 std::string device_fault_note_path(const std::string& result_file);
+// What the ranks that ended the job said, as " (<line>; <line>)", or "" when
+// they left no note; the note is removed.
+std::string take_job_end_note(const std::string& result_file);
 
 // `failed` (a failure_of) unchanged, unless it is a failure and `backend`'s
 // device is lost: then the note (appended, one line: "rank R: device lost

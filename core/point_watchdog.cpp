@@ -8,7 +8,8 @@
 
 namespace fftune {
 
-PointWatchdog::PointWatchdog(MPI_Comm comm, double limit_s) : comm_(comm), limit_s_(limit_s) {
+PointWatchdog::PointWatchdog(MPI_Comm comm, double limit_s, std::string limit_name)
+    : comm_(comm), limit_s_(limit_s), limit_name_(std::move(limit_name)) {
     MPI_Comm_rank(comm, &rank_);
     if (limit_s_ > 0) thread_ = std::thread([this] { watch(); });
 }
@@ -58,8 +59,8 @@ void PointWatchdog::watch() {
         const auto deadline = deadline_;
         if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && armed_ && !stop_ &&
             deadline_ == deadline) {
-            const std::string why = fmt::format("rank {}: {} still running after {:g} s (point_timeout_s)", rank_,
-                                                what_, limit_s_);
+            const std::string why = fmt::format("rank {}: {} still running after {:g} s ({})", rank_, what_,
+                                                limit_s_, limit_name_);
             lock.unlock();
             end_job(comm_, why, point_timeout_status, /*write_note=*/rank_ == 0);
         }

@@ -1,5 +1,5 @@
-// Ends the MPI job when one point runs past its time limit (the testcase's
-// point_timeout_s): a rank left waiting in an exchange that a failed peer
+// Ends the MPI job when one point (or probe) runs past its time limit (the
+// testcase's point_timeout_s, fftune probe's --timeout): a rank left waiting in an exchange that a failed peer
 // never joins, or a hung driver, would otherwise hold the job until the
 // batch system kills it, and a resubmitted job would hang on the same point.
 // Rank 0 leaves the reason in the job's note (core/device_fault.hpp), which
@@ -23,8 +23,9 @@ inline constexpr int point_timeout_status = 5;
 
 class PointWatchdog {
 public:
-    // limit_s <= 0: never fires (no thread).
-    PointWatchdog(MPI_Comm comm, double limit_s);
+    // limit_s <= 0: never fires (no thread). `limit_name` names the setting
+    // in the note ("point_timeout_s", "--timeout").
+    PointWatchdog(MPI_Comm comm, double limit_s, std::string limit_name = "point_timeout_s");
     ~PointWatchdog();
     PointWatchdog(const PointWatchdog&) = delete;
     PointWatchdog& operator=(const PointWatchdog&) = delete;
@@ -39,6 +40,7 @@ private:
 
     MPI_Comm comm_;
     double limit_s_;
+    std::string limit_name_;
     int rank_ = 0;
     std::mutex mutex_;
     std::condition_variable changed_;

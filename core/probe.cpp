@@ -14,6 +14,7 @@
 #include "core/collective_try.hpp"
 #include "core/mpi_util.hpp"
 #include "core/phase_timer.hpp"
+#include "core/point_watchdog.hpp"
 #include "core/provenance.hpp"
 #include "core/registry.hpp"
 #include "core/reshape.hpp"
@@ -71,7 +72,8 @@ std::vector<std::uint64_t> pattern(const Layout& l, int q, index_t run) {
 class Prober {
 public:
     Prober(MPI_Comm comm, const ProbeOptions& o, const std::function<void(const json&)>& emit)
-        : world_(Communicator::duplicate(comm)), o_(o), emit_(emit), machine_(machine_info()) {
+        : world_(Communicator::duplicate(comm)), o_(o), emit_(emit), machine_(machine_info()),
+          watchdog_(world_.get(), o.timeout_s, "--timeout") {
         rank_ = world_.rank();
         size_ = world_.size();
         MPI_Datatype e = MPI_DATATYPE_NULL;
@@ -128,6 +130,7 @@ private:
     }
 
     void finish(json& r, const std::optional<std::string>& err, const std::string& what) {
+        watchdog_.disarm();
         if (err) {
             r["status"] = "failed";
             r["error"] = *err;
@@ -144,6 +147,8 @@ private:
     void fft(Backend& backend, Precision precision, long long n, bool strided) {
         const long long batch = std::max(1ll, o_.fft_points / n), points = n * batch;
         json r = base(backend, "fft");
+        watchdog_.arm(fmt::format("fft probe ({} {} n {} batch {}, {})", backend.name(), to_string(precision), n,
+                                  batch, strided ? "strided" : "contiguous"));
         r["precision"] = to_string(precision);
         r["n"] = n;
         r["batch"] = batch;
@@ -196,6 +201,8 @@ private:
     void exchange(Backend& backend, const std::string& method, int q, long long bytes) {
         const auto [runs, run] = block_shape(static_cast<index_t>(bytes / elem_bytes));
         json r = base(backend, "exchange");
+        watchdog_.arm(fmt::format("exchange probe ({} {}, {} peers, {} B per peer)", backend.name(), method, q,
+                                  runs * run * static_cast<index_t>(elem_bytes)));
         r["transport"] = method;
         r["gpu_aware"] = false;
         // MPI transports stage device data through pinned host memory; NCCL moves it device to device.
@@ -318,6 +325,7 @@ private:
     Datatype element_;
     std::map<int, std::unique_ptr<Communicator>> groups_;
     int rank_ = 0, size_ = 1, failed_ = 0;
+    PointWatchdog watchdog_;  // armed for each probe
 };
 
 }  // namespace
@@ -344,6 +352,8 @@ std::string check_probe_options(const ProbeOptions& o) {
         return fmt::format("--fft-points {}: points per call must be from 2 to {}", o.fft_points, 1ll << 28);
     if (o.iterations < 1) return fmt::format("--iterations {}: at least 1 timed iteration is needed", o.iterations);
     if (o.warmup < 0) return fmt::format("--warmup {}: must be 0 or more", o.warmup);
+    if (!(o.timeout_s >= 0) || !std::isfinite(o.timeout_s))
+        return fmt::format("--timeout {}: must be seconds, a number > 0, or 0 for no limit", o.timeout_s);
     for (const auto& b : o.backends)
         if (!Registry<Backend>::instance().contains(b))
             return fmt::format("--backend {}: unknown backend (allowed: {})", b, Registry<Backend>::instance().joined_names());

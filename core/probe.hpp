@@ -35,6 +35,7 @@ struct ProbeOptions {
     std::vector<std::string> transports;    // empty: every registered transport that applies
     int warmup = 5;
     int iterations = 20;
+    double timeout_s = 600;                 // a probe still running after this ends the job; 0: no limit
     std::vector<std::string> argv;          // for provenance
 };
 

@@ -27,19 +27,6 @@ bool is_open_mpi(const std::string& launcher) {
     return r.output.find("Open MPI") != std::string::npos || r.output.find("OpenRTE") != std::string::npos;
 }
 
-// What the ranks that ended the job said (core/device_fault.hpp), as
-// " (<line>; <line>)", or nothing; the note is consumed.
-std::string died_because(const std::string& part) {
-    const std::string path = device_fault_note_path(part);
-    std::ifstream in(path);
-    std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);)
-        if (!line.empty()) lines.push_back(line);
-    in.close();
-    std::filesystem::remove(path);
-    return lines.empty() ? "" : fmt::format(" ({})", fmt::join(lines, "; "));
-}
-
 }  // namespace
 
 int launch_self(const std::string& launcher, int ranks, const std::vector<std::string>& extra,
@@ -116,7 +103,7 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
                      {"config", point.config},
                      {"key", point.config.key()},
                      {"error", fmt::format("the MPI job exited with status {} while running this point{}; "
-                                           "the sweep resumed after it", rc, died_because(part))},
+                                           "the sweep resumed after it", rc, take_job_end_note(part))},
                      {"machine", machine_info()},
                      {"provenance", {{"fftune_version", fftune_version()}, {"timestamp", utc_timestamp()}}}};
             std::ofstream(part, std::ios::app) << rec.dump() << '\n';

@@ -33,6 +33,9 @@ fftune_add_job_end_test(device_fault_job core/testing/device_fault_job.cpp
 # rank 0's reason for the sweep (core/point_watchdog.hpp).
 fftune_add_job_end_test(hung_point_job core/testing/hung_point_job.cpp
   "^rank 0: point 1 of 1 \\(<n> ranks: 8x8x8 fftw/slab_2d1d/default/<n>x1/test_hangs_on_last_rank/host double forward\\) still running after 1 s \\(point_timeout_s\\)\n$")
+# The same for a probe of fftune probe past its --timeout.
+fftune_add_job_end_test(hung_probe_job core/testing/hung_probe_job.cpp
+  "^rank 0: fft probe \\(test_hangs_in_fft_on_last_rank [a-z]+ n 8 batch 2, contiguous\\) still running after 1 s \\(--timeout\\)\n$")
 if(CMAKE_CUDA_COMPILER)
   # The same engine tests on the GPU (mpirun's local ranks inherit the environment).
   fftune_add_test(plan_gpu_mpi_test REUSE plan_mpi_test LABELS gpu MPI_RANKS 1 2 4

@@ -20,6 +20,7 @@
 
 #include "core/backend.hpp"
 #include "core/decomposition.hpp"
+#include "core/device_fault.hpp"
 #include "core/probe.hpp"
 #include "core/provenance.hpp"
 #include "core/registry.hpp"
@@ -123,6 +124,7 @@ int probe_in_job(const fftune::ProbeOptions& options, const std::string& out, in
             file.open(out, std::ios::trunc);
             if (!file) throw std::runtime_error("cannot write " + out);
         }
+        fftune::set_device_fault_note(out);  // a probe past --timeout says so there (core/point_watchdog.hpp)
         failed = fftune::run_probe(MPI_COMM_WORLD, options,
                                    [&](const nlohmann::json& r) { file << r.dump() << '\n' << std::flush; });
     } catch (const std::exception& e) {
@@ -206,6 +208,8 @@ int main(int argc, char** argv) {
     probe->add_option("--fft-points", probe_opts.fft_points, "points per batched transform call (default 2^20)");
     probe->add_option("--iterations", probe_opts.iterations, "timed iterations per probe (default 20)");
     probe->add_option("--warmup", probe_opts.warmup, "warm-up iterations per probe (default 5)");
+    probe->add_option("--timeout", probe_opts.timeout_s,
+                      "seconds one probe may run before its job is ended (default 600; 0: no limit)");
     probe->add_option("--backend", probe_opts.backends, "backends (default: every available one)")->delimiter(',');
     probe->add_option("--transport", probe_opts.transports, "redistribution methods (default: every one that applies)")
         ->delimiter(',');
@@ -329,13 +333,16 @@ int main(int argc, char** argv) {
                 child.push_back("--fft-sizes");
                 for (auto n : probe_opts.fft_lengths) child.push_back(std::to_string(n));
                 child.insert(child.end(), {"--fft-points", std::to_string(probe_opts.fft_points), "--iterations",
-                                           std::to_string(probe_opts.iterations), "--warmup", std::to_string(probe_opts.warmup)});
+                                           std::to_string(probe_opts.iterations), "--warmup", std::to_string(probe_opts.warmup),
+                                           "--timeout", fmt::format("{}", probe_opts.timeout_s)});
                 if (!probe_opts.backends.empty()) child.insert(child.end(), {"--backend", join(probe_opts.backends)});
                 if (!probe_opts.transports.empty()) child.insert(child.end(), {"--transport", join(probe_opts.transports)});
                 std::cerr << fmt::format("fftune probe: {} ranks\n", r);
+                (void)fftune::take_job_end_note(part);  // an earlier run's
                 try {
                     if (const int job = fftune::launch_self(probe_launcher, r, probe_launcher_args, child); job != 0) {
-                        std::cerr << fmt::format("fftune probe: the {}-rank job exited with status {}\n", r, job);
+                        std::cerr << fmt::format("fftune probe: the {}-rank job exited with status {}{}\n", r, job,
+                                                 fftune::take_job_end_note(part));
                         rc = 1;
                     }
                 } catch (const std::exception& e) {

@@ -55,6 +55,7 @@ fftune_cli_test(cli_probe_bad_size 2 ARGS probe --sizes 8 12
   EXPECT "--sizes 12: bytes per peer must be a multiple of 8 from 8 to 1073741824")
 fftune_cli_test(cli_probe_bad_backend 2 ARGS probe --backend tpu EXPECT "--backend tpu: unknown backend \\(allowed: .*fftw")
 fftune_cli_test(cli_probe_bad_iterations 2 ARGS probe --iterations 0 EXPECT "--iterations 0: at least 1")
+fftune_cli_test(cli_probe_bad_timeout 2 ARGS probe --timeout -5 EXPECT "--timeout -5: must be seconds, a number > 0, or 0 for no limit")
 fftune_cli_test(cli_probe_bad_ranks 2 ARGS probe --ranks 2,0 EXPECT "--ranks 0: world sizes must be 1 or more")
 fftune_cli_test(cli_probe_ranks_in_job 2 ARGS probe --ranks 2 --no-launch EXPECT "--ranks launches one job per world size")
 # Every shipped testcase is valid (a typo found here costs no GPU session);
