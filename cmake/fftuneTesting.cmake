@@ -50,7 +50,11 @@ function(fftune_add_job_end_test name source note)
     math(EXPR last "${n} - 1")
     string(REPLACE "<n>" "${n}" expect "${note}")
     string(REPLACE "<last>" "${last}" expect "${expect}")
-    set(job ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}>)
+    set(flags ${MPIEXEC_PREFLAGS})
+    if(n GREATER FFTUNE_CORES AND MPIEXEC_EXECUTABLE MATCHES "mpirun|mpiexec")
+      list(APPEND flags --oversubscribe)
+    endif()
+    set(job ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${flags} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
     add_test(NAME ${name}.np${n} COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${job}"
       -DRESULT_FILE=${PROJECT_BINARY_DIR}/${name}_np${n}.jsonl "-DEXPECT_NOTE=${expect}"
       -P ${PROJECT_SOURCE_DIR}/cmake/expect_job_ends.cmake)

@@ -36,13 +36,10 @@ void set_device_fault_note(const std::string& result_file) {
     note_path() = result_file.empty() ? std::string() : device_fault_note_path(result_file);
 }
 
-void end_job(MPI_Comm comm, const std::string& why, int status, bool write_note) {
-    std::cerr << "fftune: " << why << "; ending the job (the sweep resumes after this point)\n" << std::flush;
+void end_job(MPI_Comm comm, const std::string& why, int status, bool write_note, bool may_abort) {
+    std::cerr << "fftune: " << why << "; ending the job\n" << std::flush;
     if (write_note && !note_path().empty()) std::ofstream(note_path(), std::ios::app) << why << '\n' << std::flush;
-    int level = MPI_THREAD_SINGLE, main_thread = 0;
-    MPI_Query_thread(&level);
-    MPI_Is_thread_main(&main_thread);
-    if (main_thread || level == MPI_THREAD_MULTIPLE) MPI_Abort(comm, status);
+    if (may_abort) MPI_Abort(comm, status);
     std::_Exit(status);  // the launcher ends a job whose process exits without MPI_Finalize
 }
 
@@ -51,7 +48,8 @@ void end_job_if_device_lost(Backend& backend, MPI_Comm comm, const std::string& 
     if (!fault) return;
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    end_job(comm, fmt::format("rank {}: device lost after: {}: {}", rank, failed, *fault), 4);
+    end_job(comm, fmt::format("rank {}: device lost after: {}: {}", rank, failed, *fault), 4, true,
+            /*may_abort=*/true);  // called on the thread that runs the points
 }
 
 std::exception_ptr unless_device_lost(Backend& backend, MPI_Comm comm, std::exception_ptr failed) {

@@ -32,9 +32,9 @@ std::exception_ptr unless_device_lost(Backend& backend, MPI_Comm comm, std::exce
 void end_job_if_device_lost(Backend& backend, MPI_Comm comm, const std::string& failed);
 
 // Ends the job now with `status`: says `why` on stderr and, if `write_note`,
-// appends it to the note. Callable from any thread (MPI_Abort from the main
-// thread or under MPI_THREAD_MULTIPLE; otherwise this process exits, which
-// makes the launcher end the job).
-[[noreturn]] void end_job(MPI_Comm comm, const std::string& why, int status, bool write_note = true);
+// appends it to the note. Through MPI_Abort where `may_abort` (the main
+// thread, or MPI_THREAD_MULTIPLE); otherwise this process exits, which makes
+// the launcher end the job. Calls no other MPI function.
+[[noreturn]] void end_job(MPI_Comm comm, const std::string& why, int status, bool write_note, bool may_abort);
 
 }  // namespace fftune

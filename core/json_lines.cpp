@@ -1,7 +1,9 @@
 #include "core/json_lines.hpp"
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 
@@ -36,13 +38,6 @@ void split_lines(Read read, const std::function<void(std::string_view)>& line) {
     if (!pending.empty()) line(pending);
 }
 
-bool starts_with_gzip_magic(std::FILE* f) {
-    unsigned char magic[2] = {0, 0};
-    const bool gz = std::fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-    std::rewind(f);
-    return gz;
-}
-
 }  // namespace
 
 bool gzip_supported() {
@@ -53,34 +48,43 @@ bool gzip_supported() {
 #endif
 }
 
+// Read once, front to back, so that pipes work too (no seek back after
+// looking at the magic bytes).
 bool for_each_line(const std::string& path, const std::function<void(std::string_view)>& line) {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-    if (!f) return false;
-    if (!starts_with_gzip_magic(f.get())) {
-        split_lines([&](char* p, std::size_t n) {
-            const std::size_t got = std::fread(p, 1, n, f.get());
-            if (got == 0 && std::ferror(f.get())) throw std::runtime_error(path + ": read error");
-            return got;
-        }, line);
-        return true;
-    }
 #ifdef FFTUNE_HAVE_ZLIB
-    f.reset();
+    // gzread passes data that is not gzip through unchanged.
     std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), &gzclose);
     if (!gz) return false;
     split_lines([&](char* p, std::size_t n) {
         const int got = gzread(gz.get(), p, static_cast<unsigned>(n));
         int err = Z_OK;
         const char* msg = gzerror(gz.get(), &err);
-        // zlib reports a stream cut off before its trailer as Z_BUF_ERROR.
-        if (got < 0 || (err != Z_OK && err != Z_STREAM_END))
-            throw std::runtime_error(path + ": corrupt or cut-off gzip data (" + msg + ")");
+        if (err == Z_ERRNO) throw std::runtime_error(path + ": read error (" + std::strerror(errno) + ")");
+        // zlib reports a stream cut off before its trailer as Z_BUF_ERROR; its
+        // message starts with the path, which ours names already.
+        if (got < 0 || (err != Z_OK && err != Z_STREAM_END)) {
+            std::string why = msg ? msg : "zlib error";
+            if (why.starts_with(path + ": ")) why.erase(0, path.size() + 2);
+            throw std::runtime_error(path + ": corrupt or cut-off gzip data (" + why + ")");
+        }
         return static_cast<std::size_t>(got);
     }, line);
     return true;
 #else
-    throw std::runtime_error(path + ": gzip-compressed, and this fftune was built without zlib "
-                                    "(install zlib's headers and rebuild, or gunzip the file first)");
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+    if (!f) return false;
+    bool first = true;
+    split_lines([&](char* p, std::size_t n) {
+        const std::size_t got = std::fread(p, 1, n, f.get());
+        if (got == 0 && std::ferror(f.get()))
+            throw std::runtime_error(path + ": read error (" + std::strerror(errno) + ")");
+        if (first && got >= 2 && static_cast<unsigned char>(p[0]) == 0x1f && static_cast<unsigned char>(p[1]) == 0x8b)
+            throw std::runtime_error(path + ": gzip-compressed, and this fftune was built without zlib "
+                                            "(install zlib's headers and rebuild, or gunzip the file first)");
+        first = false;
+        return got;
+    }, line);
+    return true;
 #endif
 }
 

@@ -15,9 +15,11 @@ namespace fftune {
 bool gzip_supported();
 
 // Calls `line` for each line (without its '\n'; a last line without one
-// counts). Returns false, calling nothing, when `path` cannot be opened.
-// Throws std::runtime_error naming `path` on a read error, a corrupt or cut-off
-// compressed stream, or a compressed file in a build without zlib.
+// counts); the view is valid during the call only. `path` is read once, front
+// to back, so a pipe works too. Returns false, calling nothing, when `path`
+// cannot be opened. Throws std::runtime_error naming `path` on a read error, a
+// corrupt or cut-off compressed stream, or a compressed file in a build
+// without zlib.
 bool for_each_line(const std::string& path, const std::function<void(std::string_view)>& line);
 
 }  // namespace fftune

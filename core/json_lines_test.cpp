@@ -4,12 +4,14 @@
 #include "core/json_lines.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #ifdef FFTUNE_HAVE_ZLIB
@@ -53,6 +55,24 @@ TEST(JsonLines, PlainFileLinesAreReadWhole) {
     EXPECT_EQ(lines_of(dir.file("a.jsonl")), expected);
 }
 
+// Writes `bytes` into a new FIFO at `path` from a thread; join it after reading.
+std::thread fifo_writer(const std::string& path, std::string bytes) {
+    EXPECT_EQ(mkfifo(path.c_str(), 0600), 0);
+    return std::thread([path, bytes = std::move(bytes)] { std::ofstream(path, std::ios::binary) << bytes; });
+}
+
+std::string file_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(JsonLines, APipeIsReadOnceFrontToBack) {
+    TempDir dir;
+    auto writer = fifo_writer(dir.file("plain.fifo"), content());
+    EXPECT_EQ(lines_of(dir.file("plain.fifo")), expected);
+    writer.join();
+}
+
 TEST(JsonLines, AMissingFileIsNotOpenedAndCallsNothing) {
     int calls = 0;
     EXPECT_FALSE(for_each_line("/nonexistent/fftune/a.jsonl", [&](std::string_view) { ++calls; }));
@@ -76,6 +96,14 @@ TEST(JsonLines, GzipFileGivesTheSameLinesWhateverItsName) {
     EXPECT_EQ(lines_of(dir.file("renamed.jsonl")), expected);
 }
 
+TEST(JsonLines, GzipThroughAPipeGivesTheSameLines) {
+    TempDir dir;
+    write_gzip(dir.file("a.gz"), content());
+    auto writer = fifo_writer(dir.file("gz.fifo"), file_bytes(dir.file("a.gz")));
+    EXPECT_EQ(lines_of(dir.file("gz.fifo")), expected);
+    writer.join();
+}
+
 TEST(JsonLines, ACutOffGzipFileFailsWithItsPath) {
     TempDir dir;
     write_gzip(dir.file("whole.gz"), content());
@@ -86,8 +114,9 @@ TEST(JsonLines, ACutOffGzipFileFailsWithItsPath) {
         for_each_line(dir.file("cut.gz"), [](std::string_view) {});
         FAIL() << "a cut-off gzip file read without an error";
     } catch (const std::runtime_error& e) {
-        EXPECT_NE(std::string(e.what()).find(dir.file("cut.gz") + ": corrupt or cut-off gzip data"), std::string::npos)
-            << e.what();
+        const std::string what = e.what();
+        EXPECT_EQ(what.find(dir.file("cut.gz") + ": corrupt or cut-off gzip data ("), 0u) << what;
+        EXPECT_EQ(what.find(dir.file("cut.gz"), 1), std::string::npos) << "the path twice: " << what;
     }
 }
 #else
@@ -95,12 +124,14 @@ TEST(JsonLines, WithoutZlibAGzipFileFailsAndSaysWhy) {
     ASSERT_FALSE(gzip_supported());
     TempDir dir;
     std::ofstream(dir.file("a.jsonl.gz"), std::ios::binary) << gzip_header;
-    try {
-        for_each_line(dir.file("a.jsonl.gz"), [](std::string_view) {});
-        FAIL() << "a gzip file read as if it were text";
-    } catch (const std::runtime_error& e) {
-        EXPECT_NE(std::string(e.what()).find("built without zlib"), std::string::npos) << e.what();
-    }
+    auto writer = fifo_writer(dir.file("gz.fifo"), gzip_header);
+    for (const char* name : {"a.jsonl.gz", "gz.fifo"}) try {
+            for_each_line(dir.file(name), [](std::string_view) {});
+            ADD_FAILURE() << name << ": a gzip file read as if it were text";
+        } catch (const std::runtime_error& e) {
+            EXPECT_NE(std::string(e.what()).find("built without zlib"), std::string::npos) << e.what();
+        }
+    writer.join();
 }
 #endif
 

@@ -644,13 +644,16 @@ void Plan::run(Direction d, const void* in, void* out) {
     failed.rethrow();
 }
 
-void Plan::LocalFailure::rethrow_with(const std::exception& later) const {
+void Plan::LocalFailure::rethrow_with(const std::string& later) const {
+    auto message = [&](const char* cause) { return fmt::format("{} (a reshape after it failed too: {})", cause, later); };
     try {
         std::rethrow_exception(error_);
+    } catch (const Unsupported& cause) {  // a refusal stays a refusal (collective_try)
+        throw Unsupported(message(cause.what()));
     } catch (const std::exception& cause) {
-        throw std::runtime_error(fmt::format("{} (a reshape after it failed too: {})", cause.what(), later.what()));
+        throw std::runtime_error(message(cause.what()));
     } catch (...) {
-        throw std::runtime_error(fmt::format("unknown error (a reshape after it failed too: {})", later.what()));
+        throw std::runtime_error(message("unknown error"));
     }
 }
 

@@ -168,7 +168,9 @@ private:
             try {
                 f();
             } catch (const std::exception& later) {
-                rethrow_with(later);
+                rethrow_with(later.what());
+            } catch (...) {
+                rethrow_with("unknown error");
             }
         }
         void rethrow() const {
@@ -176,7 +178,8 @@ private:
         }
 
     private:
-        [[noreturn]] void rethrow_with(const std::exception& later) const;
+        // The first failure, of its kind, its message followed by the later one's.
+        [[noreturn]] void rethrow_with(const std::string& later) const;
         std::exception_ptr error_;
     };
     void run(Direction d, const void* in, void* out);

@@ -11,6 +11,9 @@ namespace fftune {
 PointWatchdog::PointWatchdog(MPI_Comm comm, double limit_s, std::string limit_name)
     : comm_(comm), limit_s_(limit_s), limit_name_(std::move(limit_name)) {
     MPI_Comm_rank(comm, &rank_);
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    may_abort_ = level == MPI_THREAD_MULTIPLE;  // MPI_Abort from this object's own thread
     if (limit_s_ > 0) thread_ = std::thread([this] { watch(); });
 }
 
@@ -29,13 +32,15 @@ void PointWatchdog::arm(std::string what) {
     // Rank 0 writes the note; the others end the job only if it cannot (a
     // grace of 10% of the limit, 1 to 60 s).
     const double grace = rank_ == 0 ? 0.0 : std::clamp(0.1 * limit_s_, 1.0, 60.0);
+    // Past ~9e9 s the deadline's nanoseconds overflow; 1e9 s (31 years) is never.
+    const double wait_s = std::min(limit_s_ + grace, 1e9);
     {
         std::lock_guard lock(mutex_);
         armed_ = true;
         what_ = std::move(what);
         deadline_ = std::chrono::steady_clock::now() +
                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                        std::chrono::duration<double>(limit_s_ + grace));
+                        std::chrono::duration<double>(wait_s));
     }
     changed_.notify_all();
 }
@@ -61,8 +66,9 @@ void PointWatchdog::watch() {
             deadline_ == deadline) {
             const std::string why = fmt::format("rank {}: {} still running after {:g} s ({})", rank_, what_,
                                                 limit_s_, limit_name_);
-            lock.unlock();
-            end_job(comm_, why, point_timeout_status, /*write_note=*/rank_ == 0);
+            // Still holding the lock: the point cannot be disarmed and its
+            // record written now, so the sweep blames the right point.
+            end_job(comm_, why, point_timeout_status, /*write_note=*/rank_ == 0, may_abort_);
         }
     }
 }

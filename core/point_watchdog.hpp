@@ -42,6 +42,7 @@ private:
     double limit_s_;
     std::string limit_name_;
     int rank_ = 0;
+    bool may_abort_ = false;
     std::mutex mutex_;
     std::condition_variable changed_;
     bool armed_ = false, stop_ = false;

@@ -388,6 +388,29 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
     return failed;
 }
 
+json died_point_record(const Point& point, const std::string& error) {
+    return json{{"schema", "fftune.result/1"},
+                {"status", "failed"},
+                {"point_index", point.index},
+                {"problem", point.problem},
+                {"config", point.config},
+                {"key", point.config.key()},
+                {"error", error},
+                {"machine", machine_info()},
+                {"provenance", {{"fftune_version", fftune_version()}, {"timestamp", utc_timestamp()}}}};
+}
+
+void append_record(const std::string& path, const json& record) {
+    bool torn = false;
+    if (std::ifstream old(path, std::ios::binary | std::ios::ate); old && old.tellg() > 0) {
+        old.seekg(-1, std::ios::end);
+        torn = old.get() != '\n';
+    }
+    std::ofstream out(path, std::ios::app);
+    if (!out) throw std::runtime_error("cannot write " + path);
+    out << (torn ? "\n" : "") << record.dump() << '\n' << std::flush;
+}
+
 std::vector<json> read_records(const std::string& path) {
     std::vector<json> out;
     for_each_line(path, [&](std::string_view line) {

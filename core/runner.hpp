@@ -64,6 +64,13 @@ int run_sweep(const Testcase& tc, const SweepOptions& options);
 int launch_self(const std::string& launcher, int ranks, const std::vector<std::string>& extra,
                 const std::vector<std::string>& args);
 
+// The failed record of a point whose MPI job ended while running it (it
+// wrote none itself), with `error` saying so.
+nlohmann::json died_point_record(const Point& point, const std::string& error);
+// Appends `record` as one line to the result file `path`, after ending a torn
+// last line (a job killed mid-write) so that the record starts a line.
+void append_record(const std::string& path, const nlohmann::json& record);
+
 // Human-readable summary of records (status counts, best plan per problem, failures).
 std::string summarize_records(const std::vector<nlohmann::json>& records);
 // The records of a result file, plain or gzip-compressed (core/json_lines.hpp);

@@ -95,18 +95,11 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
                 if (r.contains("point_index")) next = std::max(next, r["point_index"].get<int>() + 1);
             next = next_selected(next);
             if (next >= npoints) break;
-            const auto point = tc.points(ranks)[next];
-            json rec{{"schema", "fftune.result/1"},
-                     {"status", "failed"},
-                     {"point_index", next},
-                     {"problem", point.problem},
-                     {"config", point.config},
-                     {"key", point.config.key()},
-                     {"error", fmt::format("the MPI job exited with status {} while running this point{}; "
-                                           "the sweep resumed after it", rc, take_job_end_note(part))},
-                     {"machine", machine_info()},
-                     {"provenance", {{"fftune_version", fftune_version()}, {"timestamp", utc_timestamp()}}}};
-            std::ofstream(part, std::ios::app) << rec.dump() << '\n';
+            const json rec = died_point_record(tc.points(ranks)[next],
+                                               fmt::format("the MPI job exited with status {} while running this "
+                                                           "point{}; the sweep resumed after it",
+                                                           rc, take_job_end_note(part)));
+            append_record(part, rec);
             std::cerr << fmt::format("fftune: {} ranks: job died (status {}) on point {}; resuming\n", ranks, rc, next + 1);
             start = next_selected(next + 1);
         }

@@ -25,6 +25,7 @@ fftune_add_test(runner_mpi_test SOURCES core/runner_mpi_test.cpp LABELS engine M
 # The multi-device path (reference_cufftxt's) through a CPU stand-in for cufftXt.
 fftune_add_test(multi_device_mpi_test SOURCES core/multi_device_mpi_test.cpp LABELS engine MPI_RANKS 1 2)
 fftune_add_test(probe_mpi_test SOURCES core/probe_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+fftune_add_test(point_watchdog_mpi_test SOURCES core/point_watchdog_mpi_test.cpp LABELS engine MPI_RANKS 1 2)
 # A rank that loses its device after a failed step ends the job, though a peer
 # waits in a receive it never answers, and leaves its reason for the sweep.
 fftune_add_job_end_test(device_fault_job core/testing/device_fault_job.cpp

@@ -9,6 +9,12 @@ if(FFTUNE_HAVE_TUNER)  # the merge job runs `fftune ingest`
     PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL:")
 endif()
 
+# A task resubmitted after a rank ended its job goes on after the point it died on.
+add_test(NAME jobs_task_resume COMMAND bash ${PROJECT_SOURCE_DIR}/jobs/task_resume_test.sh
+  $<TARGET_FILE:fftune_cli> ${MPIEXEC_EXECUTABLE})
+set_tests_properties(jobs_task_resume PROPERTIES LABELS "jobs;mpi" TIMEOUT 120
+  PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL:")
+
 # Bad input on the command line fails before anything is written, exit 2.
 set(jobs_data ${PROJECT_SOURCE_DIR}/jobs/testdata)
 fftune_cli_test(jobs_bad_profile 2 ARGS jobs slurm ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json

@@ -59,6 +59,17 @@ std::vector<int> task_points_to_run(const fftune::Testcase& tc, const std::strin
             for (const auto& r : fftune::read_records(file))
                 if (r.contains("problem") && r["problem"].value("ranks", 0) == size)
                     std::erase(only, r.value("point_index", -1));
+            // An earlier run of this task was ended by one of its ranks (a lost
+            // device, a point past point_timeout_s) on its first point still
+            // missing: record that point as failed, with the reason, and go on
+            // after it, instead of running it again.
+            if (const std::string note = fftune::take_job_end_note(file); !note.empty() && !only.empty()) {
+                const auto rec = fftune::died_point_record(
+                    tc.points(size)[only.front()],
+                    fmt::format("the MPI job ended while running this point{}; this task resumed after it", note));
+                fftune::append_record(file, rec);
+                only.erase(only.begin());
+            }
         } catch (const std::exception& e) {
             error = e.what();
         }
