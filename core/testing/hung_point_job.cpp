@@ -15,20 +15,13 @@
 #include "core/registry.hpp"
 #include "core/runner.hpp"
 #include "core/testcase.hpp"
+#include "core/testing/world.hpp"
 #include "core/transport.hpp"
 
 namespace {
 
-int world_rank() {
-    int r = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return r;
-}
-int world_size() {
-    int s = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &s);
-    return s;
-}
+using fftune::testing::world_rank;
+using fftune::testing::world_size;
 
 struct HangsOnLastRank final : fftune::Transport {
     bool separate_pack_phases() const override { return false; }

@@ -13,19 +13,12 @@
 #include "core/device_fault.hpp"
 #include "core/probe.hpp"
 #include "core/testing/forwarding_backend.hpp"
+#include "core/testing/world.hpp"
 
 namespace {
 
-int world_rank() {
-    int r = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return r;
-}
-int world_size() {
-    int s = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &s);
-    return s;
-}
+using fftune::testing::world_rank;
+using fftune::testing::world_size;
 
 class HangsInFftOnLastRank final : public fftune::testing::ForwardingBackend {
 public:
