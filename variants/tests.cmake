@@ -12,6 +12,10 @@ if(CMAKE_CUDA_COMPILER)
   fftune_add_test(cuda_device_fault_gpu_test SOURCES variants/backends/cuda_device_fault_test.cpp
     variants/backends/cuda_illegal_write.cu LABELS gpu)
   target_link_libraries(cuda_device_fault_gpu_test PRIVATE CUDA::cudart)
+  # The same on another GPU of a cufftXt transform (skipped below 2 GPUs).
+  fftune_add_test(cuda_multi_device_fault_gpu_test SOURCES variants/backends/cuda_multi_device_fault_test.cpp
+    variants/backends/cuda_illegal_write.cu LABELS gpu)
+  target_link_libraries(cuda_multi_device_fault_gpu_test PRIVATE CUDA::cudart)
   if(FFTUNE_NCCL_LIBRARY AND FFTUNE_NCCL_INCLUDE_DIR)
     # One NCCL communicator per group of ranks, reused across plans; skipped
     # (with the reason) where ranks share a GPU.
