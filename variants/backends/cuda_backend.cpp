@@ -644,19 +644,8 @@ public:
         (void)cudaGetLastError();  // a failed call's own error, which later calls do not repeat
         // A sticky one they all return; the stream carries its device (no cudaSetDevice, which could throw).
         const cudaError_t e = cudaStreamQuery(stream_);
-        if (e != cudaSuccess && e != cudaErrorNotReady) return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e));
-        // A sticky error is one device's: those a multi-device transform also
-        // runs on are asked through their legacy default streams.
-        for (int g : other_gpus_) {
-            int previous = -1;
-            cudaGetDevice(&previous);
-            cudaError_t f = cudaSetDevice(g);
-            if (f == cudaSuccess) f = cudaStreamQuery(cudaStreamLegacy);
-            if (previous >= 0) cudaSetDevice(previous);
-            if (f != cudaSuccess && f != cudaErrorNotReady)
-                return fmt::format("GPU {}: {}: {}", g, cudaGetErrorName(f), cudaGetErrorString(f));
-        }
-        return std::nullopt;
+        if (e == cudaSuccess || e == cudaErrorNotReady) return std::nullopt;
+        return fmt::format("{}: {}", cudaGetErrorName(e), cudaGetErrorString(e));
     }
     // cufftXt over every GPU of the process, on this backend's stream (cufftxt.cpp).
     std::optional<std::string> multi_device_unavailable(const std::array<index_t, 3>& n,
@@ -668,13 +657,7 @@ public:
                                                           Precision precision) override {
         if (auto why = unavailable()) throw Unsupported(*why);
         bind();
-        auto fft = make_cufftxt(n, precision, *this, stream_, device_);
-        other_gpus_.clear();  // cufftXt takes every visible GPU
-        int count = 0;
-        check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
-        for (int g = 0; g < count; ++g)
-            if (g != device_) other_gpus_.push_back(g);
-        return fft;
+        return make_cufftxt(n, precision, *this, stream_, device_);
     }
 
 private:
@@ -706,7 +689,6 @@ private:
     }
     int device_ = -1;
     cudaStream_t stream_ = nullptr;
-    std::vector<int> other_gpus_;  // besides device_, where a multi-device transform of this backend runs
 };
 
 const bool registered = register_variant<Backend, CudaBackend>("cuda");
