@@ -14,6 +14,12 @@ PointWatchdog::PointWatchdog(MPI_Comm comm, double limit_s, std::string limit_na
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
     may_abort_ = level == MPI_THREAD_MULTIPLE;  // MPI_Abort from this object's own thread
+    // Rank 0 writes the note; the others end the job only if it cannot (a
+    // grace of 10% of the limit, 1 to 60 s). Past ~9e9 s a deadline's
+    // nanoseconds overflow; 1e9 s (31 years) is never.
+    const double grace = rank_ == 0 ? 0.0 : std::clamp(0.1 * limit_s_, 1.0, 60.0);
+    wait_ = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(std::min(limit_s_ + grace, 1e9)));
     if (limit_s_ > 0) thread_ = std::thread([this] { watch(); });
 }
 
@@ -29,18 +35,11 @@ PointWatchdog::~PointWatchdog() {
 
 void PointWatchdog::arm(std::string what) {
     if (!thread_.joinable()) return;
-    // Rank 0 writes the note; the others end the job only if it cannot (a
-    // grace of 10% of the limit, 1 to 60 s).
-    const double grace = rank_ == 0 ? 0.0 : std::clamp(0.1 * limit_s_, 1.0, 60.0);
-    // Past ~9e9 s the deadline's nanoseconds overflow; 1e9 s (31 years) is never.
-    const double wait_s = std::min(limit_s_ + grace, 1e9);
     {
         std::lock_guard lock(mutex_);
         armed_ = true;
         what_ = std::move(what);
-        deadline_ = std::chrono::steady_clock::now() +
-                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                        std::chrono::duration<double>(wait_s));
+        deadline_ = std::chrono::steady_clock::now() + wait_;
     }
     changed_.notify_all();
 }

@@ -1,7 +1,8 @@
 // Ends the MPI job when one point (or probe) runs past its time limit (the
-// testcase's point_timeout_s, fftune probe's --timeout): a rank left waiting in an exchange that a failed peer
-// never joins, or a hung driver, would otherwise hold the job until the
-// batch system kills it, and a resubmitted job would hang on the same point.
+// testcase's point_timeout_s, fftune probe's --timeout): a rank left waiting
+// in an exchange that a failed peer never joins, or a hung driver, would
+// otherwise hold the job until the batch system kills it, and a resubmitted
+// job would hang on the same point.
 // Rank 0 leaves the reason in the job's note (core/device_fault.hpp), which
 // the sweep adds to the record it writes for the point before resuming after
 // it (core/sweep.cpp). The other ranks end the job too, a grace period later,
@@ -43,6 +44,7 @@ private:
     std::string limit_name_;
     int rank_ = 0;
     bool may_abort_ = false;
+    std::chrono::steady_clock::duration wait_{};  // from arming to ending the job, on this rank
     std::mutex mutex_;
     std::condition_variable changed_;
     bool armed_ = false, stop_ = false;

@@ -27,6 +27,14 @@ using json = nlohmann::json;
 
 namespace {
 
+// A result file a job killed mid-write left with a torn last line.
+bool ends_mid_line(const std::string& path) {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in || in.tellg() <= 0) return false;
+    in.seekg(-1, std::ios::end);
+    return in.get() != '\n';
+}
+
 json base_record(const Point& point, const json& machine, const RunOptions& options) {
     json r;
     r["schema"] = "fftune.result/1";
@@ -341,14 +349,7 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
         append = append || start_index > 0;
         // A job killed mid-write leaves a torn last line: end it, so the next
         // record starts on its own line (read_records drops the torn one).
-        bool torn = false;
-        if (append) {
-            std::ifstream old(out_file, std::ios::binary | std::ios::ate);
-            if (old && old.tellg() > 0) {
-                old.seekg(-1, std::ios::end);
-                torn = old.get() != '\n';
-            }
-        }
+        const bool torn = append && ends_mid_line(out_file);
         out.open(out_file, append ? std::ios::app : std::ios::trunc);
         if (!out) throw std::runtime_error("cannot write " + out_file);
         if (torn) out << '\n';
@@ -401,11 +402,7 @@ json died_point_record(const Point& point, const std::string& error) {
 }
 
 void append_record(const std::string& path, const json& record) {
-    bool torn = false;
-    if (std::ifstream old(path, std::ios::binary | std::ios::ate); old && old.tellg() > 0) {
-        old.seekg(-1, std::ios::end);
-        torn = old.get() != '\n';
-    }
+    const bool torn = ends_mid_line(path);
     std::ofstream out(path, std::ios::app);
     if (!out) throw std::runtime_error("cannot write " + path);
     out << (torn ? "\n" : "") << record.dump() << '\n' << std::flush;

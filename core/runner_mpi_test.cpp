@@ -119,20 +119,11 @@ public:
     std::unique_ptr<FftPlan> make_fft(const FftDescriptor& d) override {
         if (InjectedFailure::on_last_rank().fft && world_rank() == world_size() - 1)
             throw std::runtime_error("injected FFT plan failure");
-        struct Faulting final : FftPlan {
-            std::unique_ptr<FftPlan> inner;
-            void execute(void* in, void* out) override {
-                auto& f = InjectedFailure::on_last_rank();
-                if (++f.executions == f.execution && world_rank() == world_size() - 1)
-                    throw std::runtime_error("injected FFT failure");
-                inner->execute(in, out);
-            }
-            std::size_t work_bytes() const override { return inner->work_bytes(); }
-            void set_work_area(void* area) override { inner->set_work_area(area); }
-        };
-        auto p = std::make_unique<Faulting>();
-        p->inner = ForwardingBackend::make_fft(d);
-        return p;
+        return std::make_unique<testing::HookedFft>(ForwardingBackend::make_fft(d), [] {
+            auto& f = InjectedFailure::on_last_rank();
+            if (++f.executions == f.execution && world_rank() == world_size() - 1)
+                throw std::runtime_error("injected FFT failure");
+        });
     }
     std::unique_ptr<PhaseClock> make_clock() override {
         struct Faulting final : PhaseClock {

@@ -8,7 +8,6 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "core/device_fault.hpp"
 #include "core/process.hpp"

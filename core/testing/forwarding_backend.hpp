@@ -3,6 +3,7 @@
 // (a transposed FFT stage, device-memory claims, a multi-device stand-in).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -36,6 +37,21 @@ protected:
 
 private:
     std::unique_ptr<Backend> inner_;
+};
+
+// An FFT plan that calls `before` ahead of each execution of `inner` (a test
+// backend's make_fft injects failures or hangs with it).
+struct HookedFft final : FftPlan {
+    HookedFft(std::unique_ptr<FftPlan> inner, std::function<void()> before)
+        : inner(std::move(inner)), before(std::move(before)) {}
+    void execute(void* in, void* out) override {
+        before();
+        inner->execute(in, out);
+    }
+    std::size_t work_bytes() const override { return inner->work_bytes(); }
+    void set_work_area(void* area) override { inner->set_work_area(area); }
+    std::unique_ptr<FftPlan> inner;
+    std::function<void()> before;
 };
 
 }  // namespace fftune::testing

@@ -24,19 +24,10 @@ class HangsInFftOnLastRank final : public fftune::testing::ForwardingBackend {
 public:
     std::string name() const override { return "test_hangs_in_fft_on_last_rank"; }
     std::unique_ptr<fftune::FftPlan> make_fft(const fftune::FftDescriptor& d) override {
-        struct Hangs final : fftune::FftPlan {
-            std::unique_ptr<fftune::FftPlan> inner;
-            void execute(void* in, void* out) override {
-                if (world_rank() == world_size() - 1)
-                    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-                inner->execute(in, out);
-            }
-            std::size_t work_bytes() const override { return inner->work_bytes(); }
-            void set_work_area(void* area) override { inner->set_work_area(area); }
-        };
-        auto p = std::make_unique<Hangs>();
-        p->inner = ForwardingBackend::make_fft(d);
-        return p;
+        return std::make_unique<fftune::testing::HookedFft>(ForwardingBackend::make_fft(d), [] {
+            if (world_rank() == world_size() - 1)
+                for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+        });
     }
 };
 const bool registered =
