@@ -1,37 +1,37 @@
 # Tests beside the core sources. Unit tests run once; MPI tests at 1-4 ranks.
-fftune_add_test(box_test SOURCES core/box_test.cpp LABELS unit)
-fftune_add_test(config_test SOURCES core/config_test.cpp LABELS unit)
-fftune_add_test(registry_test SOURCES core/registry_test.cpp LABELS unit)
-fftune_add_test(statistics_test SOURCES core/statistics_test.cpp LABELS unit)
-fftune_add_test(testcase_test SOURCES core/testcase_test.cpp LABELS unit)
-fftune_add_test(reshape_test SOURCES core/reshape_test.cpp LABELS unit)
-fftune_add_test(provenance_test SOURCES core/provenance_test.cpp LABELS unit)
-fftune_add_test(process_test SOURCES core/process_test.cpp LABELS unit)
-fftune_add_test(host_scratch_test SOURCES core/host_scratch_test.cpp LABELS unit)
-fftune_add_test(parallel_test SOURCES core/parallel_test.cpp LABELS unit)
-fftune_add_test(validation_test SOURCES core/validation_test.cpp LABELS unit)
-fftune_add_test(phase_timer_test SOURCES core/phase_timer_test.cpp LABELS unit)
-fftune_add_test(settings_test SOURCES core/settings_test.cpp LABELS unit)
-fftune_add_test(json_lines_test SOURCES core/json_lines_test.cpp LABELS unit)
+fftune_add_test(box_test SOURCES core/base/box_test.cpp LABELS unit)
+fftune_add_test(config_test SOURCES core/engine/config_test.cpp LABELS unit)
+fftune_add_test(registry_test SOURCES core/base/registry_test.cpp LABELS unit)
+fftune_add_test(statistics_test SOURCES core/records/statistics_test.cpp LABELS unit)
+fftune_add_test(testcase_test SOURCES core/run/testcase_test.cpp LABELS unit)
+fftune_add_test(reshape_test SOURCES core/engine/reshape_test.cpp LABELS unit)
+fftune_add_test(provenance_test SOURCES core/records/provenance_test.cpp LABELS unit)
+fftune_add_test(process_test SOURCES core/platform/process_test.cpp LABELS unit)
+fftune_add_test(host_scratch_test SOURCES core/platform/host_scratch_test.cpp LABELS unit)
+fftune_add_test(parallel_test SOURCES core/platform/parallel_test.cpp LABELS unit)
+fftune_add_test(validation_test SOURCES core/engine/validation_test.cpp LABELS unit)
+fftune_add_test(phase_timer_test SOURCES core/platform/phase_timer_test.cpp LABELS unit)
+fftune_add_test(settings_test SOURCES core/platform/settings_test.cpp LABELS unit)
+fftune_add_test(json_lines_test SOURCES core/records/json_lines_test.cpp LABELS unit)
 if(ZLIB_FOUND)  # writes the compressed files it reads back
   target_link_libraries(json_lines_test PRIVATE ZLIB::ZLIB)
   target_compile_definitions(json_lines_test PRIVATE FFTUNE_HAVE_ZLIB)
 endif()
-fftune_add_test(mpi_util_mpi_test SOURCES core/mpi_util_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
-fftune_add_test(collective_try_mpi_test SOURCES core/collective_try_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
-fftune_add_test(plan_mpi_test SOURCES core/plan_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
-fftune_add_test(gpu_aware_mpi_test SOURCES core/gpu_aware_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3)
-fftune_add_test(runner_mpi_test SOURCES core/runner_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+fftune_add_test(mpi_util_mpi_test SOURCES core/platform/mpi_util_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+fftune_add_test(collective_try_mpi_test SOURCES core/platform/collective_try_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+fftune_add_test(plan_mpi_test SOURCES core/engine/plan_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+fftune_add_test(gpu_aware_mpi_test SOURCES core/platform/gpu_aware_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3)
+fftune_add_test(runner_mpi_test SOURCES core/run/runner_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 # The multi-device path (reference_cufftxt's) through a CPU stand-in for cufftXt.
-fftune_add_test(multi_device_mpi_test SOURCES core/multi_device_mpi_test.cpp LABELS engine MPI_RANKS 1 2)
-fftune_add_test(probe_mpi_test SOURCES core/probe_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
-fftune_add_test(point_watchdog_mpi_test SOURCES core/point_watchdog_mpi_test.cpp LABELS engine MPI_RANKS 1 2)
+fftune_add_test(multi_device_mpi_test SOURCES core/run/multi_device_mpi_test.cpp LABELS engine MPI_RANKS 1 2)
+fftune_add_test(probe_mpi_test SOURCES core/run/probe_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+fftune_add_test(point_watchdog_mpi_test SOURCES core/run/point_watchdog_mpi_test.cpp LABELS engine MPI_RANKS 1 2)
 # A rank that loses its device after a failed step ends the job, though a peer
 # waits in a receive it never answers, and leaves its reason for the sweep.
 fftune_add_job_end_test(device_fault_job core/testing/device_fault_job.cpp
   "^rank <last>: device lost after: injected FFT failure: fake sticky fault\n$")
 # A point that hangs on one rank ends its job after point_timeout_s, leaving
-# rank 0's reason for the sweep (core/point_watchdog.hpp).
+# rank 0's reason for the sweep (core/run/point_watchdog.hpp).
 fftune_add_job_end_test(hung_point_job core/testing/hung_point_job.cpp
   "^rank 0: point 1 of 1 \\(<n> ranks: 8x8x8 fftw/slab_2d1d/default/<n>x1/test_hangs_on_last_rank/host double forward\\) still running after 1 s \\(point_timeout_s\\)\n$")
 # The same for a probe of fftune probe past its --timeout.
@@ -42,4 +42,3 @@ if(CMAKE_CUDA_COMPILER)
   fftune_add_test(plan_gpu_mpi_test REUSE plan_mpi_test LABELS gpu MPI_RANKS 1 2 4
     ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
 endif()
-include(core/cli/tests.cmake)

@@ -10,7 +10,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "core/process.hpp"
+#include "core/platform/process.hpp"
 
 namespace fftune {
 

@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "core/backend.hpp"
-#include "core/process.hpp"
-#include "core/registry.hpp"
-#include "core/testcase.hpp"
+#include "core/platform/backend.hpp"
+#include "core/platform/process.hpp"
+#include "core/base/registry.hpp"
+#include "core/run/testcase.hpp"
 #include "core/testing/forwarding_backend.hpp"
 #include "jobs/cluster_profile.hpp"
 #include "jobs/slurm_arrays.hpp"

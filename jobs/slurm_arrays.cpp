@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/backend.hpp"
-#include "core/process.hpp"
-#include "core/provenance.hpp"
-#include "core/registry.hpp"
-#include "core/runner.hpp"
+#include "core/platform/backend.hpp"
+#include "core/platform/process.hpp"
+#include "core/records/provenance.hpp"
+#include "core/base/registry.hpp"
+#include "core/run/runner.hpp"
 
 namespace fftune {
 

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/testcase.hpp"
+#include "core/run/testcase.hpp"
 #include "jobs/cluster_profile.hpp"
 
 namespace fftune {

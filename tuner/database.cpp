@@ -1,6 +1,6 @@
 #include "tuner/database.hpp"
 
-#include "core/json_lines.hpp"
+#include "core/records/json_lines.hpp"
 
 #include <sqlite3.h>
 

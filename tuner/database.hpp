@@ -13,7 +13,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/config.hpp"
+#include "core/engine/config.hpp"
 
 struct sqlite3;
 
@@ -70,7 +70,7 @@ public:
     // Every validated ok record of `machine` (all machines when empty), as written by the runner.
     std::vector<nlohmann::json> validated_records(const std::string& machine) const;
     long long record_count() const;
-    // Probe records (fftune probe, core/probe.hpp) of `machine` (all when empty):
+    // Probe records (fftune probe, core/run/probe.hpp) of `machine` (all when empty):
     // ok, and for exchanges validated. Empty for a version 1 file opened read-only.
     std::vector<nlohmann::json> probe_records(const std::string& machine) const;
     long long probe_count() const;

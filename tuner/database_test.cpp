@@ -208,7 +208,7 @@ TEST(Database, BadFilesFailWithTheirPath) {
     }
 }
 
-// A probe record as fftune probe writes it (core/probe.hpp).
+// A probe record as fftune probe writes it (core/run/probe.hpp).
 json probe_record(const std::string& transport, long long bytes, double median, const std::string& machine = "m1") {
     return json{{"schema", "fftune.probe/1"}, {"kind", "probe"}, {"probe", "exchange"}, {"status", "ok"},
                 {"backend", "fftw"}, {"transport", transport}, {"world", 2}, {"peers", 2}, {"groups", 1},

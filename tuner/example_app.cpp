@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/validation.hpp"
+#include "core/engine/validation.hpp"
 #include "tuner/selector.hpp"
 
 int main(int argc, char** argv) {

@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/decomposition.hpp"
-#include "core/plan.hpp"
-#include "core/registry.hpp"
-#include "core/testcase.hpp"
+#include "core/engine/decomposition.hpp"
+#include "core/engine/plan.hpp"
+#include "core/base/registry.hpp"
+#include "core/run/testcase.hpp"
 #include "tuner/strategies.hpp"
 
 namespace fftune {

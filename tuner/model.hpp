@@ -4,7 +4,7 @@
 // else 0); the local FFTs cost a rate times the work. Coefficients come from
 // two sources:
 //
-//  - probe (preferred): fftune probe's microbenchmarks (core/probe.hpp).
+//  - probe (preferred): fftune probe's microbenchmarks (core/run/probe.hpp).
 //    o, alpha, beta per (backend, transport) and world size of the probing job,
 //    t = o + alpha * (q - 1) + m * (q - 1) / beta, by non-negative least squares
 //    on relative error over message sizes and peer counts;
@@ -35,7 +35,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/config.hpp"
+#include "core/engine/config.hpp"
 
 namespace fftune {
 

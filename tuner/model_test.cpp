@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/decomposition.hpp"
-#include "core/plan.hpp"
+#include "core/engine/decomposition.hpp"
+#include "core/engine/plan.hpp"
 
 namespace fftune {
 namespace {

@@ -12,12 +12,12 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "core/backend.hpp"
-#include "core/decomposition.hpp"
-#include "core/provenance.hpp"
-#include "core/registry.hpp"
-#include "core/testcase.hpp"
-#include "core/transport.hpp"
+#include "core/platform/backend.hpp"
+#include "core/engine/decomposition.hpp"
+#include "core/records/provenance.hpp"
+#include "core/base/registry.hpp"
+#include "core/run/testcase.hpp"
+#include "core/engine/transport.hpp"
 
 namespace fftune {
 

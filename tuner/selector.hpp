@@ -25,8 +25,8 @@
 #include <mpi.h>
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/config.hpp"
-#include "core/plan.hpp"
+#include "core/engine/config.hpp"
+#include "core/engine/plan.hpp"
 #include "tuner/database.hpp"
 
 namespace fftune {

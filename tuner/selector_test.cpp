@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/probe.hpp"
-#include "core/provenance.hpp"
-#include "core/runner.hpp"
+#include "core/run/probe.hpp"
+#include "core/records/provenance.hpp"
+#include "core/run/runner.hpp"
 
 namespace fftune {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "core/provenance.hpp"
-#include "core/runner.hpp"
+#include "core/records/provenance.hpp"
+#include "core/run/runner.hpp"
 
 namespace fftune {
 

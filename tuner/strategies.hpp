@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/testcase.hpp"
+#include "core/run/testcase.hpp"
 
 namespace fftune {
 

@@ -8,8 +8,8 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "core/device_fault.hpp"
-#include "core/mpi_util.hpp"
+#include "core/platform/device_fault.hpp"
+#include "core/platform/mpi_util.hpp"
 #include "core/testing/forwarding_backend.hpp"
 
 namespace {

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/backend.hpp"
-#include "core/registry.hpp"
+#include "core/platform/backend.hpp"
+#include "core/base/registry.hpp"
 
 namespace fftune::testing {
 

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "core/registry.hpp"
-#include "core/transport.hpp"
+#include "core/base/registry.hpp"
+#include "core/engine/transport.hpp"
 
 namespace fftune::testing {
 

@@ -12,11 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/registry.hpp"
-#include "core/runner.hpp"
-#include "core/testcase.hpp"
+#include "core/base/registry.hpp"
+#include "core/run/runner.hpp"
+#include "core/run/testcase.hpp"
 #include "core/testing/world.hpp"
-#include "core/transport.hpp"
+#include "core/engine/transport.hpp"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <iostream>
 #include <thread>
 
-#include "core/device_fault.hpp"
-#include "core/probe.hpp"
+#include "core/platform/device_fault.hpp"
+#include "core/run/probe.hpp"
 #include "core/testing/forwarding_backend.hpp"
 #include "core/testing/world.hpp"
 

@@ -2,7 +2,7 @@
 // against a naive DFT, and strided copies against index arithmetic. The backend
 // under test is FFTUNE_TEST_BACKEND (default fftw); CMake registers the same
 // binary for each backend built.
-#include "core/backend.hpp"
+#include "core/platform/backend.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <numbers>
 #include <random>
 
-#include "core/fft_descriptor.hpp"
-#include "core/registry.hpp"
+#include "core/engine/fft_descriptor.hpp"
+#include "core/base/registry.hpp"
 #include "core/testing/metered_backend.hpp"
 
 namespace fftune {

@@ -17,8 +17,8 @@
 
 #include <fmt/format.h>
 
-#include "core/backend.hpp"
-#include "core/registry.hpp"
+#include "core/platform/backend.hpp"
+#include "core/base/registry.hpp"
 #include "variants/backends/cuda_copy.hpp"
 #include "variants/backends/cufftxt.hpp"
 

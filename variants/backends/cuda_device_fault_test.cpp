@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "core/backend.hpp"
-#include "core/registry.hpp"
+#include "core/platform/backend.hpp"
+#include "core/base/registry.hpp"
 
 void launch_illegal_write(cudaStream_t stream);  // cuda_illegal_write.cu
 

@@ -40,8 +40,8 @@
 
 #include <fmt/format.h>
 
-#include "core/host_scratch.hpp"
-#include "core/parallel.hpp"
+#include "core/platform/host_scratch.hpp"
+#include "core/platform/parallel.hpp"
 
 namespace fftune {
 namespace {

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "core/backend.hpp"
+#include "core/platform/backend.hpp"
 
 namespace fftune {
 

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "core/backend.hpp"
-#include "core/registry.hpp"
+#include "core/platform/backend.hpp"
+#include "core/base/registry.hpp"
 
 namespace fftune {
 namespace {

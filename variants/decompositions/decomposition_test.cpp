@@ -1,16 +1,16 @@
 // Every registered decomposition, for many sizes and rank counts: each layout of
 // the chain tiles the global grid exactly once, FFT stages see whole axes, and
 // reshapes keep the memory order and stay inside their phase communicator.
-#include "core/decomposition.hpp"
+#include "core/engine/decomposition.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 
-#include "core/plan.hpp"
-#include "core/registry.hpp"
-#include "core/testcase.hpp"
+#include "core/engine/plan.hpp"
+#include "core/base/registry.hpp"
+#include "core/run/testcase.hpp"
 
 namespace fftune {
 namespace {

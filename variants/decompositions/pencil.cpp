@@ -6,8 +6,8 @@
 // x FFT writes z-contiguous again.
 #include <fmt/format.h>
 
-#include "core/decomposition.hpp"
-#include "core/registry.hpp"
+#include "core/engine/decomposition.hpp"
+#include "core/base/registry.hpp"
 
 namespace fftune {
 namespace {

@@ -3,8 +3,8 @@
 // fftw backend = the CPU reference). Distributed plans are compared with it.
 #include <fmt/format.h>
 
-#include "core/decomposition.hpp"
-#include "core/registry.hpp"
+#include "core/engine/decomposition.hpp"
+#include "core/base/registry.hpp"
 
 namespace fftune {
 namespace {

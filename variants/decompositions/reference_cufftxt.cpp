@@ -29,8 +29,8 @@
 // (Plan::stage/restage).
 #include <fmt/format.h>
 
-#include "core/decomposition.hpp"
-#include "core/registry.hpp"
+#include "core/engine/decomposition.hpp"
+#include "core/base/registry.hpp"
 
 namespace fftune {
 namespace {

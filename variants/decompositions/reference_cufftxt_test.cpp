@@ -14,12 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/decomposition.hpp"
-#include "core/plan.hpp"
-#include "core/provenance.hpp"
-#include "core/registry.hpp"
-#include "core/runner.hpp"
-#include "core/validation.hpp"
+#include "core/engine/decomposition.hpp"
+#include "core/engine/plan.hpp"
+#include "core/records/provenance.hpp"
+#include "core/base/registry.hpp"
+#include "core/run/runner.hpp"
+#include "core/engine/validation.hpp"
 
 namespace fftune {
 namespace {

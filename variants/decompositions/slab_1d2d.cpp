@@ -2,7 +2,7 @@
 // one redistribution to z-slabs, 2D FFTs over (x, y).
 // Input Nx/P x Ny x Nz, output Nx x Ny x (Nz/2+1)/P.
 // Realigned: the z FFT writes y-contiguous data (order zxy), the 2D FFT writes z-contiguous again.
-#include "core/registry.hpp"
+#include "core/base/registry.hpp"
 #include "variants/decompositions/slab_common.hpp"
 
 namespace fftune {

@@ -2,7 +2,7 @@
 // one redistribution to y-slabs, 1D FFTs along x.
 // Input Nx/P x Ny x Nz, output Nx x Ny/P x (Nz/2+1).
 // Realigned: the 2D FFT writes x-contiguous data (order yzx), the x FFT writes z-contiguous again.
-#include "core/registry.hpp"
+#include "core/base/registry.hpp"
 #include "variants/decompositions/slab_common.hpp"
 
 namespace fftune {

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "core/decomposition.hpp"
+#include "core/engine/decomposition.hpp"
 
 namespace fftune::slab {
 

@@ -2,8 +2,8 @@
 // per peer on each side; no pack or unpack phase.
 #include <vector>
 
-#include "core/registry.hpp"
-#include "core/transport.hpp"
+#include "core/base/registry.hpp"
+#include "core/engine/transport.hpp"
 #include "variants/transports/subarray_types.hpp"
 
 namespace fftune {

@@ -6,8 +6,8 @@
 // staging it would otherwise cross to the host and back).
 #include <vector>
 
-#include "core/registry.hpp"
-#include "core/transport.hpp"
+#include "core/base/registry.hpp"
+#include "core/engine/transport.hpp"
 
 namespace fftune {
 namespace {

@@ -21,9 +21,9 @@
 
 #include <fmt/format.h>
 
-#include "core/mpi_util.hpp"
-#include "core/registry.hpp"
-#include "core/transport.hpp"
+#include "core/platform/mpi_util.hpp"
+#include "core/base/registry.hpp"
+#include "core/engine/transport.hpp"
 
 namespace fftune {
 namespace {

@@ -1,7 +1,7 @@
 // NCCL all-to-all: pack on the GPU, one grouped ncclSend/ncclRecv per peer on the
 // phase communicator (per-peer byte counts, so uneven boxes work), unpack. All
 // on the backend's stream: no host round trip between pack, transfer and unpack.
-#include "core/registry.hpp"
+#include "core/base/registry.hpp"
 #include "variants/transports/nccl_common.hpp"
 
 namespace fftune {

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "core/registry.hpp"
+#include "core/base/registry.hpp"
 #include "variants/transports/nccl_common.hpp"
 
 namespace fftune {

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "core/mpi_util.hpp"
+#include "core/platform/mpi_util.hpp"
 
 namespace fftune::nccl {
 

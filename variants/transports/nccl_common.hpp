@@ -12,10 +12,10 @@
 #include <optional>
 #include <string>
 
-#include "core/backend.hpp"
-#include "core/reshape.hpp"
-#include "core/settings.hpp"
-#include "core/transport.hpp"
+#include "core/platform/backend.hpp"
+#include "core/engine/reshape.hpp"
+#include "core/platform/settings.hpp"
+#include "core/engine/transport.hpp"
 
 namespace fftune::nccl {
 
@@ -79,7 +79,7 @@ public:
     std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) const override {
         return nccl::not_applicable(backend, gpu_aware);
     }
-    // Reads FFTUNE_NCCL_TIMEOUT_S (core/settings.hpp) here, so that a bad value
+    // Reads FFTUNE_NCCL_TIMEOUT_S (core/platform/settings.hpp) here, so that a bad value
     // fails the plan before any transfer.
     void setup(const ReshapeContext& ctx) override {
         timeout_s_ = nccl_timeout_s();

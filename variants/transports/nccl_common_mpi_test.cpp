@@ -12,8 +12,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/backend.hpp"
-#include "core/registry.hpp"
+#include "core/platform/backend.hpp"
+#include "core/base/registry.hpp"
 #include "variants/transports/nccl_common.hpp"
 
 namespace fftune {

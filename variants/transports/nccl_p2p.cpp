@@ -5,7 +5,7 @@
 // only for its own pack, so pack k+1 runs during transfer k, and unpack k
 // during transfer k+1. The self block is copied on queue 2 at the start.
 // With a single queue the same schedule runs in order. Timed as exchange.k.
-#include "core/registry.hpp"
+#include "core/base/registry.hpp"
 #include "variants/transports/nccl_common.hpp"
 
 namespace fftune {

@@ -2,8 +2,8 @@
 // straight between the arrays, self block included; no pack or unpack phase.
 #include <vector>
 
-#include "core/registry.hpp"
-#include "core/transport.hpp"
+#include "core/base/registry.hpp"
+#include "core/engine/transport.hpp"
 #include "variants/transports/subarray_types.hpp"
 
 namespace fftune {

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/registry.hpp"
-#include "core/transport.hpp"
+#include "core/base/registry.hpp"
+#include "core/engine/transport.hpp"
 
 namespace fftune {
 namespace {

@@ -3,8 +3,8 @@
 // blocks. Contiguous blocks are sent from / received into the arrays directly.
 #include <vector>
 
-#include "core/registry.hpp"
-#include "core/transport.hpp"
+#include "core/base/registry.hpp"
+#include "core/engine/transport.hpp"
 
 namespace fftune {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "core/reshape.hpp"
+#include "core/engine/reshape.hpp"
 
 namespace fftune {
 

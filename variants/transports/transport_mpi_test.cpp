@@ -3,15 +3,15 @@
 // boxes and ranks that own nothing, through the world and a split communicator;
 // on the fftw backend and on a backend whose side queues run late
 // (core/testing/queued_backend.hpp), as CUDA streams may.
-#include "core/transport.hpp"
+#include "core/engine/transport.hpp"
 
 #include <gtest/gtest.h>
 
 #include <complex>
 
-#include "core/config.hpp"
-#include "core/decomposition.hpp"
-#include "core/registry.hpp"
+#include "core/engine/config.hpp"
+#include "core/engine/decomposition.hpp"
+#include "core/base/registry.hpp"
 #include "core/testing/queued_backend.hpp"
 
 namespace fftune {

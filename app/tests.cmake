@@ -1,0 +1,71 @@
+# CLI tests: bad testcases fail before any run (exit 2, message names the JSON
+# path, the bad value and the allowed values); the quick sweep runs end to end.
+function(fftune_cli_test name rc)
+  cmake_parse_arguments(T "" "" "ARGS;EXPECT;REJECT;LABELS" ${ARGN})
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND}
+    "-DCOMMAND=$<TARGET_FILE:fftune_cli>;${T_ARGS}" -DEXPECT_RC=${rc}
+    "-DEXPECT_OUTPUT=${T_EXPECT}" "-DREJECT_OUTPUT=${T_REJECT}"
+    -P ${PROJECT_SOURCE_DIR}/cmake/expect_command.cmake)
+  set_tests_properties(${name} PROPERTIES LABELS "cli;${T_LABELS}")
+endfunction()
+
+set(data ${PROJECT_SOURCE_DIR}/app/testdata)
+fftune_cli_test(cli_malformed_json 2 ARGS run ${data}/malformed.json
+  EXPECT "invalid testcase" "malformed.json: malformed JSON")
+fftune_cli_test(cli_unknown_key 2 ARGS run ${data}/unknown_key.json
+  EXPECT "/iteratoins: unknown key" "allowed: .*iterations")
+fftune_cli_test(cli_unknown_value 2 ARGS run ${data}/unknown_value.json
+  EXPECT "/redistribution/1: unknown value 'alltoall'" "allowed: a2a_mpi_type, a2a_sync")
+fftune_cli_test(cli_impossible_size 2 ARGS run ${data}/impossible_size.json
+  EXPECT "/sizes/0/1: 0 is out of range")
+fftune_cli_test(cli_bad_grid 2 ARGS run ${data}/bad_grid.json
+  EXPECT "/process_grid/1: 3x2 needs 6 ranks")
+fftune_cli_test(cli_missing_file 2 ARGS run ${data}/does_not_exist.json EXPECT "cannot open")
+fftune_cli_test(cli_list 0 ARGS list
+  EXPECT "decomposition: pencil, reference_3d, (reference_cufftxt, )?slab_1d2d, slab_2d1d" "redistribution: .*p2p_streams")
+fftune_cli_test(cli_quick_dry_run 0 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --dry-run
+  EXPECT "total: 5856 points")
+# The main job: every applicable point validated, none failed.
+fftune_cli_test(cli_quick_sweep 0
+  ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --out ${PROJECT_BINARY_DIR}/quick-sweep
+  EXPECT "Summary: [0-9]+ ok  [0-9]+ skipped  \\(5856 points\\)"
+  REJECT "failed|job died"
+  LABELS "sweep;mpi")
+set_tests_properties(cli_quick_sweep PROPERTIES PROCESSORS 4 TIMEOUT 900)
+fftune_cli_test(cli_ranks_subset 0 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --ranks 1,3 --dry-run
+  EXPECT "1 ranks: 864 points" "3 ranks: 1464 points" "total: 2328 points")
+fftune_cli_test(cli_ranks_not_in_testcase 2 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --ranks 8
+  EXPECT "--ranks 8 is not among the testcase's ranks \\(1, 2, 3, 4\\)")
+# A job that dies is resumed after the point it died on, which is recorded as
+# failed with the reason a rank left (a lost device: core/platform/device_fault.hpp).
+fftune_cli_test(cli_resume_after_a_job_died 1
+  ARGS run ${data}/resume.json --out ${PROJECT_BINARY_DIR}/resume-sweep --launcher ${data}/dies_once_launcher.sh
+  EXPECT "job died \\(status 4\\) on point 1; resuming" "Summary: 1 failed  1 ok"
+         "exited with status 4 while running this point \\(rank 0: device lost after: injected: cudaErrorIllegalAddress[^)]*\\); the sweep resumed after it")
+add_test(NAME cli_resume_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${PROJECT_BINARY_DIR}/resume-sweep)
+set_tests_properties(cli_resume_clean PROPERTIES FIXTURES_SETUP resume_sweep_clean LABELS cli)
+set_tests_properties(cli_resume_after_a_job_died PROPERTIES FIXTURES_REQUIRED resume_sweep_clean LABELS "cli;sweep;mpi")
+# A bad setting in the environment (core/platform/settings.hpp) fails before any work.
+fftune_cli_test(cli_bad_setting 2 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --dry-run
+  EXPECT "FFTUNE_NCCL_TIMEOUT_S='5min' is not allowed \\(allowed: seconds, a number > 0, or unset\\)"
+  REJECT "points")
+set_tests_properties(cli_bad_setting PROPERTIES ENVIRONMENT FFTUNE_NCCL_TIMEOUT_S=5min)
+# fftune probe refuses bad options before launching anything.
+fftune_cli_test(cli_probe_bad_size 2 ARGS probe --sizes 8 12
+  EXPECT "--sizes 12: bytes per peer must be a multiple of 8 from 8 to 1073741824")
+fftune_cli_test(cli_probe_bad_backend 2 ARGS probe --backend tpu EXPECT "--backend tpu: unknown backend \\(allowed: .*fftw")
+fftune_cli_test(cli_probe_bad_iterations 2 ARGS probe --iterations 0 EXPECT "--iterations 0: at least 1")
+fftune_cli_test(cli_probe_bad_timeout 2 ARGS probe --timeout -5 EXPECT "--timeout -5: must be seconds, a number > 0, or 0 for no limit")
+fftune_cli_test(cli_probe_bad_ranks 2 ARGS probe --ranks 2,0 EXPECT "--ranks 0: world sizes must be 1 or more")
+fftune_cli_test(cli_probe_ranks_in_job 2 ARGS probe --ranks 2 --no-launch EXPECT "--ranks launches one job per world size")
+# Every shipped testcase is valid (a typo found here costs no GPU session);
+# those for the cuda backend where it is built.
+file(GLOB shipped_testcases CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/testcases/*.json)
+foreach(testcase IN LISTS shipped_testcases)
+  file(READ ${testcase} text)
+  if(text MATCHES "\"backend\": *\"cuda\"" AND NOT CMAKE_CUDA_COMPILER)
+    continue()
+  endif()
+  get_filename_component(stem ${testcase} NAME_WE)
+  fftune_cli_test(cli_testcase_${stem} 0 ARGS run ${testcase} --dry-run EXPECT "total: [1-9][0-9]* points" REJECT "invalid")
+endforeach()

@@ -1,0 +1,101 @@
+#include "core/base/box.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace fftune {
+
+char axis_name(int axis) { return "xyz"[axis]; }
+
+index_t Box3::count() const {
+    index_t n = 1;
+    for (int a = 0; a < 3; ++a) n *= std::max<index_t>(0, hi[a] - lo[a]);
+    return n;
+}
+
+std::string Box3::str() const {
+    return fmt::format("[{}:{}, {}:{}, {}:{}]", lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
+}
+
+Box3 intersect(const Box3& a, const Box3& b) {
+    Box3 r;
+    for (int d = 0; d < 3; ++d) {
+        r.lo[d] = std::max(a.lo[d], b.lo[d]);
+        r.hi[d] = std::max(r.lo[d], std::min(a.hi[d], b.hi[d]));
+    }
+    return r;
+}
+
+index_t split_lo(index_t n, int p, int i) {
+    if (p <= 0 || i < 0 || i > p) throw std::invalid_argument("split_lo: part index out of range");
+    const index_t base = n / p, rem = n % p;
+    return i * base + std::min<index_t>(i, rem);
+}
+
+Box3 slice_of(const Box3& box, int axis, int parts, int i, index_t granule) {
+    if (i < 0 || i >= parts) throw std::invalid_argument("slice_of: slice index out of range");
+    if (granule < 1) throw std::invalid_argument("slice_of: granule must be at least one plane");
+    Box3 r = box;
+    const index_t n = std::max<index_t>(box.hi[axis] - box.lo[axis], 0);
+    const index_t units = (n + granule - 1) / granule;
+    r.lo[axis] = box.lo[axis] + std::min(n, granule * split_lo(units, parts, i));
+    r.hi[axis] = box.lo[axis] + std::min(n, granule * split_hi(units, parts, i));
+    return r;
+}
+
+std::string order_name(const AxisOrder& order) {
+    return {axis_name(order[0]), axis_name(order[1]), axis_name(order[2])};
+}
+
+std::array<index_t, 3> Layout::strides() const {
+    std::array<index_t, 3> s{};
+    index_t running = 1;
+    for (int k = 2; k >= 0; --k) {
+        s[order[k]] = running;
+        running *= box.extent(order[k]);
+    }
+    return s;
+}
+
+index_t Layout::offset_of(const std::array<index_t, 3>& g) const {
+    const auto s = strides();
+    index_t off = 0;
+    for (int a = 0; a < 3; ++a) off += (g[a] - box.lo[a]) * s[a];
+    return off;
+}
+
+bool StridedRegion::contiguous() const {
+    // Walk from the fastest dimension: each must be dense over the one inside it.
+    index_t dense = 1;
+    for (int k = 2; k >= 0; --k) {
+        if (extent[k] == 0) return true;
+        if (extent[k] != 1 && stride[k] != dense) return false;
+        dense *= extent[k];
+    }
+    return true;
+}
+
+StridedRegion region_of(const Layout& layout, const Box3& sub) {
+    if (!sub.empty() && intersect(layout.box, sub) != sub)
+        throw std::logic_error("region_of: " + sub.str() + " is not inside " + layout.box.str());
+    StridedRegion r;
+    const auto s = layout.strides();
+    for (int k = 0; k < 3; ++k) {
+        r.extent[k] = sub.extent(layout.order[k]);
+        r.stride[k] = s[layout.order[k]];
+    }
+    r.offset = sub.empty() ? 0 : layout.offset_of(sub.lo);
+    return r;
+}
+
+StridedRegion packed_region(const Layout& layout, const Box3& sub, index_t offset) {
+    StridedRegion r;
+    for (int k = 0; k < 3; ++k) r.extent[k] = sub.extent(layout.order[k]);
+    r.stride = {r.extent[1] * r.extent[2], r.extent[2], 1};
+    r.offset = offset;
+    return r;
+}
+
+}  // namespace fftune

@@ -1,0 +1,100 @@
+#include "core/base/box.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace fftune {
+namespace {
+
+TEST(Box, CountAndEmpty) {
+    EXPECT_EQ((Box3{{0, 0, 0}, {2, 3, 4}}).count(), 24);
+    EXPECT_TRUE((Box3{{1, 0, 0}, {1, 3, 4}}).empty());
+    EXPECT_EQ((Box3{{3, 0, 0}, {1, 3, 4}}).count(), 0);  // inverted counts as empty
+}
+
+TEST(Box, IntersectIsEmptyWhenDisjoint) {
+    const Box3 a{{0, 0, 0}, {4, 4, 4}}, b{{2, 1, 3}, {6, 2, 9}};
+    EXPECT_EQ(intersect(a, b), (Box3{{2, 1, 3}, {4, 2, 4}}));
+    EXPECT_TRUE(intersect(a, Box3{{5, 0, 0}, {6, 4, 4}}).empty());
+}
+
+TEST(Split, BalancedWithRemainderFirst) {
+    // 10 over 4: 3 3 2 2
+    const index_t expect[] = {0, 3, 6, 8, 10};
+    for (int i = 0; i <= 4; ++i) EXPECT_EQ(split_lo(10, 4, i), expect[i]);
+    EXPECT_EQ(split_hi(10, 4, 3), 10);
+}
+
+TEST(Split, MorePartsThanItemsGivesEmptyParts) {
+    index_t total = 0;
+    for (int i = 0; i < 5; ++i) {
+        const index_t n = split_hi(3, 5, i) - split_lo(3, 5, i);
+        EXPECT_GE(n, 0);
+        EXPECT_LE(n, 1);
+        total += n;
+    }
+    EXPECT_EQ(total, 3);
+    EXPECT_THROW(split_lo(3, 5, 6), std::invalid_argument);
+}
+
+TEST(Split, SlicesTileTheBoxAlongOneAxis) {
+    const Box3 b{{2, 0, 1}, {9, 3, 4}};  // x extent 7 over 3 slices: 3 2 2
+    EXPECT_EQ(slice_of(b, axis_x, 3, 0), (Box3{{2, 0, 1}, {5, 3, 4}}));
+    EXPECT_EQ(slice_of(b, axis_x, 3, 1), (Box3{{5, 0, 1}, {7, 3, 4}}));
+    EXPECT_EQ(slice_of(b, axis_x, 3, 2), (Box3{{7, 0, 1}, {9, 3, 4}}));
+    EXPECT_EQ(slice_of(b, axis_y, 1, 0), b);
+    EXPECT_TRUE(slice_of(b, axis_y, 5, 4).empty());  // 3 planes over 5 slices
+    EXPECT_THROW(slice_of(b, axis_x, 3, 3), std::invalid_argument);
+    // On multiples of 2 planes: 7 planes are 4 granules, over 3 slices 2 1 1 -> 4 2 1 planes.
+    EXPECT_EQ(slice_of(b, axis_x, 3, 0, 2), (Box3{{2, 0, 1}, {6, 3, 4}}));
+    EXPECT_EQ(slice_of(b, axis_x, 3, 1, 2), (Box3{{6, 0, 1}, {8, 3, 4}}));
+    EXPECT_EQ(slice_of(b, axis_x, 3, 2, 2), (Box3{{8, 0, 1}, {9, 3, 4}}));
+    EXPECT_TRUE(slice_of(b, axis_x, 5, 4, 2).empty());  // 4 granules over 5 slices
+}
+
+TEST(Layout, StridesFollowTheAxisOrder) {
+    const Box3 b{{1, 2, 3}, {3, 5, 7}};  // extents 2, 3, 4
+    EXPECT_EQ((Layout{b, order_xyz}).strides(), (std::array<index_t, 3>{12, 4, 1}));
+    EXPECT_EQ((Layout{b, order_zxy}).strides(), (std::array<index_t, 3>{3, 1, 6}));
+    EXPECT_EQ((Layout{b, order_yzx}).strides(), (std::array<index_t, 3>{1, 8, 2}));
+    EXPECT_EQ(order_name(order_zxy), "zxy");
+}
+
+TEST(Layout, OffsetsAreABijectionOntoTheArray) {
+    for (const auto order : {order_xyz, order_zxy, order_yzx}) {
+        const Layout l{{{1, 2, 3}, {3, 5, 7}}, order};
+        std::vector<int> seen(l.box.count(), 0);
+        for (index_t x = 1; x < 3; ++x)
+            for (index_t y = 2; y < 5; ++y)
+                for (index_t z = 3; z < 7; ++z) ++seen.at(l.offset_of({x, y, z}));
+        for (int s : seen) EXPECT_EQ(s, 1) << order_name(order);
+    }
+}
+
+TEST(Region, SubBoxInEachOrder) {
+    const Layout l{{{0, 0, 0}, {4, 5, 6}}, order_zxy};  // strides x 5, y 1, z 20
+    const Box3 sub{{1, 2, 3}, {3, 4, 6}};
+    const StridedRegion r = region_of(l, sub);
+    EXPECT_EQ(r.extent, (std::array<index_t, 3>{3, 2, 2}));  // z, x, y
+    EXPECT_EQ(r.stride, (std::array<index_t, 3>{20, 5, 1}));
+    EXPECT_EQ(r.offset, l.offset_of({1, 2, 3}));
+    EXPECT_FALSE(r.contiguous());
+    EXPECT_THROW(region_of(l, Box3{{0, 0, 0}, {5, 1, 1}}), std::logic_error);
+}
+
+TEST(Region, ContiguousDetection) {
+    const Layout l{{{0, 0, 0}, {4, 5, 6}}, order_xyz};
+    EXPECT_TRUE(region_of(l, Box3{{1, 0, 0}, {3, 5, 6}}).contiguous());   // whole x-slabs
+    EXPECT_TRUE(region_of(l, Box3{{1, 2, 0}, {2, 4, 6}}).contiguous());   // rows in one slab
+    EXPECT_FALSE(region_of(l, Box3{{1, 2, 0}, {3, 4, 6}}).contiguous());  // rows across slabs
+    EXPECT_TRUE(region_of(l, Box3{{0, 0, 1}, {1, 1, 3}}).contiguous());   // part of one row
+    EXPECT_FALSE(region_of(l, Box3{{0, 0, 1}, {1, 2, 3}}).contiguous());  // parts of two rows
+    const StridedRegion p = packed_region(l, Box3{{1, 2, 0}, {3, 4, 6}}, 7);
+    EXPECT_TRUE(p.contiguous());
+    EXPECT_EQ(p.offset, 7);
+    EXPECT_EQ(p.count(), 24);
+}
+
+}  // namespace
+}  // namespace fftune

@@ -1,0 +1,52 @@
+// Data-only descriptions of a problem and of one configuration that solves it,
+// with their JSON form and a canonical key (used by records, the database, plots).
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/base/box.hpp"
+#include "core/base/names.hpp"
+
+namespace fftune {
+
+struct Problem {
+    std::string kind = "fft3d";
+    std::array<index_t, 3> size{0, 0, 0};  // Nx, Ny, Nz of the real data
+    Precision precision = Precision::double_;
+    Direction direction = Direction::forward;
+    int ranks = 1;
+    // Most ranks on one node (DESIGN.md section 6 key): the runner records it
+    // for its job; 0 = not known (records written before the field) or, in a
+    // lookup, any.
+    int ranks_per_node = 0;
+};
+
+struct Config {
+    std::string backend = "fftw";
+    std::string decomposition = "slab_2d1d";
+    LayoutVariant layout = LayoutVariant::default_;
+    std::array<int, 2> process_grid{1, 1};  // P1 x P2; slabs use P x 1
+    std::vector<std::string> redistribution{"p2p_sync"};  // one method per phase
+    bool gpu_aware = false;
+    // Chunks K of comm/compute overlap: each FFT stage next to a reshape is
+    // split into K slices along an untransformed axis, and the reshape of one
+    // slice runs while the next is transformed. 1: no overlap.
+    int overlap = 1;
+
+    // e.g. "fftw/pencil/realigned/2x2/a2a_sync+p2p_sync/host", plus
+    // "/overlap4" when overlap > 1 (keys of older records stay valid)
+    std::string key() const;
+};
+
+void to_json(nlohmann::json& j, const Problem& p);
+void from_json(const nlohmann::json& j, Problem& p);
+void to_json(nlohmann::json& j, const Config& c);
+void from_json(const nlohmann::json& j, Config& c);
+
+std::string size_string(const std::array<index_t, 3>& n);  // "64x64x128"
+
+}  // namespace fftune

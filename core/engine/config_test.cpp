@@ -1,0 +1,49 @@
+#include "core/engine/config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace fftune {
+namespace {
+
+TEST(Config, KeyNamesEveryChoice) {
+    Config c{"fftw", "pencil", LayoutVariant::realigned, {2, 3}, {"a2a_sync", "p2p_streams"}, false};
+    EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/host");
+    c.gpu_aware = true;
+    EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware");
+    c.overlap = 4;
+    EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware/overlap4");
+}
+
+TEST(Config, JsonRoundTrip) {
+    const Config c{"fftw", "slab_1d2d", LayoutVariant::default_, {4, 1}, {"p2p_mpi_type"}, true};
+    const Config back = nlohmann::json(c).get<Config>();
+    EXPECT_EQ(back.key(), c.key());
+    EXPECT_FALSE(nlohmann::json(c).contains("overlap"));  // records without overlap read as before
+    Config o = c;
+    o.overlap = 3;
+    EXPECT_EQ(nlohmann::json(o).get<Config>().overlap, 3);
+    const Problem p{"fft3d", {9, 10, 11}, Precision::single, Direction::inverse, 3};
+    const nlohmann::json j = p;
+    EXPECT_EQ(j.at("precision"), "single");
+    const Problem q = j.get<Problem>();
+    EXPECT_EQ(q.size, p.size);
+    EXPECT_EQ(q.direction, Direction::inverse);
+    EXPECT_EQ(q.ranks, 3);
+}
+
+TEST(Names, ParseRejectsUnknownWithAllowedList) {
+    EXPECT_EQ(parse<Precision>("double"), Precision::double_);
+    try {
+        parse<LayoutVariant>("sideways");
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "unknown layout 'sideways' (allowed: default, realigned)");
+    }
+    EXPECT_EQ(size_string({64, 32, 16}), "64x32x16");
+    EXPECT_EQ(complex_bytes(Precision::single), 8u);
+}
+
+}  // namespace
+}  // namespace fftune

@@ -1,0 +1,59 @@
+// Decomposition: the chain of layouts a forward transform walks through, for any
+// rank. Stage i turns layouts[i] into layouts[i + 1], either by batched FFTs
+// along some axes or by a reshape inside a phase communicator. The inverse
+// walks the same chain backwards. layouts[0] holds real data (Nz), the rest
+// complex (Nz/2 + 1).
+#pragma once
+
+#include "core/base/registry.hpp"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/box.hpp"
+#include "core/engine/config.hpp"
+
+namespace fftune {
+
+struct ChainStep {
+    enum class Kind { fft, reshape } kind = Kind::fft;
+    std::vector<int> axes;  // fft: transformed axes, slowest first (z last for r2c)
+    int phase = 0;          // reshape: redistribution phase index
+    int color = 0;          // reshape: MPI_Comm_split color of this rank's phase communicator
+    // fft: one transform over every device this process drives (the backend's
+    // MultiDeviceFft: cufftXt on the cuda backend); the whole grid, the only step.
+    bool all_devices = false;
+};
+
+struct Chain {
+    std::vector<Layout> layouts;
+    std::vector<ChainStep> steps;
+};
+
+class Decomposition {
+public:
+    static constexpr const char* kind = "decomposition";
+    virtual ~Decomposition() = default;
+
+    virtual int redistribution_phases() const = 0;
+    // Grid this decomposition uses for `ranks` when the config leaves it to the
+    // decomposition (slabs: P x 1).
+    virtual bool uses_process_grid() const = 0;
+    // Why the configuration cannot apply to the problem, or nothing. Must be a
+    // pure function of its arguments so that every rank agrees.
+    virtual std::optional<std::string> not_applicable(const Problem& problem,
+                                                      const Config& config) const = 0;
+    virtual Chain chain(const Problem& problem, const Config& config, int rank) const = 0;
+};
+FFTUNE_DECLARE_REGISTRY(Decomposition);
+
+// Global complex size after the r2c along z: {Nx, Ny, Nz/2 + 1}.
+std::array<index_t, 3> complex_size(const std::array<index_t, 3>& n);
+
+// Box of part (i, j) when axis a is split over pa parts and axis b over pb parts;
+// the remaining axis is whole.
+Box3 grid_box(const std::array<index_t, 3>& n, int a, int pa, int i, int b, int pb, int j);
+
+}  // namespace fftune

@@ -1,0 +1,21 @@
+// The guru descriptor of one FFT stage of a plan (thesis Tables 4.1-4.3):
+// transformed axes get their length and the in/out strides of the two
+// layouts, the remaining axes become batch dimensions.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/platform/backend.hpp"
+
+namespace fftune {
+
+// Batched FFT that turns `in` into `out` along `axes` (slowest first). For r2c and
+// c2r the halved axis is z and `nz_real` its real length. Nothing when either box
+// is empty (no work on this rank). Throws std::logic_error when a batch axis
+// changes extent (a bug in the decomposition).
+std::optional<FftDescriptor> fft_descriptor(const Layout& in, const Layout& out,
+                                            const std::vector<int>& axes, FftKind kind,
+                                            Precision precision, index_t nz_real);
+
+}  // namespace fftune

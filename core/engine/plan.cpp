@@ -1,0 +1,711 @@
+#include "core/engine/plan.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/engine/decomposition.hpp"
+#include "core/engine/fft_descriptor.hpp"
+#include "core/platform/gpu_aware.hpp"
+#include "core/platform/host_scratch.hpp"
+#include "core/base/registry.hpp"
+#include "core/engine/reshape.hpp"
+#include "core/engine/transport.hpp"
+
+namespace fftune {
+
+namespace {
+
+enum Slot { user_in = 0, user_out = 1, work_a = 2, work_b = 3, work_c = 4 };
+
+std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", bytes / double(1ull << 30)); }
+
+// Refuses, on every rank and before anything is allocated, a plan whose ranks
+// would together need more than the free memory of a device they share. Host
+// backends report no device memory and are not checked. Returns the most
+// ranks that share one device (1 on host backends). Collective.
+int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need) {
+    std::optional<DeviceMemory> mem;
+    all_or_none(comm, [&] { mem = backend.device_memory_info(); });
+    if (!all_ok(comm, mem.has_value())) return 1;
+    MPI_Comm node_comm = MPI_COMM_NULL;
+    FFTUNE_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm));
+    Communicator node(node_comm);
+    constexpr int id_len = 64;
+    char id[id_len] = {};
+    mem->device.copy(id, id_len - 1);
+    const int n = node.size();
+    std::vector<char> ids(static_cast<std::size_t>(n) * id_len);
+    std::vector<unsigned long long> needs(n);
+    unsigned long long mine = need;
+    FFTUNE_MPI_CHECK(MPI_Allgather(id, id_len, MPI_CHAR, ids.data(), id_len, MPI_CHAR, node.get()));
+    FFTUNE_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, needs.data(), 1, MPI_UNSIGNED_LONG_LONG, node.get()));
+    unsigned long long shared_need = 0;
+    int sharers = 0;
+    for (int r = 0; r < n; ++r)
+        if (std::string(&ids[static_cast<std::size_t>(r) * id_len]) == id) shared_need += needs[r], ++sharers;
+    std::string error;
+    if (shared_need > mem->free)
+        error = fmt::format(
+            "does not fit in device memory: {} rank(s) on device {} need {} (this rank {}: input, output, work "
+            "arrays, FFT work area, staging buffers), {} of its {} are free",
+            sharers, mem->device, gib(shared_need), gib(need), gib(mem->free), gib(mem->total));
+    if (auto e = agree_error(comm, error)) throw Unsupported(*e);
+    int most = 0;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&sharers, &most, 1, MPI_INT, MPI_MAX, comm));
+    return most;
+}
+
+std::string fft_stage_name(const std::vector<int>& axes) {
+    std::string s = "fft.";
+    for (int a : axes) s += axis_name(a);
+    return s;
+}
+
+// The axis along which chain step i, an FFT followed by a reshape, can be
+// sliced for overlap: one it does not transform that is the slowest in memory
+// of both its layouts, so that each slice is one contiguous range of either
+// array. Nothing when step i is not such an FFT or has no such axis.
+std::optional<int> overlap_axis(const Chain& chain, std::size_t i) {
+    if (i + 1 >= chain.steps.size()) return std::nullopt;
+    const ChainStep& fft = chain.steps[i];
+    if (fft.kind != ChainStep::Kind::fft || fft.all_devices || chain.steps[i + 1].kind != ChainStep::Kind::reshape)
+        return std::nullopt;
+    const int axis = chain.layouts[i].order[0];
+    if (chain.layouts[i + 1].order[0] != axis) return std::nullopt;
+    if (std::find(fft.axes.begin(), fft.axes.end(), axis) != fft.axes.end()) return std::nullopt;
+    return axis;
+}
+
+// Planes per slice boundary for slicing layouts a and b (the two arrays of an
+// FFT) along `axis`: the fewest that keep every slice's start 16-byte aligned
+// in both, since cuFFT refuses real data not aligned as its complex type
+// (CUFFT_INVALID_VALUE from a D2Z on 168-byte planes).
+index_t slice_granule(const Layout& a, std::size_t a_elem, const Layout& b, std::size_t b_elem, int axis) {
+    constexpr std::size_t align = 16;
+    auto plane = [&](const Layout& l, std::size_t e) {
+        const index_t n = l.box.extent(axis);
+        return n > 0 ? static_cast<std::size_t>(l.box.count() / n) * e : 0;
+    };
+    const std::size_t pa = plane(a, a_elem), pb = plane(b, b_elem);
+    index_t g = 1;
+    while ((g * pa) % align || (g * pb) % align) ++g;
+    return g;
+}
+
+}  // namespace
+
+struct Plan::Reshape {
+    ReshapePlan plan;
+    ReshapeContext ctx;
+    std::unique_ptr<Transport> transport;
+    ReshapePhases phases;
+};
+
+// Two chain steps run slice by slice (Config::overlap): an FFT and the reshape
+// next to it, through the array `mid`. Forward: slice c is transformed on the
+// overlap queue and then reshaped on queue 0 while slice c + 1 is transformed.
+// Inverse: slice c is reshaped, then transformed on the overlap queue while
+// slice c + 1 is reshaped.
+struct Plan::Overlap {
+    struct Slice {
+        std::unique_ptr<FftPlan> fft;  // null for an empty slice
+        std::size_t fft_in = 0, fft_out = 0;  // byte offsets of the slice in the FFT's arrays
+        std::unique_ptr<Reshape> reshape;
+    };
+    bool fft_first = true;
+    int queue = 0;  // backend queue of the FFT slices
+    Slot mid = work_a;
+    std::size_t mid_bytes = 0;
+    std::vector<Slice> slices;
+};
+
+struct Plan::Stage {
+    std::string name;
+    std::unique_ptr<FftPlan> fft;  // null for reshapes and for empty boxes
+    int fft_phase = -1;
+    std::unique_ptr<Reshape> reshape;
+    std::unique_ptr<Overlap> overlap;  // an overlapped FFT + reshape (fft_phase times its FFT slices)
+    index_t copy_elems = 0;  // > 0: a plain copy stage (complex elements)
+    Slot in = user_in, out = user_out;
+    std::size_t in_bytes = 0, out_bytes = 0;  // of the arrays it reads and writes
+
+    template <class F>
+    void for_each_fft(F&& f) {
+        if (fft) f(*fft);
+        if (overlap)
+            for (auto& c : overlap->slices)
+                if (c.fft) f(*c.fft);
+    }
+    template <class F>
+    void for_each_reshape(F&& f) {
+        if (reshape) f(*reshape);
+        if (overlap)
+            for (auto& c : overlap->slices) f(*c.reshape);
+    }
+};
+
+struct Plan::Pipeline {
+    explicit Pipeline(Backend& b) : timer(b) {}
+    std::vector<Stage> stages;
+    PhaseTimer timer;
+    std::vector<PhaseTraffic> traffic;  // by phase index
+
+    void add_traffic(int phase, std::size_t device, std::size_t sent = 0, std::size_t received = 0) {
+        if (phase < 0) return;
+        if (traffic.size() <= static_cast<std::size_t>(phase)) traffic.resize(phase + 1);
+        PhaseTraffic& t = traffic[phase];
+        t.device_bytes += device, t.sent_bytes += sent, t.received_bytes += received;
+    }
+    // One reshape's floor traffic, in the phase that does the work: transports that
+    // pack inside the exchange get it all there, and one without a receive buffer
+    // (cuda_ipc) writes incoming blocks into place during the exchange.
+    void add_traffic(const Reshape& r) {
+        const ReshapeTraffic t = fftune::traffic(r.plan);
+        const bool pack_apart = r.phases.pack >= 0;
+        const bool unpack_apart = r.phases.unpack >= 0 && r.transport->uses_recv_buffer();
+        add_traffic(r.phases.pack, t.pack);  // no pack phase: nothing added here
+        if (unpack_apart) add_traffic(r.phases.unpack, t.unpack);
+        add_traffic(r.phases.exchange, t.self_copy + (pack_apart ? 0 : t.pack) + (unpack_apart ? 0 : t.unpack), t.sent,
+                    t.received);
+    }
+};
+
+std::optional<std::string> check_applicable(const Problem& problem, const Config& config) {
+    if (problem.kind != "fft3d")
+        throw std::invalid_argument("problem kind '" + problem.kind + "' is not fft3d");
+    for (int a = 0; a < 3; ++a)
+        if (problem.size[a] < 1)
+            throw std::invalid_argument("size " + size_string(problem.size) + " has an empty axis");
+    const auto decomposition = Registry<Decomposition>::instance().create(config.decomposition);
+    const auto backend = Registry<Backend>::instance().create(config.backend);
+    if (static_cast<int>(config.redistribution.size()) != decomposition->redistribution_phases())
+        throw std::invalid_argument(fmt::format(
+            "{} has {} redistribution phase(s) but {} method(s) were given", config.decomposition,
+            decomposition->redistribution_phases(), config.redistribution.size()));
+    if (auto why = backend->unavailable()) return why;
+    if (config.gpu_aware && !backend->device_memory())
+        return fmt::format("gpu_aware applies to device buffers; backend {} keeps data in host memory",
+                           config.backend);
+    if (config.gpu_aware)
+        if (auto why = gpu_aware_unavailable(*backend)) return why;
+    if (config.overlap < 1)
+        throw std::invalid_argument(fmt::format("overlap {} is not a chunk count (allowed: 1 for none, or more)", config.overlap));
+    if (auto why = decomposition->not_applicable(problem, config)) return why;
+    const Chain chain0 = decomposition->chain(problem, config, 0);
+    const auto& steps = chain0.steps;
+    if (config.overlap > 1) {
+        bool any = false;
+        for (std::size_t i = 0; i < steps.size(); ++i) any = any || overlap_axis(chain0, i).has_value();
+        if (!any)
+            return fmt::format("overlap needs an FFT stage next to a reshape whose slowest axis it does not "
+                               "transform; {}/{} has none",
+                               config.decomposition, to_string(config.layout));
+    }
+    if (std::any_of(steps.begin(), steps.end(), [](const ChainStep& s) { return s.all_devices; }))
+        if (auto why = backend->multi_device_unavailable(problem.size, problem.precision)) return why;
+    for (const auto& method : config.redistribution) {
+        const auto transport = Registry<Transport>::instance().create(method);
+        if (auto why = transport->not_applicable(*backend, config.gpu_aware)) return why;
+    }
+    return std::nullopt;
+}
+
+Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
+    : problem_(problem), config_(config), comm_(Communicator::duplicate(comm)) {
+    // Rank-local work (checks, planning, allocation) is agreed before each
+    // collective step, so that a rank that fails leaves with the others
+    // instead of leaving them waiting in a call it never makes (all_or_none).
+    const MPI_Comm comm_all = comm_.get();
+    Chain chain;
+    all_or_none(comm_all, [&] {
+        if (comm_.size() != problem.ranks)
+            throw std::invalid_argument(fmt::format("problem asks for {} ranks, communicator has {}",
+                                                    problem.ranks, comm_.size()));
+        // Rank-local evidence (a device, the GPU-aware trial) may differ between ranks.
+        if (auto why = check_applicable(problem, config))
+            throw std::invalid_argument("configuration " + config.key() + " does not apply: " + *why);
+        backend_ = Registry<Backend>::instance().create(config.backend);
+        chain = Registry<Decomposition>::instance().create(config.decomposition)->chain(problem, config, comm_.rank());
+        layouts_ = chain.layouts;
+        if (std::any_of(chain.steps.begin(), chain.steps.end(), [](const ChainStep& s) { return s.all_devices; })) {
+            if (chain.steps.size() != 1)
+                throw std::logic_error("a transform over every device must be the only step of its chain");
+            // May throw Unsupported (the library refuses the size): the runner records a skip.
+            multi_ = backend_->make_multi_device_fft(problem.size, problem.precision);
+        }
+        MPI_Datatype element = MPI_DATATYPE_NULL;
+        FFTUNE_MPI_CHECK(MPI_Type_contiguous(static_cast<int>(complex_bytes(problem.precision)), MPI_BYTE, &element));
+        FFTUNE_MPI_CHECK(MPI_Type_commit(&element));
+        element_ = Datatype(element);
+    });
+    // Phase communicators (collective), in chain order, before the rank-local build.
+    for (const ChainStep& step : chain.steps) {
+        if (step.kind != ChainStep::Kind::reshape) continue;
+        if (phase_comms_.size() <= static_cast<std::size_t>(step.phase)) phase_comms_.resize(step.phase + 1);
+        if (!phase_comms_[step.phase])
+            phase_comms_[step.phase] = std::make_unique<Communicator>(comm_.split(step.color, comm_.rank()));
+    }
+
+    WorkSizes sizes;
+    all_or_none(comm_all, [&] {
+        build(Direction::forward);
+        build(Direction::inverse);
+        sizes = work_sizes();
+    });
+    // A transform over every device has made its storage already (the driver's
+    // free memory shows it) and keeps the caller's arrays on the host.
+    ranks_on_device_ = require_device_memory(comm_all, *backend_,
+                                             (caller_arrays_pinned() ? 0 : input_bytes() + output_bytes()) +
+                                                 sizes.device_bytes(complex_bytes(problem.precision)));
+    // The check above sees only this rank's device: an allocation may still
+    // fail on one rank (what libraries hold, fragmentation).
+    all_or_none(comm_all, [&] { allocate_buffers(sizes); });
+    // A transport's setup may make collective calls on its phase communicator,
+    // which all its members enter; what fails after them is agreed on every
+    // rank before the next setup. Every rank then throws at the same setup,
+    // and lets go of peers' buffers as ~Plan would (not run for a constructor
+    // that throws).
+    try {
+        for (auto& p : pipelines_)
+            for (auto& s : p->stages)
+                s.for_each_reshape([&](Reshape& r) { all_or_none(comm_all, [&] { r.transport->setup(r.ctx); }); });
+    } catch (...) {
+        release_peer_mappings();
+        throw;
+    }
+}
+
+Plan::WorkSizes Plan::work_sizes() const {
+    WorkSizes w;
+    auto hold = [&](int slot, std::size_t bytes) {
+        if (slot >= work_a) w.slot_bytes[slot - work_a] = std::max(w.slot_bytes[slot - work_a], bytes);
+    };
+    for (auto& p : pipelines_)
+        for (auto& s : p->stages) {
+            hold(s.in, s.in_bytes);
+            hold(s.out, s.out_bytes);
+            if (s.overlap) hold(s.overlap->mid, s.overlap->mid_bytes);
+            s.for_each_fft([&](FftPlan& f) { w.fft_area = std::max(w.fft_area, f.work_bytes()); });
+            s.for_each_reshape([&](Reshape& r) {
+                if (!r.transport->uses_staging_buffers()) return;
+                w.send_elems = std::max(w.send_elems, r.transport->send_buffer_elems(r.plan));
+                if (r.transport->uses_recv_buffer())
+                    w.recv_elems = std::max(w.recv_elems, r.transport->recv_buffer_elems(r.plan));
+            });
+        }
+    return w;
+}
+
+std::size_t Plan::WorkSizes::device_bytes(std::size_t complex_bytes) const {
+    std::size_t b = fft_area + static_cast<std::size_t>(send_elems + recv_elems) * complex_bytes;
+    for (std::size_t s : slot_bytes) b += s;
+    return b;
+}
+
+void Plan::allocate_buffers(const WorkSizes& w) {
+    const std::size_t cb = complex_bytes(problem_.precision);
+    for (int k = 0; k < work_slots; ++k)
+        if (w.slot_bytes[k] > 0) work_[k] = Buffer(*backend_, w.slot_bytes[k]);
+    if (w.fft_area > 0) {
+        fft_area_ = Buffer(*backend_, w.fft_area);
+        for (auto& p : pipelines_)
+            for (auto& s : p->stages)
+                s.for_each_fft([&](FftPlan& f) {
+                    if (f.work_bytes() > 0) f.set_work_area(fft_area_.data());
+                });
+    }
+    if (w.send_elems > 0) send_ = Buffer(*backend_, w.send_elems * cb);
+    if (w.recv_elems > 0) recv_ = Buffer(*backend_, w.recv_elems * cb);
+
+    // MPI that cannot read device memory gets pinned host staging: packed
+    // buffers for packing transports, array mirrors for derived-datatype ones.
+    const bool stage = backend_->device_memory() && !config_.gpu_aware;
+    index_t hs = 0, hr = 0, hsrc = 0, hdst = 0;
+    bool packed_staged = false, whole_staged = false;
+    for (auto& p : pipelines_)
+        for (auto& s : p->stages)
+            s.for_each_reshape([&](Reshape& r) {
+                if (!stage || !r.transport->uses_mpi()) return;
+                const ReshapePlan& rp = r.plan;
+                if (r.transport->uses_whole_arrays()) {
+                    whole_staged = true;
+                    hsrc = std::max(hsrc, rp.before.box.count());
+                    hdst = std::max(hdst, rp.after.box.count());
+                } else {
+                    packed_staged = true;
+                    hs = std::max(hs, rp.send_total);
+                    hr = std::max(hr, rp.recv_total);
+                }
+            });
+    // One element at least, so that a rank with nothing to send is still marked staged.
+    auto host = [&](index_t n) { return Buffer(*backend_, std::max<index_t>(n, 1) * cb, /*host=*/true); };
+    if (packed_staged) host_send_ = host(hs), host_recv_ = host(hr);
+    if (whole_staged) host_src_ = host(hsrc), host_dst_ = host(hdst);
+    for (auto& p : pipelines_)
+        for (auto& s : p->stages)
+            s.for_each_reshape([&](Reshape& r) {
+                ReshapeContext& c = r.ctx;
+                c.send_buffer = send_.data();
+                c.recv_buffer = recv_.data();
+                if (stage && r.transport->uses_mpi()) {
+                    if (r.transport->uses_whole_arrays()) {
+                        c.host_src_mirror = host_src_.data();
+                        c.host_dst_mirror = host_dst_.data();
+                    } else {
+                        c.host_send = host_send_.data();
+                        c.host_recv = host_recv_.data();
+                    }
+                }
+            });
+}
+
+Plan::~Plan() { release_peer_mappings(); }
+
+void Plan::release_peer_mappings() {
+    bool mapped = false;
+    for (auto& p : pipelines_)
+        if (p)
+            for (auto& s : p->stages) s.for_each_reshape([&](Reshape& r) { mapped = mapped || r.transport->maps_peer_memory(); });
+    if (!mapped) return;
+    pipelines_[0].reset();  // every mapping of a peer's buffer closed here...
+    pipelines_[1].reset();
+    MPI_Barrier(comm_.get());  // ...and on every rank, before the buffers are freed
+}
+
+void Plan::build(Direction dir) {
+    const auto decomposition = Registry<Decomposition>::instance().create(config_.decomposition);
+    const int size = comm_.size(), rank = comm_.rank();
+    std::vector<Chain> chains;
+    chains.reserve(size);
+    for (int r = 0; r < size; ++r) chains.push_back(decomposition->chain(problem_, config_, r));
+    const Chain& mine = chains[rank];
+    const std::size_t nsteps = mine.steps.size();
+    const bool fwd = dir == Direction::forward;
+    const std::size_t cb = complex_bytes(problem_.precision);
+    auto pipe = std::make_unique<Pipeline>(*backend_);
+
+    // Walk position k: forward walks steps 0..n-1 from layouts[i] to layouts[i+1];
+    // inverse walks back. Arrays alternate between the two work slots.
+    auto step_of = [&](std::size_t k) { return fwd ? k : nsteps - 1 - k; };
+    auto from_of = [&](std::size_t k) { return fwd ? step_of(k) : step_of(k) + 1; };
+    auto to_of = [&](std::size_t k) { return fwd ? step_of(k) + 1 : step_of(k); };
+    auto fft_kind = [&](std::size_t i) {
+        return fwd ? (i == 0 ? FftKind::r2c : FftKind::c2c_forward) : (i == 0 ? FftKind::c2r : FftKind::c2c_backward);
+    };
+    auto element_bytes = [&](std::size_t layout) { return layout == 0 ? real_bytes(problem_.precision) : cb; };
+
+    // The reshape of chain step i from layouts[from] to layouts[to], among the
+    // ranks of its phase communicator; `moving` restricts it to one slice of
+    // every rank's before (or after) box.
+    auto make_reshape = [&](std::size_t i, std::size_t from, std::size_t to,
+                            const std::function<Box3(int, const Layout&)>& moving, bool moving_before) {
+        const ChainStep& step = mine.steps[i];  // its phase communicator: made by the constructor
+        std::vector<Layout> before, after;
+        std::vector<Box3> moved;
+        int self = -1;
+        for (int r = 0; r < size; ++r) {
+            if (chains[r].steps[i].color != step.color) continue;
+            if (r == rank) self = static_cast<int>(before.size());
+            before.push_back(chains[r].layouts[from]);
+            after.push_back(chains[r].layouts[to]);
+            if (moving) moved.push_back(moving(r, moving_before ? before.back() : after.back()));
+        }
+        auto rs = std::make_unique<Reshape>();
+        rs->plan = make_reshape_plan(step.phase, self, before, after, cb, moving_before ? moved : std::vector<Box3>{},
+                                     moving_before ? std::vector<Box3>{} : moved);
+        rs->transport = Registry<Transport>::instance().create(config_.redistribution[step.phase]);
+        rs->ctx.plan = &rs->plan;
+        rs->ctx.comm = phase_comms_[step.phase]->get();
+        rs->ctx.backend = backend_.get();
+        rs->ctx.element = element_.get();
+        const std::string n = std::to_string(step.phase);
+        if (rs->transport->separate_pack_phases()) rs->phases.pack = pipe->timer.phase("pack." + n);
+        rs->phases.exchange = pipe->timer.phase("exchange." + n);
+        if (rs->transport->separate_pack_phases()) rs->phases.unpack = pipe->timer.phase("unpack." + n);
+        pipe->add_traffic(*rs);
+        return rs;
+    };
+
+    // Overlap pairs: chain step j, an FFT, and the reshape j + 1 after it, walked
+    // forward as FFT then reshape (positions k, k + 1), inverse as reshape then FFT.
+    std::vector<bool> pair_at(nsteps + 1, false);
+    for (std::size_t k = 0; config_.overlap > 1 && k + 1 < nsteps; ++k) {
+        const std::size_t i = step_of(k);
+        pair_at[k] = fwd ? overlap_axis(mine, i).has_value()
+                         : mine.steps[i].kind == ChainStep::Kind::reshape && i >= 1 && overlap_axis(mine, i - 1).has_value();
+        if (pair_at[k]) ++k;
+    }
+    // Array t lies between walk positions t - 1 and t: the caller's input and
+    // output at the ends, work slots between. Neighbours differ, and a pair's
+    // three arrays all differ (its slices read one while writing another), so
+    // a pair whose first and last array would share a slot takes a third one.
+    std::vector<Slot> array(nsteps + 1, user_in);
+    array[nsteps] = user_out;
+    for (std::size_t t = 1; t < nsteps; ++t)
+        for (Slot w : {work_a, work_b, work_c})
+            if (w != array[t - 1] && !(t >= 2 && pair_at[t - 2] && w == array[t - 2])) {
+                array[t] = w;
+                break;
+            }
+    auto slot_in = [&](std::size_t k) { return array[k]; };
+    auto slot_out = [&](std::size_t k) { return array[k + 1]; };
+
+    for (std::size_t k = 0; k < nsteps; ++k) {
+        const std::size_t i = step_of(k), from = from_of(k), to = to_of(k);
+        const ChainStep& step = mine.steps[i];
+        Stage stage;
+        stage.in = slot_in(k);
+        stage.out = slot_out(k);
+        stage.in_bytes = layout_bytes(mine.layouts[from], from);
+        stage.out_bytes = layout_bytes(mine.layouts[to], to);
+
+        if (pair_at[k]) {
+            const std::size_t j = fwd ? i : i - 1;  // the pair's FFT step
+            const int axis = *overlap_axis(mine, j);
+            const int chunks = config_.overlap;
+            const ChainStep& fft_step = mine.steps[j];
+            // The FFT goes between layouts j and j + 1, the reshape between
+            // j + 1 and j + 2; slices are cut from layout j + 1 (and j) along `axis`.
+            const std::size_t fft_from = fwd ? j : j + 1, fft_to = fwd ? j + 1 : j;
+            const std::size_t rs_from = fwd ? j + 1 : j + 2, rs_to = fwd ? j + 2 : j + 1;
+            auto ov = std::make_unique<Overlap>();
+            ov->fft_first = fwd;
+            ov->queue = backend_->overlap_queue();
+            ov->mid = slot_out(k);
+            ov->mid_bytes = layout_bytes(mine.layouts[to], to);
+            stage.out = slot_out(k + 1);
+            stage.out_bytes = layout_bytes(mine.layouts[to_of(k + 1)], to_of(k + 1));
+            stage.name = "overlap." + std::to_string(mine.steps[j + 1].phase);
+            // Phases in walk order: the FFT's before the reshape's forward, after them inverse.
+            auto fft_phase = [&] {
+                stage.fft_phase = pipe->timer.phase(fft_stage_name(fft_step.axes), backend_->make_clock_on(ov->queue));
+            };
+            if (fwd) fft_phase();
+            // Slices of rank r start on multiples of its granule of planes.
+            auto granule = [&](int r) { return slice_granule(chains[r].layouts[j], element_bytes(j), chains[r].layouts[j + 1], element_bytes(j + 1), axis); };
+            const index_t g = granule(rank);
+            for (int c = 0; c < chunks; ++c) {
+                Overlap::Slice slice;
+                const Layout& fa = mine.layouts[fft_from];
+                const Layout& fb = mine.layouts[fft_to];
+                const Layout sa{slice_of(fa.box, axis, chunks, c, g), fa.order};
+                const Layout sb{slice_of(fb.box, axis, chunks, c, g), fb.order};
+                if (auto desc = fft_descriptor(sa, sb, fft_step.axes, fft_kind(j), problem_.precision, problem_.size[2])) {
+                    desc->queue = ov->queue;
+                    slice.fft = backend_->make_fft(*desc);
+                    slice.fft_in = static_cast<std::size_t>(fa.offset_of(sa.box.lo)) * element_bytes(fft_from);
+                    slice.fft_out = static_cast<std::size_t>(fb.offset_of(sb.box.lo)) * element_bytes(fft_to);
+                }
+                slice.reshape = make_reshape(
+                    j + 1, rs_from, rs_to,
+                    [&](int r, const Layout& l) { return slice_of(l.box, axis, chunks, c, granule(r)); }, fwd);
+                if (!fwd && c == 0) fft_phase();
+                ov->slices.push_back(std::move(slice));
+            }
+            pipe->add_traffic(stage.fft_phase, layout_bytes(mine.layouts[fft_from], fft_from) +
+                                                   layout_bytes(mine.layouts[fft_to], fft_to));
+            stage.overlap = std::move(ov);
+            pipe->stages.push_back(std::move(stage));
+            ++k;  // the pair's second step is done
+            continue;
+        }
+
+        if (step.kind == ChainStep::Kind::fft && step.all_devices) {
+            // In place in the MultiDeviceFft's storage, timed by its all-device clock.
+            stage.name = fft_stage_name(step.axes);
+            stage.fft_phase = pipe->timer.phase(stage.name, multi_->make_clock());
+        } else if (step.kind == ChainStep::Kind::fft) {
+            const FftKind kind = fft_kind(i);
+            if (kind == FftKind::c2r && stage.in == user_in) {
+                // c2r may overwrite its input (FFTW, cuFFT): transform a copy.
+                Stage copy;
+                copy.name = "copy.in";
+                copy.fft_phase = pipe->timer.phase(copy.name);
+                copy.copy_elems = mine.layouts[from].box.count();
+                copy.in = user_in;
+                copy.out = work_a;
+                copy.in_bytes = copy.out_bytes = stage.in_bytes;
+                pipe->add_traffic(copy.fft_phase, 2 * copy.in_bytes);
+                pipe->stages.push_back(std::move(copy));
+                stage.in = work_a;
+                if (stage.out == work_a) throw std::logic_error("copy.in would alias the stage output");
+            }
+            stage.name = fft_stage_name(step.axes);
+            stage.fft_phase = pipe->timer.phase(stage.name);
+            if (auto desc = fft_descriptor(mine.layouts[from], mine.layouts[to], step.axes, kind,
+                                           problem_.precision, problem_.size[2]))
+                stage.fft = backend_->make_fft(*desc);
+            pipe->add_traffic(stage.fft_phase, stage.in_bytes + stage.out_bytes);
+        } else {
+            stage.name = "reshape." + std::to_string(step.phase);
+            stage.reshape = make_reshape(i, from, to, nullptr, true);
+        }
+        pipe->stages.push_back(std::move(stage));
+    }
+    pipelines_[static_cast<int>(dir)] = std::move(pipe);
+}
+
+const Layout& Plan::input_layout() const { return layouts_.front(); }
+const Layout& Plan::output_layout() const { return layouts_.back(); }
+
+std::size_t Plan::input_bytes() const {
+    return static_cast<std::size_t>(input_count()) * real_bytes(problem_.precision);
+}
+std::size_t Plan::output_bytes() const {
+    return static_cast<std::size_t>(output_count()) * complex_bytes(problem_.precision);
+}
+std::size_t Plan::workspace_bytes() const {
+    return work_[0].bytes() + work_[1].bytes() + work_[2].bytes() + fft_area_.bytes() + send_.bytes() + recv_.bytes() +
+           (multi_ ? multi_->device_bytes() : 0);
+}
+std::size_t Plan::backend_bytes() const {
+    return (caller_arrays_pinned() ? 0 : input_bytes() + output_bytes()) + workspace_bytes();
+}
+bool Plan::buffers_on_host() const { return multi_ != nullptr || !backend_->device_memory(); }
+Buffer Plan::allocate_input() {
+    if (multi_) return host_scratch(ScratchRole::plan_input).lend(input_bytes(), *backend_);
+    return Buffer(*backend_, input_bytes());
+}
+Buffer Plan::allocate_output() {
+    if (multi_) return host_scratch(ScratchRole::plan_output).lend(output_bytes(), *backend_);
+    return Buffer(*backend_, output_bytes());
+}
+std::size_t Plan::layout_bytes(const Layout& layout, std::size_t index) const {
+    // The chain's first array is real, every later one complex.
+    return static_cast<std::size_t>(layout.box.count()) *
+           (index == 0 ? real_bytes(problem_.precision) : complex_bytes(problem_.precision));
+}
+std::size_t Plan::host_staging_bytes() const {
+    return host_send_.bytes() + host_recv_.bytes() + host_src_.bytes() + host_dst_.bytes() +
+           (multi_ ? multi_->host_bytes() : 0) + (caller_arrays_pinned() ? input_bytes() + output_bytes() : 0);
+}
+
+void Plan::forward(const void* in, void* out) { run(Direction::forward, in, out); }
+void Plan::inverse(const void* in, void* out) { run(Direction::inverse, in, out); }
+
+void Plan::stage(Direction d, const void* in) {
+    if (multi_) multi_->load(d, in);
+}
+
+void Plan::restage(Direction d) {
+    if (multi_) multi_->reload(d);
+}
+
+void Plan::run_staged(Direction d, const void* in, void* out) {
+    if (!multi_) return run(d, in, out);
+    Pipeline& p = *pipelines_[static_cast<int>(d)];
+    PhaseScope scope(p.timer, p.stages.front().fft_phase);
+    multi_->execute(d);
+}
+
+std::unique_ptr<PhaseClock> Plan::make_clock() { return multi_ ? multi_->make_clock() : backend_->make_clock(); }
+
+int Plan::devices() const { return multi_ ? multi_->devices() : 1; }
+
+std::optional<std::size_t> Plan::measured_multi_device_bytes() const {
+    return multi_ ? multi_->measured_device_bytes() : std::nullopt;
+}
+
+void Plan::run(Direction d, const void* in, void* out) {
+    if (in == out) throw std::invalid_argument("fftune::Plan: in-place transforms are not supported");
+    if (multi_) {
+        // Copy in, transform in place, copy out: the caller's `in` is preserved.
+        multi_->load(d, in);
+        run_staged(d, in, out);
+        multi_->store(d, out);
+        return;
+    }
+    Pipeline& p = *pipelines_[static_cast<int>(d)];
+    void* slots[2 + work_slots] = {const_cast<void*>(in), out, work_[0].data(), work_[1].data(), work_[2].data()};
+    LocalFailure failed;
+    for (auto& s : p.stages) {
+        void* src = slots[s.in];
+        void* dst = slots[s.out];
+        if (s.overlap) {
+            run_overlap(s, p.timer, src, slots[s.overlap->mid], dst, failed);
+        } else if (s.reshape) {
+            failed.reshape([&] { s.reshape->transport->execute(s.reshape->ctx, src, dst, p.timer, s.reshape->phases); });
+        } else if (s.copy_elems > 0) {
+            failed.unless_failed([&] {
+                PhaseScope scope(p.timer, s.fft_phase);
+                const StridedRegion all{{1, 1, s.copy_elems}, {0, 0, 1}, 0};
+                backend_->copy_region(dst, all, src, all, complex_bytes(problem_.precision));
+            });
+        } else {
+            failed.unless_failed([&] {
+                PhaseScope scope(p.timer, s.fft_phase);
+                if (s.fft) s.fft->execute(src, dst);
+            });
+        }
+    }
+    failed.rethrow();
+}
+
+void Plan::LocalFailure::rethrow_with(const std::string& later) const {
+    auto message = [&](const char* cause) { return fmt::format("{} (a reshape after it failed too: {})", cause, later); };
+    try {
+        std::rethrow_exception(error_);
+    } catch (const Unsupported& cause) {  // a refusal stays a refusal (collective_try)
+        throw Unsupported(message(cause.what()));
+    } catch (const std::exception& cause) {
+        throw std::runtime_error(message(cause.what()));
+    } catch (...) {
+        throw std::runtime_error(message("unknown error"));
+    }
+}
+
+void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out, LocalFailure& failed) {
+    Overlap& ov = *s.overlap;
+    Backend& b = *backend_;
+    const int q = ov.queue;
+    auto transform = [&](Overlap::Slice& c, const void* src, void* dst) {
+        failed.unless_failed([&] {
+            PhaseScope scope(timer, s.fft_phase);
+            if (c.fft)
+                c.fft->execute(const_cast<char*>(static_cast<const char*>(src)) + c.fft_in,
+                               static_cast<char*>(dst) + c.fft_out);
+        });
+    };
+    auto reshape = [&](Overlap::Slice& c, const void* src, void* dst) {
+        failed.reshape([&] { c.reshape->transport->execute(c.reshape->ctx, src, dst, timer, c.reshape->phases); });
+    };
+    const std::size_t n = ov.slices.size();
+    b.queue_wait(q, 0);  // the slices read what queue 0 wrote before
+    if (ov.fft_first) {
+        // Transports return when their slice has moved (they wait for their
+        // queues), so slice c + 1 is queued before reshape c starts.
+        transform(ov.slices[0], in, mid);
+        for (std::size_t c = 0; c < n; ++c) {
+            b.queue_wait(0, q);  // reshape c after FFT c, not after FFT c + 1
+            if (c + 1 < n) transform(ov.slices[c + 1], in, mid);
+            reshape(ov.slices[c], mid, out);
+        }
+    } else {
+        for (std::size_t c = 0; c < n; ++c) {
+            reshape(ov.slices[c], in, mid);
+            b.queue_wait(q, 0);  // FFT c after reshape c; reshape c + 1 runs beside it
+            transform(ov.slices[c], mid, out);
+        }
+    }
+    b.queue_wait(0, q);  // the next stage, and the clocks on queue 0, see every slice
+}
+
+const std::vector<std::string>& Plan::phase_names(Direction d) const {
+    return pipelines_[static_cast<int>(d)]->timer.names();
+}
+
+std::vector<Plan::PhaseTraffic> Plan::phase_traffic(Direction d) const {
+    const Pipeline& p = *pipelines_[static_cast<int>(d)];
+    std::vector<PhaseTraffic> t = p.traffic;
+    t.resize(p.timer.names().size());
+    return t;
+}
+
+std::vector<double> Plan::collect_phase_times(Direction d) {
+    return pipelines_[static_cast<int>(d)]->timer.collect();
+}
+
+}  // namespace fftune

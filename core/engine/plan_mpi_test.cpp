@@ -1,0 +1,409 @@
+// The engine end to end (MPI test, 1-4 ranks): every decomposition x layout x
+// method combination x process grid x precision, on sizes that do not divide
+// by the rank counts (some ranks own empty boxes), validated by the spectral
+// Laplacian, the round trip and the whole-world oracle.
+#include "core/engine/plan.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "core/engine/decomposition.hpp"
+#include "core/base/registry.hpp"
+#include "core/testing/forwarding_backend.hpp"
+#include "core/testing/forwarding_transport.hpp"
+#include "core/testing/metered_backend.hpp"
+#include "core/testing/queued_backend.hpp"
+#include "core/testing/world.hpp"
+#include "core/run/testcase.hpp"
+#include "core/engine/transport.hpp"
+#include "core/engine/validation.hpp"
+
+namespace fftune {
+namespace {
+
+using testing::world_rank;
+using testing::world_size;
+
+// The backend under test: FFTUNE_TEST_BACKEND (default fftw); CMake registers
+// this binary once per backend built.
+std::string backend_name() {
+    const char* env = std::getenv("FFTUNE_TEST_BACKEND");
+    return env ? env : "fftw";
+}
+
+// Every registered method that applies to the backend (host-staged or not).
+std::vector<std::string> methods() {
+    const auto backend = Registry<Backend>::instance().create(backend_name());
+    std::vector<std::string> out;
+    for (const auto& name : Registry<Transport>::instance().names())
+        if (!Registry<Transport>::instance().create(name)->not_applicable(*backend, false)) out.push_back(name);
+    return out;
+}
+
+// Two phases: the full product on host backends; on device backends (where
+// every NCCL plan creates communicators) each method in each phase once, paired
+// with itself and with the next method.
+std::vector<std::vector<std::string>> method_combos(int phases) {
+    std::vector<std::vector<std::string>> out;
+    if (phases == 0) return {{}};
+    const auto m = methods();
+    const bool device = Registry<Backend>::instance().create(backend_name())->device_memory();
+    for (std::size_t i = 0; i < m.size(); ++i) {
+        if (phases == 1) {
+            out.push_back({m[i]});
+        } else if (device) {
+            out.push_back({m[i], m[i]});
+            out.push_back({m[i], m[(i + 1) % m.size()]});
+        } else {
+            for (const auto& b : m) out.push_back({m[i], b});
+        }
+    }
+    return out;
+}
+
+class PlanSweep : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PlanSweep, EveryApplicableConfigurationValidates) {
+    const int p = world_size();
+    const auto decomposition = Registry<Decomposition>::instance().create(GetParam());
+    int validated = 0;
+    // 8x1x6: a transformed axis of length 1 (no order to keep or change).
+    for (const std::array<index_t, 3> n : {std::array<index_t, 3>{9, 10, 11}, {5, 3, 7}, {32, 24, 20}, {8, 1, 6}})
+        for (auto layout : all_values<LayoutVariant>())
+            for (const auto& grid : decomposition->uses_process_grid() ? all_grids(p) : std::vector<std::array<int, 2>>{{p, 1}})
+                for (const auto& methods : method_combos(decomposition->redistribution_phases()))
+                    for (auto precision : all_values<Precision>()) {
+                        const Problem problem{"fft3d", n, precision, Direction::forward, p};
+                        const Config config{backend_name(), GetParam(), layout, grid, methods, false};
+                        if (auto why = check_applicable(problem, config)) {
+                            EXPECT_EQ(why->find("backend"), std::string::npos) << *why;  // the backend must run here
+                            continue;
+                        }
+                        Plan plan(MPI_COMM_WORLD, problem, config);
+                        const ValidationResult v = validate(plan);
+                        ASSERT_EQ(v.checks.size(), 3u);  // small grids get the oracle too
+                        for (const auto& c : v.checks) {
+                            EXPECT_TRUE(c.passed) << config.key() << " " << size_string(n) << " " << c.method
+                                                  << " error " << c.max_rel_error << " > " << c.tolerance;
+                            EXPECT_LE(c.max_rel_error, precision == Precision::double_ ? 1e-10 : 1e-4);
+                        }
+                        ++validated;
+                    }
+    if (GetParam() == "reference_3d" && p > 1) EXPECT_EQ(validated, 0);  // one process only
+    else EXPECT_GT(validated, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, PlanSweep, ::testing::Values("slab_2d1d", "slab_1d2d", "pencil", "reference_3d"),
+                         [](const auto& info) { return info.param; });
+
+// Overlap (Config::overlap): each FFT next to a reshape runs slice by slice,
+// with more slices than some ranks have planes. On the backend under test and,
+// for host backends, on the queued one, whose overlap queue runs every FFT
+// slice late in a thread of its own: a reshape that starts before its slice
+// is transformed, or a stage that reads before the last slice is done, fails.
+const bool queued_registered = register_variant<Backend, testing::QueuedBackend>("queued");
+
+TEST(Plan, OverlappedStagesValidate) {
+    const int p = world_size();
+    std::vector<std::string> backends{backend_name()};
+    if (!Registry<Backend>::instance().create(backend_name())->device_memory()) backends.push_back("queued");
+    const auto m = methods();
+    for (const auto& backend : backends) {
+        int validated = 0, realigned_refused = 0;
+        for (const std::string d : {"slab_2d1d", "slab_1d2d", "pencil"}) {
+            const auto decomposition = Registry<Decomposition>::instance().create(d);
+            const int phases = decomposition->redistribution_phases();
+            for (const std::array<index_t, 3> n : {std::array<index_t, 3>{9, 10, 11}, {5, 3, 7}})
+                for (auto layout : all_values<LayoutVariant>())
+                    for (std::size_t i = 0; i < m.size(); ++i)
+                        for (int chunks : {2, 7}) {
+                            const auto precision = (i + chunks) % 2 ? Precision::single : Precision::double_;
+                            const auto grid = phases == 2 ? auto_grid(p) : std::array<int, 2>{p, 1};
+                            std::vector<std::string> methods{m[i]};
+                            if (phases == 2) methods.push_back(m[(i + 1) % m.size()]);
+                            const Problem problem{"fft3d", n, precision, Direction::forward, p};
+                            const Config config{backend, d, layout, grid, methods, false, chunks};
+                            if (auto why = check_applicable(problem, config)) {
+                                if (why->find("overlap") != std::string::npos) {
+                                    // Realigned FFTs change the slowest axis: no slice is contiguous in both arrays.
+                                    EXPECT_EQ(layout, LayoutVariant::realigned) << *why;
+                                    ++realigned_refused;
+                                }
+                                continue;
+                            }
+                            Plan plan(MPI_COMM_WORLD, problem, config);
+                            // Same phases as without overlap (they now overlap in time).
+                            Config plain = config;
+                            plain.overlap = 1;
+                            Plan reference(MPI_COMM_WORLD, problem, plain);
+                            for (auto dir : {Direction::forward, Direction::inverse}) {
+                                auto want = reference.phase_names(dir), got = plan.phase_names(dir);
+                                std::sort(want.begin(), want.end());
+                                std::sort(got.begin(), got.end());
+                                EXPECT_EQ(got, want) << config.key();
+                            }
+                            const ValidationResult v = validate(plan);
+                            for (const auto& c : v.checks)
+                                EXPECT_TRUE(c.passed) << config.key() << " " << size_string(n) << " " << c.method
+                                                      << " error " << c.max_rel_error << " > " << c.tolerance;
+                            ++validated;
+                        }
+        }
+        EXPECT_GT(validated, 0) << backend;
+        EXPECT_EQ(realigned_refused, 3 * 2 * 2 * static_cast<int>(m.size())) << backend;  // every realigned one
+    }
+}
+
+TEST(Plan, OverlapMustBeAChunkCount) {
+    const int p = world_size();
+    const Problem problem{"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, p};
+    const Config zero{"fftw", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"a2a_sync"}, false, 0};
+    EXPECT_THROW(check_applicable(problem, zero), std::invalid_argument);
+    const Config one_gpu{"fftw", "reference_3d", LayoutVariant::default_, {1, 1}, {}, false, 2};
+    if (p == 1) {
+        const auto why = check_applicable(problem, one_gpu);
+        ASSERT_TRUE(why);
+        EXPECT_NE(why->find("overlap needs an FFT stage next to a reshape"), std::string::npos) << *why;
+    }
+}
+
+TEST(Plan, ApplicationInterface) {
+    const int p = world_size();
+    const Problem problem{"fft3d", {12, 7, 5}, Precision::double_, Direction::forward, p};
+    const Config config{backend_name(), "pencil", LayoutVariant::realigned, auto_grid(p), {"a2a_sync", "p2p_streams"}, false};
+    Plan plan(MPI_COMM_WORLD, problem, config);
+    // Input boxes tile the real grid, output boxes the complex grid, across ranks.
+    long long counts[2] = {plan.input_count(), plan.output_count()}, total[2];
+    MPI_Allreduce(counts, total, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_EQ(total[0], 12 * 7 * 5);
+    EXPECT_EQ(total[1], 12 * 7 * 3);
+    EXPECT_EQ(plan.input_bytes(), std::size_t(plan.input_count()) * 8);
+    EXPECT_EQ(plan.output_bytes(), std::size_t(plan.output_count()) * 16);
+    EXPECT_GT(plan.workspace_bytes(), 0u);
+    EXPECT_EQ(plan.output_layout().order, order_xyz);
+    // Phase names follow the stages.
+    const auto& names = plan.phase_names(Direction::forward);
+    const std::vector<std::string> want{"fft.z", "pack.0", "exchange.0", "unpack.0", "fft.y", "exchange.1", "fft.x"};
+    EXPECT_EQ(names, want);
+    // GPU backends stage MPI traffic through pinned host memory when MPI is not GPU-aware.
+    EXPECT_EQ(plan.host_staging_bytes() > 0, plan.backend().device_memory() && !mpi_gpu_aware());
+    auto in = plan.allocate_input();
+    EXPECT_THROW(plan.forward(in.data(), in.data()), std::invalid_argument);
+}
+
+TEST(Plan, RejectsWhatCannotApplyWithTheReason) {
+    const int p = world_size();
+    const Problem problem{"fft3d", {2, 8, 8}, Precision::double_, Direction::forward, p};
+    if (p > 2) {
+        const Config slab{"fftw", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"p2p_sync"}, false};
+        const auto why = check_applicable(problem, slab);
+        ASSERT_TRUE(why);
+        EXPECT_NE(why->find("Nx=2 < P"), std::string::npos) << *why;
+        EXPECT_THROW(Plan(MPI_COMM_WORLD, problem, slab), std::invalid_argument);
+    }
+    const Config two_methods{"fftw", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"p2p_sync", "a2a_sync"}, false};
+    EXPECT_THROW(check_applicable({"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, p}, two_methods),
+                 std::invalid_argument);
+    const Config unknown{"fftw", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"carrier_pigeon"}, false};
+    EXPECT_THROW(check_applicable({"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, p}, unknown),
+                 std::invalid_argument);
+    const Config aware{"fftw", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"p2p_sync"}, true};
+    const auto why = check_applicable({"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, p}, aware);
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find("gpu_aware"), std::string::npos);
+}
+
+const bool metered_registered = register_variant<Backend, testing::MeteredBackend>("fftw_metered");
+
+Config metered_config(const std::string& decomposition, int p) {
+    const int phases = Registry<Decomposition>::instance().create(decomposition)->redistribution_phases();
+    return {"fftw_metered", decomposition, LayoutVariant::default_, phases == 2 ? auto_grid(p) : decltype(auto_grid(p)){p, 1},
+            std::vector<std::string>(phases, "a2a_sync"), false};
+}
+
+TEST(Plan, FootprintIsWhatItAllocatesWithOneSharedFftWorkArea) {
+    auto& meter = testing::Meter::instance();
+    const int p = world_size();
+    int checked = 0;
+    for (int overlap : {1, 3})  // overlapped pencils hold a third work array
+    for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil", "reference_3d"}) {
+        const Problem problem{"fft3d", {12, 10, 9}, Precision::double_, Direction::forward, p};
+        Config config = metered_config(d, p);
+        config.overlap = overlap;
+        if (check_applicable(problem, config)) continue;
+        ++checked;
+        meter.capacity = std::size_t(1) << 40;
+        meter.largest_request = 0;
+        const std::size_t live0 = meter.live;
+        Plan plan(MPI_COMM_WORLD, problem, config);
+        EXPECT_EQ(meter.live - live0, plan.workspace_bytes()) << d;
+        // One area, as large as the largest stage asked for, given to every stage.
+        ASSERT_EQ(meter.areas.size(), 1u) << d;
+        EXPECT_EQ(meter.sizes.at(*meter.areas.begin()), meter.largest_request) << d;
+        if (std::string(d) == "reference_3d")  // one step: only c2r's copy of its input needs a slot
+            EXPECT_EQ(plan.workspace_bytes(), plan.output_bytes() + meter.largest_request);
+        meter.peak = meter.live;
+        // Execution and validation work in the area; validation holds one input
+        // and one output, as a timed run does.
+        const auto v = validate(plan);
+        EXPECT_TRUE(v.passed()) << d;
+        EXPECT_EQ(meter.peak - live0, plan.input_bytes() + plan.output_bytes() + plan.workspace_bytes()) << d;
+    }
+    EXPECT_TRUE(meter.areas.empty());
+    EXPECT_GE(checked, 6);
+}
+
+// Summed over ranks, the floor traffic is the whole problem: every FFT reads and
+// writes its whole input and output once; every reshape moves each complex
+// element once, to a peer (sent, and received there) or within its rank (the
+// self copy, read + write); whether or not the reshape runs slice by slice.
+TEST(Plan, TrafficFloorsAddUpToTheWholeProblem) {
+    const int p = world_size();
+    const std::array<index_t, 3> n{12, 10, 9};
+    const std::size_t real_total = 12 * 10 * 9 * 8, complex_total = 12 * 10 * 5 * 16;
+    int checked = 0;
+    for (int overlap : {1, 3})
+        for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil"})
+            for (LayoutVariant layout : {LayoutVariant::default_, LayoutVariant::realigned})
+                for (Direction dir : {Direction::forward, Direction::inverse}) {
+                    const Problem problem{"fft3d", n, Precision::double_, dir, p};
+                    Config config = metered_config(d, p);
+                    config.backend = "fftw";
+                    config.layout = layout;
+                    config.overlap = overlap;
+                    if (check_applicable(problem, config)) continue;
+                    ++checked;
+                    Plan plan(MPI_COMM_WORLD, problem, config);
+                    const auto& names = plan.phase_names(dir);
+                    const auto mine = plan.phase_traffic(dir);
+                    ASSERT_EQ(mine.size(), names.size());
+                    std::vector<unsigned long long> local, sum(3 * mine.size());
+                    for (const auto& t : mine) local.insert(local.end(), {t.device_bytes, t.sent_bytes, t.received_bytes});
+                    MPI_Allreduce(local.data(), sum.data(), static_cast<int>(sum.size()), MPI_UNSIGNED_LONG_LONG, MPI_SUM,
+                                  MPI_COMM_WORLD);
+                    const std::string what = fmt::format("{} {} overlap {} {}", d, to_string(layout), overlap,
+                                                         to_string(dir));
+                    int real_ffts = 0;
+                    for (std::size_t k = 0; k < names.size(); ++k) {
+                        const auto device = sum[3 * k], sent = sum[3 * k + 1], received = sum[3 * k + 2];
+                        const std::string& ph = names[k];
+                        if (ph.rfind("fft.", 0) == 0) {
+                            EXPECT_EQ(sent + received, 0u) << what << " " << ph;
+                            if (device == real_total + complex_total) ++real_ffts;
+                            else EXPECT_EQ(device, 2 * complex_total) << what << " " << ph;
+                        } else if (ph == "copy.in") {
+                            EXPECT_EQ(device, 2 * complex_total) << what;
+                        } else if (ph.rfind("exchange.", 0) == 0) {
+                            EXPECT_EQ(sent, received) << what << " " << ph;
+                            EXPECT_EQ(sent + device / 2, complex_total) << what << " " << ph;  // a2a_sync packs apart
+                            if (p == 1) EXPECT_EQ(sent, 0u) << what;
+                        } else {
+                            ASSERT_TRUE(ph.rfind("pack.", 0) == 0 || ph.rfind("unpack.", 0) == 0) << ph;
+                            EXPECT_LE(device, 2 * complex_total) << what << " " << ph;
+                        }
+                    }
+                    EXPECT_EQ(real_ffts, 1) << what;
+                }
+    EXPECT_GE(checked, 12);
+}
+
+TEST(Plan, RefusesOnEveryRankWhatDoesNotFitTheSharedDevice) {
+    auto& meter = testing::Meter::instance();
+    const int p = world_size();
+    const Problem problem{"fft3d", {16, 12, 10}, Precision::double_, Direction::forward, p};
+    const Config config = metered_config("slab_2d1d", p);
+    meter.capacity = std::size_t(1) << 40;
+    unsigned long long need = 0, shared = 0;
+    {
+        Plan plan(MPI_COMM_WORLD, problem, config);
+        need = plan.input_bytes() + plan.output_bytes() + plan.workspace_bytes();
+        EXPECT_EQ(plan.ranks_on_device(), p);  // every rank of this node reports the same device
+    }
+    // The ranks of one node share the pretend device: their needs add up.
+    MPI_Allreduce(&need, &shared, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    meter.capacity = meter.live + shared - 1;
+    try {
+        Plan plan(MPI_COMM_WORLD, problem, config);
+        ADD_FAILURE() << "a plan one byte too large was built";
+    } catch (const Unsupported& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("does not fit in device memory"), std::string::npos) << what;
+        EXPECT_NE(what.find(std::to_string(p) + " rank(s) on device metered-device"), std::string::npos) << what;
+    }
+    EXPECT_EQ(meter.live, meter.capacity - shared + 1) << "nothing may stay allocated";
+    meter.capacity = meter.live + shared;
+    EXPECT_NO_THROW(Plan(MPI_COMM_WORLD, problem, config));
+    meter.capacity = std::size_t(1) << 40;
+}
+
+// A transport that, like cuda_ipc, maps peers' buffers until it is destroyed,
+// and on rank 1 takes a while to let go; a backend that notes when memory is
+// freed. No rank may free its buffers before every rank has let go, also when
+// a setup fails (on the last rank) and the plan is never made.
+std::vector<std::chrono::steady_clock::time_point> freed, closed;
+bool fail_setup_on_last_rank = false;
+
+class NotingFrees final : public testing::ForwardingBackend {
+public:
+    std::string name() const override { return "test_noting_frees"; }
+    void deallocate(void* p) override {
+        freed.push_back(std::chrono::steady_clock::now());
+        ForwardingBackend::deallocate(p);
+    }
+};
+
+class MapsPeers final : public testing::ForwardingTransport {
+public:
+    ~MapsPeers() override {
+        if (world_rank() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        closed.push_back(std::chrono::steady_clock::now());
+    }
+    bool maps_peer_memory() const override { return true; }
+    void setup(const ReshapeContext& ctx) override {
+        ForwardingTransport::setup(ctx);
+        if (fail_setup_on_last_rank && world_rank() == world_size() - 1) throw std::runtime_error("injected");
+    }
+    std::optional<std::string> not_applicable(const Backend& backend, bool) const override {
+        if (backend.name() != "test_noting_frees") return std::string("teardown test only");
+        return std::nullopt;
+    }
+};
+
+const bool registered_noting = register_variant<Backend, NotingFrees>("test_noting_frees");
+const bool registered_maps = register_variant<Transport, MapsPeers>("test_maps_peers");
+
+TEST(Plan, NoRankFreesItsBuffersBeforeEveryRankUnmappedThem) {
+    const int p = world_size();
+    if (p < 2) GTEST_SKIP() << "needs peers";
+    const Problem problem{"fft3d", {8, 6, 5}, Precision::double_, Direction::forward, p};
+    const Config config{"test_noting_frees", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"test_maps_peers"}, false};
+    for (const bool fail : {false, true}) {
+    SCOPED_TRACE(fail ? "a setup fails" : "the plan is made");
+    fail_setup_on_last_rank = fail;
+    freed.clear(), closed.clear();
+    if (fail) EXPECT_ANY_THROW(Plan(MPI_COMM_WORLD, problem, config));
+    else { Plan plan(MPI_COMM_WORLD, problem, config); }
+    fail_setup_on_last_rank = false;
+    ASSERT_FALSE(closed.empty());
+    ASSERT_FALSE(freed.empty());
+    // steady_clock is the node's monotonic clock: comparable between the ranks of one node.
+    const auto ns = [](std::chrono::steady_clock::time_point t) {
+        return static_cast<long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+    };
+    long long last_close = ns(*std::max_element(closed.begin(), closed.end()));
+    long long first_free = ns(*std::min_element(freed.begin(), freed.end()));
+    long long all_closed = 0, any_freed = 0;
+    MPI_Allreduce(&last_close, &all_closed, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&first_free, &any_freed, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    EXPECT_GE(any_freed, all_closed) << "a rank freed memory " << (all_closed - any_freed) / 1e6
+                                     << " ms before the last rank let go of its mappings";
+    }
+}
+
+}  // namespace
+}  // namespace fftune

@@ -1,0 +1,7 @@
+#include "core/engine/transport.hpp"
+
+namespace fftune {
+
+FFTUNE_DEFINE_REGISTRY(Transport);
+
+}  // namespace fftune

@@ -1,0 +1,63 @@
+// Transport: moves the bytes of one reshape. Knows nothing about FFTs.
+// One instance per reshape stage, so a transport may keep per-stage state
+// (derived datatypes, requests) created in setup().
+#pragma once
+
+#include "core/base/registry.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/platform/phase_timer.hpp"
+#include "core/engine/reshape.hpp"
+
+namespace fftune {
+
+// Phase ids this reshape records into (-1 when the transport has no such phase).
+struct ReshapePhases {
+    int pack = -1;
+    int exchange = -1;
+    int unpack = -1;
+};
+
+class Transport {
+public:
+    static constexpr const char* kind = "redistribution";
+    virtual ~Transport() = default;
+
+    // Whether this transport has separate pack and unpack phases; those that
+    // fuse them (derived datatypes, pipelined p2p) time only "exchange.k".
+    virtual bool separate_pack_phases() const = 0;
+    // Whether it copies through the plan's packed send/receive buffers.
+    virtual bool uses_staging_buffers() const { return separate_pack_phases(); }
+    // Whether it needs the receive one too (a transport that reads the peers'
+    // send buffers directly does not).
+    virtual bool uses_recv_buffer() const { return uses_staging_buffers(); }
+    // Elements of the packed send / receive buffers it needs (when it uses them):
+    // every peer's block but the self block, unless its buffers have another shape.
+    virtual index_t send_buffer_elems(const ReshapePlan& plan) const { return plan.send_total; }
+    virtual index_t recv_buffer_elems(const ReshapePlan& plan) const { return plan.recv_total; }
+    // Whether it hands whole arrays to MPI (derived datatypes): host staging
+    // then mirrors the arrays instead of the packed buffers.
+    virtual bool uses_whole_arrays() const { return false; }
+    // Whether data moves through MPI (host staging applies when MPI is not GPU-aware).
+    virtual bool uses_mpi() const { return true; }
+    // Whether it maps peers' buffers into this process (CUDA IPC) until it is
+    // destroyed: a rank may then free its buffers only once every peer has let
+    // go (freeing an exported allocation before the importers close it is
+    // undefined), so the plan waits for all ranks in between.
+    virtual bool maps_peer_memory() const { return false; }
+    // Why the transport cannot run with this backend, or nothing.
+    virtual std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) const {
+        (void)backend;
+        (void)gpu_aware;
+        return std::nullopt;
+    }
+    virtual void setup(const ReshapeContext& ctx) { (void)ctx; }
+    virtual void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
+                         const ReshapePhases& phases) = 0;
+};
+FFTUNE_DECLARE_REGISTRY(Transport);
+
+}  // namespace fftune

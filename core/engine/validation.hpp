@@ -1,0 +1,67 @@
+// Validation of a plan (DESIGN.md section 4, thesis 2.6):
+//  - spectral Laplacian: forward, multiply by -|k|^2 / N (minimal-oscillation
+//    wavenumbers), inverse, compare with the analytic Laplacian;
+//  - whole-world oracle: every rank transforms the whole grid serially (FFTW,
+//    double) and compares its own output box (small sizes only);
+//  - round trip: inverse(forward(f)) / N == f.
+// The test function sums modes with different frequencies per axis, so a
+// swapped axis changes the result on non-cubic grids.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/engine/plan.hpp"
+
+namespace fftune {
+
+struct Check {
+    std::string method;
+    double max_rel_error = 0;
+    double tolerance = 0;
+    bool passed = false;
+};
+
+struct ValidationResult {
+    std::vector<Check> checks;
+    bool passed() const;
+    const Check& primary() const { return checks.front(); }  // the spectral Laplacian
+};
+
+void to_json(nlohmann::json& j, const ValidationResult& v);
+
+// Grids with at most this many points also get the whole-world oracle.
+inline constexpr index_t oracle_max_points = index_t{1} << 21;
+
+// Collective over the plan's communicator. Not reentrant: one validation at a
+// time per process (it reuses process-wide host arrays, core/platform/host_scratch.hpp,
+// kept for the next validation; release_host_scratch() frees them).
+ValidationResult validate(Plan& plan);
+
+// Test data, exposed for tests and for applications that want a known field.
+struct TestMode {
+    std::array<int, 3> k;  // wavenumbers along x, y, z
+    double amplitude, phase;
+};
+std::vector<TestMode> test_modes(const std::array<index_t, 3>& n);
+double test_function(const std::vector<TestMode>& modes, const std::array<index_t, 3>& n,
+                     index_t x, index_t y, index_t z);
+double test_laplacian(const std::vector<TestMode>& modes, const std::array<index_t, 3>& n,
+                      index_t x, index_t y, index_t z);
+// Minimal-oscillation wavenumber of index i on an axis of length n (thesis 2.6).
+inline index_t wavenumber(index_t i, index_t n) { return 2 * i <= n ? i : i - n; }
+
+// Fill a real host array laid out as `layout` with the test function (the
+// pointer form writes layout.box.count() values, x-planes over host threads).
+template <class T>
+void fill_test_input(std::vector<T>& out, const Layout& layout, const std::array<index_t, 3>& n);
+template <class T>
+void fill_test_input(T* out, const Layout& layout, const std::array<index_t, 3>& n);
+
+// Tolerance for max-relative errors of a transform over `points` values.
+double transform_tolerance(Precision p, index_t points);
+
+}  // namespace fftune

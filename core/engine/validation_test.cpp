@@ -1,0 +1,157 @@
+// Validation must catch a swapped axis in any layout. A test-only backend wraps
+// fftw and swaps the output strides of two equally long axes of one FFT
+// stage (a transposed layout); every decomposition x layout must then fail.
+#include "core/engine/validation.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/base/registry.hpp"
+#include "core/testing/forwarding_backend.hpp"
+
+namespace fftune {
+namespace {
+
+TEST(TestFunction, IsAsymmetricUnderEveryAxisPermutation) {
+    const std::array<index_t, 3> n{8, 8, 8};
+    const auto modes = test_modes(n);
+    std::array<int, 3> perm{0, 1, 2};
+    while (std::next_permutation(perm.begin(), perm.end())) {
+        double diff = 0, lap_diff = 0;
+        for (index_t x = 0; x < 8; ++x)
+            for (index_t y = 0; y < 8; ++y)
+                for (index_t z = 0; z < 8; ++z) {
+                    const std::array<index_t, 3> g{x, y, z};
+                    const index_t px = g[perm[0]], py = g[perm[1]], pz = g[perm[2]];
+                    diff = std::max(diff, std::abs(test_function(modes, n, x, y, z) - test_function(modes, n, px, py, pz)));
+                    lap_diff = std::max(lap_diff, std::abs(test_laplacian(modes, n, x, y, z) -
+                                                           test_laplacian(modes, n, px, py, pz)));
+                }
+        EXPECT_GT(diff, 0.1) << perm[0] << perm[1] << perm[2];
+        EXPECT_GT(lap_diff, 0.1) << perm[0] << perm[1] << perm[2];
+    }
+}
+
+TEST(TestFunction, ModesStayBelowNyquistAndWavenumbersAreMinimal) {
+    for (const auto& m : test_modes({4, 3, 64}))
+        for (int a = 0; a < 3; ++a) EXPECT_LT(2 * m.k[a], (std::array<int, 3>{4, 3, 64}[a]));
+    EXPECT_EQ(wavenumber(3, 8), 3);
+    EXPECT_EQ(wavenumber(4, 8), 4);
+    EXPECT_EQ(wavenumber(5, 8), -3);
+    EXPECT_LT(transform_tolerance(Precision::double_, 1 << 20), 1e-12);
+    EXPECT_LT(transform_tolerance(Precision::single, 1 << 20), 1e-4);
+}
+
+TEST(TestFunction, FilledFieldMatchesTheFormulaInEveryOrder) {
+    const std::array<index_t, 3> n{9, 10, 11};
+    const auto modes = test_modes(n);
+    for (const auto order : {order_xyz, order_zxy, order_yzx}) {
+        const Layout l{{{2, 3, 1}, {7, 10, 6}}, order};
+        std::vector<double> f;
+        fill_test_input(f, l, n);
+        double err = 0;
+        for (index_t x = 2; x < 7; ++x)
+            for (index_t y = 3; y < 10; ++y)
+                for (index_t z = 1; z < 6; ++z)
+                    err = std::max(err, std::abs(f[l.offset_of({x, y, z})] - test_function(modes, n, x, y, z)));
+        EXPECT_LT(err, 1e-13) << order_name(order);
+    }
+}
+
+// Large enough that x-planes are split over threads (2^16 points per thread).
+TEST(TestFunction, ThreadedFillMatchesTheFormula) {
+    setenv("FFTUNE_HOST_THREADS", "4", 1);
+    const std::array<index_t, 3> n{64, 60, 70};
+    const auto modes = test_modes(n);
+    const Layout l{{{3, 0, 1}, {64, 60, 70}}, order_zxy};
+    std::vector<double> f;
+    fill_test_input(f, l, n);
+    unsetenv("FFTUNE_HOST_THREADS");
+    double err = 0;
+    for (index_t x = 3; x < 64; ++x)
+        for (index_t y = 0; y < 60; ++y)
+            for (index_t z = 1; z < 70; ++z)
+                err = std::max(err, std::abs(f[l.offset_of({x, y, z})] - test_function(modes, n, x, y, z)));
+    EXPECT_LT(err, 1e-12);
+}
+
+int swaps = 0;
+
+class SwappingBackend final : public testing::ForwardingBackend {
+public:
+    std::string name() const override { return "fftw_swapped_axes"; }
+    std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) override {
+        FftDescriptor d = desc;
+        // Transpose the output of the forward transform's first stage that has two
+        // equally long axes (transformed or batched; not the halved r2c axis).
+        const bool forward = d.kind == FftKind::r2c || d.kind == FftKind::c2c_forward;
+        std::vector<FftDim*> axes;
+        for (std::size_t i = 0; i < d.dims.size(); ++i)
+            if (d.kind != FftKind::r2c || i + 1 < d.dims.size()) axes.push_back(&d.dims[i]);
+        for (auto& b : d.batch) axes.push_back(&b);
+        for (std::size_t i = 0; i < axes.size() && forward && !swapped_; ++i)
+            for (std::size_t j = i + 1; j < axes.size() && !swapped_; ++j)
+                if (axes[i]->n == axes[j]->n && axes[i]->n > 1) {
+                    std::swap(axes[i]->out_stride, axes[j]->out_stride);
+                    swapped_ = true;
+                    ++swaps;
+                }
+        return inner().make_fft(d);
+    }
+
+private:
+    bool swapped_ = false;
+};
+
+const bool registered = register_variant<Backend, SwappingBackend>("fftw_swapped_axes");
+
+TEST(Validation, CorrectPlansPassWithAllThreeChecks) {
+    const Problem problem{"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, 1};
+    for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil"}) {
+        const Config config{"fftw", d, LayoutVariant::realigned, {1, 1},
+                            std::string(d) == "pencil" ? std::vector<std::string>{"p2p_sync", "a2a_sync"}
+                                                       : std::vector<std::string>{"a2a_sync"},
+                            false};
+        Plan plan(MPI_COMM_SELF, problem, config);
+        const auto v = validate(plan);
+        ASSERT_EQ(v.checks.size(), 3u);
+        EXPECT_TRUE(v.passed()) << d;
+        EXPECT_EQ(v.primary().method, "spectral_laplacian");
+    }
+}
+
+TEST(Validation, CatchesASwappedAxisInEveryDecompositionAndLayout) {
+    const Problem problem{"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, 1};
+    for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil"})
+        for (auto layout : all_values<LayoutVariant>()) {
+            const Config config{"fftw_swapped_axes", d, layout, {1, 1},
+                                std::string(d) == "pencil" ? std::vector<std::string>{"p2p_sync", "p2p_sync"}
+                                                           : std::vector<std::string>{"p2p_sync"},
+                                false};
+            const int before = swaps;
+            Plan plan(MPI_COMM_SELF, problem, config);
+            ASSERT_EQ(swaps, before + 1) << "no stage was transposed for " << config.key();
+            const auto v = validate(plan);
+            EXPECT_FALSE(v.passed()) << config.key();
+            EXPECT_FALSE(v.primary().passed) << "the spectral Laplacian alone must catch it: " << config.key();
+        }
+}
+
+// The threaded comparison loops (grids over 2^17 points) must still see an error.
+TEST(Validation, ThreadedChecksPassAndCatchASwappedAxis) {
+    setenv("FFTUNE_HOST_THREADS", "3", 1);
+    const Problem problem{"fft3d", {64, 64, 48}, Precision::double_, Direction::forward, 1};
+    for (const char* backend : {"fftw", "fftw_swapped_axes"}) {
+        const Config config{backend, "slab_2d1d", LayoutVariant::default_, {1, 1}, {"a2a_sync"}, false};
+        Plan plan(MPI_COMM_SELF, problem, config);
+        const auto v = validate(plan);
+        EXPECT_EQ(v.passed(), std::string(backend) == "fftw") << backend << ": " << v.primary().max_rel_error;
+        EXPECT_EQ(v.primary().passed, std::string(backend) == "fftw") << backend;
+    }
+    unsetenv("FFTUNE_HOST_THREADS");
+}
+
+}  // namespace
+}  // namespace fftune

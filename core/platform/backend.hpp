@@ -1,0 +1,267 @@
+// Backend: memory, copies, timers and batched FFT plans. Nothing else.
+// The distributed logic (boxes, reshapes, transports, stage order, timing) is
+// backend-agnostic and lives in core/.
+#pragma once
+
+#include "core/base/registry.hpp"
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/base/box.hpp"
+#include "core/base/names.hpp"
+
+namespace fftune {
+
+enum class FftKind { r2c, c2r, c2c_forward, c2c_backward };
+
+// One transformed or batched dimension in guru form (FFTW guru64, cuFFT advanced layout).
+// Strides are in elements of the respective array type (real or complex).
+struct FftDim {
+    index_t n = 1;
+    index_t in_stride = 1;
+    index_t out_stride = 1;
+};
+
+// For r2c/c2r the last entry of `dims` is the halved dimension, n is its real length.
+struct FftDescriptor {
+    Precision precision = Precision::double_;
+    FftKind kind = FftKind::c2c_forward;
+    std::vector<FftDim> dims;
+    std::vector<FftDim> batch;
+    index_t in_elements = 0;   // size of the input array the plan may touch
+    index_t out_elements = 0;  // size of the output array
+    int queue = 0;             // backend queue the plan runs on (Backend::overlap_queue for slices)
+};
+
+class FftPlan {
+public:
+    virtual ~FftPlan() = default;
+    // Out-of-place. A c2r plan may overwrite its input (FFTW and cuFFT both do).
+    virtual void execute(void* in, void* out) = 0;
+    // Scratch the plan needs while it executes, in backend memory, provided by
+    // the caller through set_work_area() before the first execute(). Plans that
+    // never run at the same time can share one area (a Plan's stages run in
+    // order on one queue), so a distributed transform holds the largest, not the sum.
+    virtual std::size_t work_bytes() const { return 0; }
+    virtual void set_work_area(void* area) { (void)area; }
+};
+
+// Measures the time of one phase; start/stop may be called several times per
+// iteration and accumulate. elapsed_ms() waits for the measured work.
+class PhaseClock {
+public:
+    virtual ~PhaseClock() = default;
+    virtual void start() = 0;
+    virtual void stop() = 0;
+    virtual double elapsed_ms() = 0;
+    virtual void reset() = 0;
+};
+
+// Thrown while setting a configuration up when the library refuses it for a
+// reason the harness could not rule out beforehand (cufftXt plan creation for
+// a size it does not support). The runner records the point as skipped, with
+// this message as the reason, instead of failed.
+struct Unsupported : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// One whole 3D real transform (r2c forward, c2r inverse) spread over every
+// device the process drives: cufftXt on the cuda backend (reference_cufftxt).
+// Its data lives in storage of its own (cufftXt descriptors, one slab per GPU)
+// and is transformed there in place, so a transform is split into untimed
+// copies in and out and the timed execute():
+//   load(d, in)   caller's buffer -> storage, ready for execute (and kept for reload)
+//   reload(d)     storage := what load() put there (execute overwrote it)
+//   execute(d)    the transform, in place; the only timed part
+//   store(d, out) storage -> caller's buffer
+// The caller's buffers are pinned host memory (Plan::allocate_input: the whole
+// grid need not fit on one device) in the plan's layouts: real (Nx, Ny, Nz)
+// and complex (Nx, Ny, Nz/2+1), z contiguous, x slowest.
+class MultiDeviceFft {
+public:
+    virtual ~MultiDeviceFft() = default;
+    virtual void load(Direction d, const void* in) = 0;
+    virtual void reload(Direction d) = 0;
+    virtual void execute(Direction d) = 0;
+    virtual void store(Direction d, void* out) = 0;
+    // A clock for execute(): its interval covers the work on every device.
+    virtual std::unique_ptr<PhaseClock> make_clock() = 0;
+    virtual int devices() const = 0;
+    // Device memory it holds (storage and library work areas, all devices),
+    // and pinned host memory it stages copies through.
+    virtual std::size_t device_bytes() const = 0;
+    virtual std::size_t host_bytes() const = 0;
+    // The most device memory it took on any one of its devices, as the driver
+    // reports it (free when it was made - free now, library allocations
+    // included); nothing where that cannot be read.
+    virtual std::optional<std::size_t> measured_device_bytes() const { return std::nullopt; }
+};
+
+// Memory of the device a backend allocates on, as the driver reports it now.
+struct DeviceMemory {
+    std::string device;  // on this node, e.g. the PCI bus id: ranks with the same one share the memory
+    std::size_t free = 0;
+    std::size_t total = 0;
+};
+
+// The accelerators of this node as a backend sees them (machine fingerprint).
+struct DeviceInfo {
+    std::string model;  // e.g. "NVIDIA H200"
+    int count = 0;      // devices visible on this node
+};
+
+class Backend {
+public:
+    static constexpr const char* kind = "backend";
+    virtual ~Backend() = default;
+
+    virtual std::string name() const = 0;
+    // Library versions for provenance, e.g. {"fftw", "fftw-3.3.10-sse2"}.
+    virtual std::vector<std::pair<std::string, std::string>> versions() const = 0;
+    // True when buffers from allocate() live in device memory.
+    virtual bool device_memory() const = 0;
+    // Why the backend cannot run here (e.g. no GPU), or nothing.
+    virtual std::optional<std::string> unavailable() const { return std::nullopt; }
+    // GPUs of this node (model, count) for the machine class; host backends have none.
+    virtual DeviceInfo device_info() const { return {}; }
+
+    // The device memory allocate() draws from; nothing for host backends, whose
+    // footprint is not checked before a plan allocates.
+    virtual std::optional<DeviceMemory> device_memory_info() const { return std::nullopt; }
+    // An error that has left the device unusable for the rest of the process
+    // (a sticky CUDA error, e.g. an illegal address: every later call returns
+    // it), or nothing. Asked after a failure; never waits for the device.
+    virtual std::optional<std::string> device_fault() { return std::nullopt; }
+
+    virtual void* allocate(std::size_t bytes) = 0;
+    virtual void deallocate(void* p) = 0;
+    // Host memory for staging MPI traffic (pinned on GPU backends).
+    virtual void* allocate_host(std::size_t bytes) = 0;
+    virtual void deallocate_host(void* p) = 0;
+    // Page-locks host memory that the caller keeps (test arrays reused across
+    // points) so that copies between it and backend memory run at full rate: on
+    // an H200 55 GB/s either way, against 9 (to the device) and 16 (from it) from
+    // pageable memory. Returns what undoes it, which must not need this backend
+    // object; empty where nothing was done (host backends, a refusing driver).
+    virtual std::function<void(void*)> pin_host(void* p, std::size_t bytes) {
+        (void)p, (void)bytes;
+        return {};
+    }
+
+    // dst[dst_region] = src[src_region]; both regions have the same extents.
+    // Either side may be backend memory or host staging memory.
+    virtual void copy_region(void* dst, const StridedRegion& dst_region, const void* src,
+                             const StridedRegion& src_region, std::size_t elem_bytes) = 0;
+    virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
+    virtual void copy_from_host(void* dst, const void* host_src, std::size_t bytes) = 0;
+    // Wait for all queued work (a no-op on synchronous backends).
+    virtual void synchronize() = 0;
+
+    virtual std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) = 0;
+    // Why this backend cannot run a whole n-point transform over every device
+    // of the process (too few devices, no such library), or nothing. The
+    // library may still refuse the size at creation (throws Unsupported).
+    virtual std::optional<std::string> multi_device_unavailable(const std::array<index_t, 3>& n,
+                                                                Precision precision) const {
+        (void)n;
+        (void)precision;
+        return "backend " + name() + " has no transform spread over several devices";
+    }
+    virtual std::unique_ptr<MultiDeviceFft> make_multi_device_fft(const std::array<index_t, 3>& n,
+                                                                  Precision precision) {
+        (void)n;
+        (void)precision;
+        throw std::logic_error("backend " + name() + " has no transform spread over several devices");
+    }
+    // The queue backend work runs on (a cudaStream_t on GPU backends, else null),
+    // for device-direct transports that enqueue their own communication.
+    virtual void* native_stream() { return nullptr; }
+
+    // Work queues for transports that overlap packing, transfer and unpacking
+    // (thesis 4.5.1). Queue 0 is the main one: FFTs, clocks, copy_region and
+    // synchronize() use it; queues 1 .. queue_count()-1 run beside it (CUDA
+    // streams). A backend that runs work at once has only queue 0, and the calls
+    // below then reduce to doing the work now.
+    virtual int queue_count() const { return 1; }
+    // Work submitted to queue `q` from now on starts after the work submitted so
+    // far to queue `after` (an event on GPU backends).
+    virtual void queue_wait(int q, int after) {
+        (void)q;
+        (void)after;
+    }
+    // copy_region on queue `q`.
+    virtual void copy_region_on(int q, void* dst, const StridedRegion& dst_region, const void* src,
+                                const StridedRegion& src_region, std::size_t elem_bytes) {
+        (void)q;
+        copy_region(dst, dst_region, src, src_region, elem_bytes);
+    }
+    // A queue beside 0 .. queue_count()-1 that transports never use: the FFT
+    // slices of an overlapped stage run there while the reshape of the slice
+    // before runs on the others. 0 on backends that run work at once.
+    virtual int overlap_queue() const { return 0; }
+    // Calls `done` once the work submitted so far to queue `q` has finished:
+    // now, or from a thread of the backend (cudaLaunchHostFunc), in which case
+    // `done` must not call the backend or MPI (set a flag and return).
+    virtual void when_done(int q, std::function<void()> done) {
+        (void)q;
+        done();
+    }
+    virtual std::unique_ptr<PhaseClock> make_clock() = 0;
+    // A clock of the work on queue `q` (the overlapped FFT slices).
+    virtual std::unique_ptr<PhaseClock> make_clock_on(int q) {
+        (void)q;
+        return make_clock();
+    }
+};
+FFTUNE_DECLARE_REGISTRY(Backend);
+
+// Buffer owned through a backend, or memory lent to it by an owner that
+// `give_back` returns it to when the Buffer ends (core/platform/host_scratch.hpp).
+class Buffer {
+public:
+    Buffer() = default;
+    Buffer(Backend& backend, std::size_t bytes, bool host = false);
+    Buffer(void* lent, std::size_t bytes, std::function<void()> give_back)
+        : ptr_(lent), bytes_(bytes), give_back_(std::move(give_back)) {}
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    Buffer(Buffer&& o) noexcept { swap(o); }
+    Buffer& operator=(Buffer&& o) noexcept {
+        Buffer tmp(std::move(o));
+        swap(tmp);
+        return *this;
+    }
+    ~Buffer();
+
+    void* data() const { return ptr_; }
+    std::size_t bytes() const { return bytes_; }
+    template <class T>
+    T* as() const { return static_cast<T*>(ptr_); }
+
+private:
+    void swap(Buffer& o) noexcept {
+        std::swap(backend_, o.backend_);
+        std::swap(ptr_, o.ptr_);
+        std::swap(bytes_, o.bytes_);
+        std::swap(host_, o.host_);
+        std::swap(give_back_, o.give_back_);
+    }
+    Backend* backend_ = nullptr;
+    void* ptr_ = nullptr;
+    std::size_t bytes_ = 0;
+    bool host_ = false;
+    std::function<void()> give_back_;  // set: lent memory, not the backend's
+};
+
+// An FFT plan for use on its own (tests, the probe): make_fft's plan holding a
+// work area of its own, when it needs one.
+std::unique_ptr<FftPlan> make_standalone_fft(Backend& backend, const FftDescriptor& desc);
+
+}  // namespace fftune

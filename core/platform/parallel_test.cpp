@@ -1,0 +1,84 @@
+#include "core/platform/parallel.hpp"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+namespace fftune {
+namespace {
+
+TEST(ParallelFor, CoversEveryIndexExactlyOnce) {
+    for (int threads : {1, 2, 3, 7, 64})
+        for (std::int64_t n : {0, 1, 5, 64, 1001}) {
+            std::vector<std::atomic<int>> hits(n);
+            parallel_for(10, 10 + n, [&](std::int64_t lo, std::int64_t hi) {
+                for (auto i = lo; i < hi; ++i) hits[i - 10]++;
+            }, threads);
+            for (std::int64_t i = 0; i < n; ++i) EXPECT_EQ(hits[i].load(), 1) << "n=" << n << " threads=" << threads;
+        }
+}
+
+TEST(ParallelFor, UsesSeveralThreadsAndHonoursTheMinimumChunk) {
+    std::mutex m;
+    std::set<std::thread::id> ids;
+    std::atomic<int> calls{0};
+    auto record = [&](std::int64_t, std::int64_t) {
+        calls++;
+        std::lock_guard<std::mutex> lock(m);
+        ids.insert(std::this_thread::get_id());
+    };
+    parallel_for(0, 1000, record, 4);
+    EXPECT_EQ(calls.load(), 4);
+    EXPECT_EQ(ids.size(), 4u);
+    calls = 0;
+    parallel_for(0, 1000, record, 4, 600);  // 1000 / 600 -> one chunk, on the caller's thread
+    EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(ParallelFor, RethrowsAfterEveryChunkFinished) {
+    std::atomic<int> done{0};
+    EXPECT_THROW(parallel_for(0, 8, [&](std::int64_t lo, std::int64_t) {
+        if (lo == 0) throw std::runtime_error("chunk 0");
+        done++;
+    }, 8), std::runtime_error);
+    EXPECT_EQ(done.load(), 7);
+}
+
+TEST(HostThreads, SharesTheCoresAmongTheNodesRanks) {
+    setenv("FFTUNE_HOST_THREADS", "3", 1);
+    EXPECT_EQ(host_threads(), 3);
+    unsetenv("FFTUNE_HOST_THREADS");
+    setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "100000", 1);
+    EXPECT_EQ(host_threads(), 1);
+    setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "1", 1);
+    cpu_set_t mask;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
+    EXPECT_EQ(host_threads(), std::min(std::max(1, static_cast<int>(std::thread::hardware_concurrency())),
+                                       CPU_COUNT(&mask)));
+    unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+}
+
+// A rank that mpirun bound to one core gets one thread, not the node's count.
+TEST(HostThreads, StaysWithinTheCoresTheProcessIsBoundTo) {
+    cpu_set_t saved, one;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &saved)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+    const int threads = host_threads();
+    sched_setaffinity(0, sizeof(saved), &saved);
+    EXPECT_EQ(threads, 1);
+}
+
+}  // namespace
+}  // namespace fftune

@@ -1,0 +1,21 @@
+// Run-time settings read from the environment. Unset or empty means the
+// default; any other value must be a whole number in range, or the reader
+// throws std::invalid_argument naming the variable, its value and what is
+// allowed. check_settings() reads them all, so that the CLI refuses a bad
+// value before any work starts instead of where the setting is first used.
+#pragma once
+
+#include <optional>
+
+namespace fftune {
+
+// FFTUNE_HOST_THREADS: threads for host loops (core/platform/parallel.hpp), 1..4096.
+std::optional<int> host_threads_setting();
+// FFTUNE_NCCL_TIMEOUT_S: seconds an NCCL transfer may take before its
+// communicator is aborted (default 300), a number > 0.
+double nccl_timeout_s();
+
+// Every setting above; throws the first one's error.
+void check_settings();
+
+}  // namespace fftune

@@ -1,0 +1,459 @@
+#include "core/run/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <complex>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/platform/collective_try.hpp"
+#include "core/platform/device_fault.hpp"
+#include "core/platform/host_scratch.hpp"
+#include "core/records/json_lines.hpp"
+#include "core/engine/plan.hpp"
+#include "core/run/point_watchdog.hpp"
+#include "core/records/provenance.hpp"
+#include "core/base/registry.hpp"
+#include "core/records/statistics.hpp"
+#include "core/engine/validation.hpp"
+
+namespace fftune {
+
+using json = nlohmann::json;
+
+namespace {
+
+// A result file a job killed mid-write left with a torn last line.
+bool ends_mid_line(const std::string& path) {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in || in.tellg() <= 0) return false;
+    in.seekg(-1, std::ios::end);
+    return in.get() != '\n';
+}
+
+json base_record(const Point& point, const json& machine, const RunOptions& options) {
+    json r;
+    r["schema"] = "fftune.result/1";
+    r["point_index"] = point.index;
+    r["problem"] = point.problem;
+    r["config"] = point.config;
+    r["key"] = point.config.key();
+    r["machine"] = machine;
+    auto backend = Registry<Backend>::instance().contains(point.config.backend)
+                       ? Registry<Backend>::instance().create(point.config.backend)
+                       : nullptr;
+    r["provenance"] = provenance_info(options.argv, backend.get());
+    return r;
+}
+
+// Fill the plan's input with the test field. Rank-local.
+void fill_input(Plan& plan, Buffer& in) {
+    Backend& be = plan.backend();
+    const auto n = plan.problem().size;
+    auto load_real = [&](auto zero) {
+        using T = decltype(zero);
+        if (plan.buffers_on_host()) return fill_test_input(in.as<T>(), plan.input_layout(), n);
+        T* f = host_scratch(ScratchRole::test_input).get<T>(plan.input_layout().box.count(), &be);
+        fill_test_input(f, plan.input_layout(), n);
+        be.copy_from_host(in.data(), f, plan.input_bytes());
+    };
+    if (plan.problem().precision == Precision::single) load_real(float{});
+    else load_real(double{});
+}
+
+}  // namespace
+
+json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, const json& machine) {
+    json rec = base_record(point, machine, options);
+    rec["problem"]["ranks_per_node"] = options.ranks_per_node > 0 ? options.ranks_per_node : ranks_per_node(comm);
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+
+    std::optional<std::string> reason;
+    if (auto err = collective_try(comm, [&] { reason = check_applicable(point.problem, point.config); })) {
+        rec["status"] = "failed";
+        rec["error"] = *err;
+        return rec;
+    }
+    // Rank-local evidence (a device, the GPU-aware trial) may differ: skip on every rank or none.
+    reason = agree_error(comm, reason.value_or(""), /*name_rank=*/false);
+    if (reason) {
+        rec["status"] = "skipped";
+        rec["reason"] = *reason;
+        return rec;
+    }
+
+    // Free device memory before this point allocates anything (host backends: none),
+    // read before the barrier so that no rank sharing the device has started.
+    std::optional<DeviceMemory> mem_before;
+    if (auto err = collective_try(comm, [&] {
+            mem_before = Registry<Backend>::instance().create(point.config.backend)->device_memory_info();
+        })) {
+        rec["status"] = "failed";
+        rec["error"] = "device memory query: " + *err;
+        return rec;
+    }
+    std::unique_ptr<Plan> plan;
+    double setup_ms = 0;
+    FFTUNE_MPI_CHECK(MPI_Barrier(comm));
+    const auto t0 = std::chrono::steady_clock::now();
+    bool unsupported = false;
+    if (auto err = collective_try(comm, [&] { plan = std::make_unique<Plan>(comm, point.problem, point.config); },
+                                  &unsupported)) {
+        if (unsupported) {
+            rec["status"] = "skipped";
+            rec["reason"] = *err;
+        } else {
+            rec["status"] = "failed";
+            rec["error"] = "setup: " + *err;
+        }
+        return rec;
+    }
+    // Setup is host work (planning, allocation, communicators): host clock, max over ranks.
+    // An NCCL communicator is made by the first point on its group of ranks only.
+    double local_setup = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&local_setup, &setup_ms, 1, MPI_DOUBLE, MPI_MAX, comm));
+
+    const Direction dir = point.problem.direction;
+    const int iters = options.iterations, warm = options.warmup;
+    std::vector<std::string> phases;
+    std::vector<double> samples;  // per iteration: total, then phases
+    std::size_t stride = 0;
+    Buffer real_buf, complex_buf;
+    unsigned long long device_used = 0;  // what this point's ranks hold on the device, measured
+    // Where a point's wall time goes (host clock; prepare ends when its host
+    // work does, so an inverse's untimed forward may finish inside `timed`).
+    double wall[3] = {0, 0, 0};  // prepare, timed (warm-up included), validate
+    auto since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    };
+    auto err = collective_try(comm, [&] {
+        const auto t_prepare = std::chrono::steady_clock::now();
+        // Allocating and filling are rank-local: agreed before the first exchange.
+        all_or_none(comm, [&] {
+            real_buf = plan->allocate_input();
+            complex_buf = plan->allocate_output();
+            fill_input(*plan, real_buf);
+        });
+        if (dir == Direction::inverse) {
+            // The inverse reads the spectrum: forward once, then swap roles.
+            const auto failed = unless_device_lost(plan->backend(), comm, failure_of([&] {
+                plan->forward(real_buf.data(), complex_buf.data());
+            }));
+            all_or_none(comm, failed, [&] { plan->collect_phase_times(Direction::forward); });
+        }
+        wall[0] = since(t_prepare);
+        const auto t_timed = std::chrono::steady_clock::now();
+        const void* src = dir == Direction::forward ? real_buf.data() : complex_buf.data();
+        void* dst = dir == Direction::forward ? complex_buf.data() : real_buf.data();
+        std::unique_ptr<PhaseClock> total_clock;
+        // Between the collective transforms, all rank-local work is agreed;
+        // each agreement is also the barrier before the next timed iteration.
+        all_or_none(comm, [&] {
+            total_clock = plan->make_clock();
+            phases = plan->phase_names(dir);
+            stride = 1 + phases.size();
+            samples.reserve(iters * stride);
+            // Plans that transform in storage of their own (reference_cufftxt) copy
+            // the input there outside the timed region; for the others these
+            // calls do nothing and run_staged() is forward()/inverse().
+            plan->stage(dir, src);
+            plan->restage(dir);
+        });
+        for (int it = 0; it < warm + iters; ++it) {
+            const auto failed = unless_device_lost(plan->backend(), comm, failure_of([&] {
+                total_clock->start();
+                plan->run_staged(dir, src, dst);
+                total_clock->stop();
+            }));
+            // Reading the clocks is where a device fault shows.
+            all_or_none(comm, failed, [&] {
+                const double total = total_clock->elapsed_ms();
+                total_clock->reset();
+                const auto ph = plan->collect_phase_times(dir);
+                if (it >= warm) {
+                    samples.push_back(total);
+                    samples.insert(samples.end(), ph.begin(), ph.end());
+                }
+                if (it + 1 < warm + iters) plan->restage(dir);
+            });
+        }
+        wall[1] = since(t_timed);
+        if (plan->devices() > 1) {
+            // The backend's device is one of several: the plan measures them all.
+            if (const auto used = plan->measured_multi_device_bytes()) device_used = *used;
+        } else if (mem_before) {
+            if (const auto after = plan->backend().device_memory_info(); after && after->free < mem_before->free)
+                device_used = mem_before->free - after->free;
+        }
+        // Validation allocates its own input and output: never both sets at once.
+        real_buf = Buffer();
+        complex_buf = Buffer();
+    });
+    if (err) {
+        // Every later point would fail on a lost device: a fresh job goes on.
+        end_job_if_device_lost(plan->backend(), comm, "execution: " + *err);
+        rec["status"] = "failed";
+        rec["error"] = "execution: " + *err;
+        return rec;
+    }
+
+    // Per iteration and phase: max over ranks for the statistics, min and mean to show imbalance.
+    std::vector<double> vmax(samples.size()), vmin(samples.size()), vsum(samples.size());
+    const int n = static_cast<int>(samples.size());
+    FFTUNE_MPI_CHECK(MPI_Allreduce(samples.data(), vmax.data(), n, MPI_DOUBLE, MPI_MAX, comm));
+    FFTUNE_MPI_CHECK(MPI_Allreduce(samples.data(), vmin.data(), n, MPI_DOUBLE, MPI_MIN, comm));
+    FFTUNE_MPI_CHECK(MPI_Allreduce(samples.data(), vsum.data(), n, MPI_DOUBLE, MPI_SUM, comm));
+    auto column = [&](const std::vector<double>& v, std::size_t c, double scale = 1.0) {
+        std::vector<double> out;
+        for (int it = 0; it < iters; ++it) out.push_back(v[it * stride + c] * scale);
+        return out;
+    };
+    const double inv_p = 1.0 / point.problem.ranks;
+    json timing;
+    // attribution: phases run one after another, each timed alone; overlapped:
+    // FFT slices run beside reshapes (Config::overlap), phases add up to more than the total.
+    timing["mode"] = point.config.overlap > 1 ? "overlapped" : "attribution";
+    timing["clock"] = plan->backend().device_memory() ? "cuda_event" : "host_steady_clock";
+    timing["devices"] = plan->devices();  // per rank: 1, or every GPU of the process (reference_cufftxt)
+    timing["warmup"] = warm;
+    timing["iterations"] = iters;
+    timing["setup_ms"] = setup_ms;
+    timing["total"] = summarize(column(vmax, 0));
+    json ph = json::object();
+    for (std::size_t k = 0; k < phases.size(); ++k) {
+        json s = summarize(column(vmax, k + 1));
+        s["rank_min_median"] = summarize(column(vmin, k + 1)).median;
+        s["rank_mean_median"] = summarize(column(vsum, k + 1, inv_p)).median;
+        ph[phases[k]] = s;
+    }
+    timing["phases"] = ph;
+    timing["phase_order"] = phases;
+    rec["timing"] = timing;
+
+    // Memory: the largest per-rank footprint in backend memory (caller's in/out
+    // there, plus workspace).
+    unsigned long long mem[2] = {plan->backend_bytes(), plan->workspace_bytes()};
+    unsigned long long mem_max[2];
+    FFTUNE_MPI_CHECK(MPI_Allreduce(mem, mem_max, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+    rec["memory_bytes"] = mem_max[0];
+    rec["workspace_bytes"] = mem_max[1];
+    if (mem_before) {
+        // Driver-reported, the most on one device: includes what the library
+        // allocates on its own (cuFFT plans, NCCL buffers) and, on a device that
+        // ranks share, all of theirs; for a rank driving several devices
+        // (cufftXt), the fullest of them. NCCL communicators live for the
+        // process (one per group of ranks), so only the first point on a group
+        // counts theirs.
+        unsigned long long used_max = 0;
+        FFTUNE_MPI_CHECK(MPI_Allreduce(&device_used, &used_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+        rec["device_memory"] = {{"measured_bytes", used_max},
+                                {"devices_per_rank", plan->devices()},
+                                {"ranks_on_device", plan->ranks_on_device()},
+                                {"total_bytes", mem_before->total}};
+    }
+    unsigned long long host = plan->host_staging_bytes(), host_max = 0;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&host, &host_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+    rec["host_staging_bytes"] = host_max;
+    // Floor traffic per phase, max over ranks; not for a rank driving several GPUs (cufftXt).
+    if (plan->devices() == 1) {
+        const auto traffic = plan->phase_traffic(dir);
+        std::vector<unsigned long long> bytes, most(3 * traffic.size());
+        for (const auto& t : traffic) bytes.insert(bytes.end(), {t.device_bytes, t.sent_bytes, t.received_bytes});
+        FFTUNE_MPI_CHECK(MPI_Allreduce(bytes.data(), most.data(), static_cast<int>(most.size()),
+                                       MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+        json tr = json::object();
+        for (std::size_t k = 0; k < traffic.size() && k < phases.size(); ++k)
+            tr[phases[k]] = {{"device_bytes", most[3 * k]}, {"sent_bytes", most[3 * k + 1]}, {"received_bytes", most[3 * k + 2]}};
+        rec["traffic"] = tr;
+    }
+
+    auto record_wall = [&] {
+        double most[3];
+        FFTUNE_MPI_CHECK(MPI_Allreduce(wall, most, 3, MPI_DOUBLE, MPI_MAX, comm));
+        rec["timing"]["wall_ms"] = {{"setup", setup_ms}, {"prepare", most[0]}, {"timed", most[1]}, {"validate", most[2]}};
+    };
+    if (options.validate) {
+        ValidationResult v;
+        const auto t_validate = std::chrono::steady_clock::now();
+        auto verr = collective_try(comm, [&] { v = validate(*plan); });
+        wall[2] = since(t_validate);
+        record_wall();
+        if (verr) {
+            end_job_if_device_lost(plan->backend(), comm, "validation: " + *verr);
+            rec["status"] = "failed";
+            rec["error"] = "validation: " + *verr;
+            return rec;
+        }
+        rec["validation"] = v;
+        if (!v.passed()) {
+            std::string what;
+            for (const auto& c : v.checks)
+                if (!c.passed) what += fmt::format("{}{} error {:.3g} > tolerance {:.3g}", what.empty() ? "" : "; ", c.method, c.max_rel_error, c.tolerance);
+            rec["status"] = "failed";
+            rec["error"] = "validation failed: " + what;
+            return rec;
+        }
+    } else {
+        record_wall();
+        rec["validation"] = json{{"method", "none"}, {"passed", nullptr}};
+    }
+    rec["status"] = "ok";
+    return rec;
+}
+
+PointSelection load_point_selection(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot read the point selection");
+    PointSelection s;
+    try {
+        const json j = json::parse(in);
+        for (const auto& [ranks, list] : j.at("points").items()) {
+            auto& v = s.points[std::stoi(ranks)];
+            v = list.get<std::vector<int>>();
+            std::sort(v.begin(), v.end());
+        }
+        s.warmup = j.at("warmup").get<int>();
+        s.iterations = j.at("iterations").get<int>();
+    } catch (const std::exception& e) {
+        throw std::runtime_error(path + ": not a point selection: " + e.what());
+    }
+    if (s.warmup < 0 || s.iterations < 1) throw std::runtime_error(path + ": warmup must be >= 0 and iterations >= 1");
+    return s;
+}
+
+void save_point_selection(const PointSelection& s, const std::string& path) {
+    json j{{"points", json::object()}, {"warmup", s.warmup}, {"iterations", s.iterations}};
+    for (const auto& [ranks, list] : s.points) j["points"][std::to_string(ranks)] = list;
+    std::ofstream(path) << j.dump() << "\n";
+}
+
+int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int start_index,
+            const std::vector<std::string>& argv, const std::vector<int>* only, bool append) {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    const auto points = tc.points(size);
+    const json machine = machine_info();
+    set_device_fault_note(out_file);
+    RunOptions opts{tc.warmup, tc.iterations, tc.validate, argv, ranks_per_node(comm)};
+    std::ofstream out;
+    if (rank == 0) {
+        // A note a job that died left here has been read (core/run/sweep.cpp): it
+        // is not this job's.
+        std::filesystem::remove(device_fault_note_path(out_file));
+        append = append || start_index > 0;
+        // A job killed mid-write leaves a torn last line: end it, so the next
+        // record starts on its own line (read_records drops the torn one).
+        const bool torn = append && ends_mid_line(out_file);
+        out.open(out_file, append ? std::ios::app : std::ios::trunc);
+        if (!out) throw std::runtime_error("cannot write " + out_file);
+        if (torn) out << '\n';
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    int failed = 0;
+    const int total = static_cast<int>(points.size());
+    PointWatchdog watchdog(comm, tc.point_timeout_s);
+    const auto selected = [&](int i) { return !only || std::binary_search(only->begin(), only->end(), i); };
+    int todo = 0, done = 0;
+    for (int i = std::max(0, start_index); i < total; ++i) todo += selected(i);
+    for (int i = std::max(0, start_index); i < total; ++i) {
+        if (!selected(i)) continue;
+        ++done;
+        watchdog.arm(fmt::format("point {} of {} ({} ranks: {} {} {} {})", i + 1, total, size,
+                                 size_string(points[i].problem.size), points[i].config.key(),
+                                 to_string(points[i].problem.precision), to_string(points[i].problem.direction)));
+        const json rec = run_point(comm, points[i], opts, machine);
+        watchdog.disarm();
+        if (rec["status"] == "failed") ++failed;
+        if (rank != 0) continue;
+        out << rec.dump() << '\n' << std::flush;  // never lose a measured point
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double eta = elapsed / done * (todo - done);
+        std::string outcome = rec["status"].get<std::string>();
+        if (outcome == "ok")
+            outcome += fmt::format(" {:.4g} ms, error {:.2g}", rec["timing"]["total"]["median"].get<double>(),
+                                   rec["validation"].value("max_rel_error", 0.0));
+        else if (outcome == "failed")
+            outcome += ": " + rec["error"].get<std::string>();
+        std::cerr << fmt::format("[{} ranks {}/{}] {} {} {} {}: {} | elapsed {:.0f}s ETA {:.0f}s\n", size, i + 1,
+                                 total, size_string(points[i].problem.size), points[i].config.key(),
+                                 to_string(points[i].problem.precision), to_string(points[i].problem.direction),
+                                 outcome, elapsed, eta);
+    }
+    release_host_scratch();  // unpinned while the device runtime is still up, not at exit
+    return failed;
+}
+
+json died_point_record(const Point& point, const std::string& error) {
+    return json{{"schema", "fftune.result/1"},
+                {"status", "failed"},
+                {"point_index", point.index},
+                {"problem", point.problem},
+                {"config", point.config},
+                {"key", point.config.key()},
+                {"error", error},
+                {"machine", machine_info()},
+                {"provenance", {{"fftune_version", fftune_version()}, {"timestamp", utc_timestamp()}}}};
+}
+
+void append_record(const std::string& path, const json& record) {
+    const bool torn = ends_mid_line(path);
+    std::ofstream out(path, std::ios::app);
+    if (!out) throw std::runtime_error("cannot write " + path);
+    out << (torn ? "\n" : "") << record.dump() << '\n' << std::flush;
+}
+
+std::vector<json> read_records(const std::string& path) {
+    std::vector<json> out;
+    for_each_line(path, [&](std::string_view line) {
+        if (line.empty()) return;
+        try {
+            out.push_back(json::parse(line));
+        } catch (const json::parse_error&) {
+            // A torn last line of a job that died mid-write: nothing to recover.
+        }
+    });
+    return out;
+}
+
+std::string summarize_records(const std::vector<json>& records) {
+    std::map<std::string, int> counts;
+    struct Best { double ms = 1e300; std::string key; double err = 0; int n = 0; };
+    std::map<std::string, Best> best;
+    std::vector<std::string> failures;
+    for (const auto& r : records) {
+        const std::string status = r.value("status", "?");
+        ++counts[status];
+        const auto& p = r["problem"];
+        const std::string problem = fmt::format("{:>5} {:>14} {:>6} {:>7}", p["ranks"].get<int>(),
+                                                size_string(p["size"].get<std::array<index_t, 3>>()),
+                                                p["precision"].get<std::string>(), p["direction"].get<std::string>());
+        if (status == "failed") failures.push_back(problem + "  " + r.value("key", "") + ": " + r.value("error", ""));
+        if (status != "ok") continue;
+        Best& b = best[problem];
+        ++b.n;
+        const double ms = r["timing"]["total"]["median"].get<double>();
+        if (ms < b.ms) b = {ms, r.value("key", ""), r["validation"].value("max_rel_error", 0.0), b.n};
+    }
+    std::string s = "\nSummary: ";
+    for (const auto& [k, v] : counts) s += fmt::format("{} {}  ", v, k);
+    s += fmt::format("({} points)\n\n", records.size());
+    if (!best.empty()) {
+        s += fmt::format("{:>5} {:>14} {:>6} {:>7}  {:>6}  {:>11}  {:>9}  {}\n", "ranks", "size", "prec", "dir",
+                         "points", "best ms", "error", "best configuration");
+        for (const auto& [problem, b] : best)
+            s += fmt::format("{}  {:>6}  {:>11.4g}  {:>9.2g}  {}\n", problem, b.n, b.ms, b.err, b.key);
+    }
+    if (!failures.empty()) {
+        s += "\nFailed points:\n";
+        for (const auto& f : failures) s += "  " + f + "\n";
+    }
+    return s;
+}
+
+}  // namespace fftune

@@ -1,0 +1,80 @@
+// Runs testcase points inside one MPI job (all ranks call), and sweeps over rank
+// counts by launching one MPI job per count (parent mode).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+#include <nlohmann/json.hpp>
+
+#include "core/run/testcase.hpp"
+
+namespace fftune {
+
+struct RunOptions {
+    int warmup = 10;
+    int iterations = 20;
+    bool validate = true;
+    std::vector<std::string> argv;  // for provenance
+    int ranks_per_node = 0;         // of the job (run_job asks once); 0: run_point asks the communicator
+};
+
+// Collective over `comm`. Never throws for a failing configuration: the
+// record's status says ok, skipped or failed. Every rank returns the record.
+nlohmann::json run_point(MPI_Comm comm, const Point& point, const RunOptions& options,
+                         const nlohmann::json& machine);
+
+// Runs the testcase's points for this job's world size from `start_index` on,
+// appending one JSON line per point to `out_file` (rank 0, flushed per point).
+// Returns the number of failed points.
+// `only`, when given, lists the point indices to run (sorted); others are skipped.
+// The file is appended to when start_index > 0 or `append` (resumed jobs).
+int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int start_index,
+            const std::vector<std::string>& argv, const std::vector<int>* only = nullptr, bool append = false);
+
+// A subset of a testcase's points, with its own iteration counts: what the
+// tuner's search strategies run in each round. JSON file:
+//   {"points": {"<ranks>": [index, ...]}, "warmup": W, "iterations": N}
+struct PointSelection {
+    std::map<int, std::vector<int>> points;  // by rank count, sorted
+    int warmup = 0, iterations = 1;
+};
+PointSelection load_point_selection(const std::string& path);
+void save_point_selection(const PointSelection& s, const std::string& path);
+
+// Parent mode: one launcher job per rank count, crash-resilient (a job that
+// dies is resumed after the point it died on, which is recorded as failed),
+// merged into OUT/<name>.jsonl. Returns the process exit code.
+struct SweepOptions {
+    std::string testcase_path;
+    std::string out_dir;
+    std::string launcher;               // overrides the testcase's when not empty
+    std::vector<std::string> launcher_args;  // appended to the testcase's
+    std::string selection_path;              // a PointSelection file, or empty for every point
+};
+int run_sweep(const Testcase& tc, const SweepOptions& options);
+
+// One MPI job of `ranks` processes running this executable with `args`:
+//   launcher -n ranks [--oversubscribe] extra... /proc/self/exe args...
+// (--oversubscribe for Open MPI when ranks exceed the cores). Returns its exit
+// status, 128 + signal when it was killed. Used by run_sweep and `fftune probe`.
+int launch_self(const std::string& launcher, int ranks, const std::vector<std::string>& extra,
+                const std::vector<std::string>& args);
+
+// The failed record of a point whose MPI job ended while running it (it
+// wrote none itself), with `error` saying so.
+nlohmann::json died_point_record(const Point& point, const std::string& error);
+// Appends `record` as one line to the result file `path`, after ending a torn
+// last line (a job killed mid-write) so that the record starts a line.
+void append_record(const std::string& path, const nlohmann::json& record);
+
+// Human-readable summary of records (status counts, best plan per problem, failures).
+std::string summarize_records(const std::vector<nlohmann::json>& records);
+// The records of a result file, plain or gzip-compressed (core/records/json_lines.hpp);
+// none when it does not exist, and a torn line is dropped.
+std::vector<nlohmann::json> read_records(const std::string& path);
+
+}  // namespace fftune

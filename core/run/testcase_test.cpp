@@ -1,0 +1,212 @@
+#include "core/run/testcase.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/engine/decomposition.hpp"
+#include "core/base/registry.hpp"
+#include "core/engine/transport.hpp"
+
+namespace fftune {
+namespace {
+
+using json = nlohmann::json;
+
+json minimal() { return json{{"name", "t"}, {"problem", "fft3d"}, {"sizes", 8}, {"ranks", 2}}; }
+
+// Expects parsing to fail with a message containing every fragment.
+void expect_error(const json& j, std::initializer_list<std::string> fragments) {
+    try {
+        parse_testcase(j, "tc.json");
+        ADD_FAILURE() << "accepted: " << j.dump();
+    } catch (const TestcaseError& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("tc.json"), std::string::npos) << msg;
+        for (const auto& f : fragments) EXPECT_NE(msg.find(f), std::string::npos) << "missing '" << f << "' in: " << msg;
+    }
+}
+
+json with(json j, const std::string& key, json value) {
+    j[key] = std::move(value);
+    return j;
+}
+
+TEST(Testcase, DefaultsFollowTheSchema) {
+    const Testcase tc = parse_testcase(minimal(), "tc.json");
+    EXPECT_EQ(tc.sizes, (std::vector<std::array<index_t, 3>>{{8, 8, 8}}));
+    EXPECT_EQ(tc.warmup, 10);
+    EXPECT_EQ(tc.iterations, 20);
+    EXPECT_TRUE(tc.validate);
+    EXPECT_EQ(tc.point_timeout_s, 1800);
+    EXPECT_EQ(parse_testcase(with(minimal(), "point_timeout_s", 0.5), "tc.json").point_timeout_s, 0.5);
+    EXPECT_EQ(parse_testcase(with(minimal(), "point_timeout_s", 0), "tc.json").point_timeout_s, 0);  // no limit
+    EXPECT_EQ(tc.precisions, std::vector<Precision>{Precision::double_});
+    EXPECT_EQ(tc.layouts.size(), 2u);  // default "all"
+    EXPECT_EQ(tc.decompositions, Registry<Decomposition>::instance().names());  // default "all"
+    EXPECT_EQ(tc.redistribution.front(), Registry<Transport>::instance().names());
+    EXPECT_EQ(tc.launcher, "mpirun");
+}
+
+TEST(Testcase, AxesAcceptValueListAndAll) {
+    json j = minimal();
+    j["precision"] = "all";
+    j["direction"] = json::array({"inverse"});
+    j["decomposition"] = "pencil";
+    j["redistribution_phases"] = json::array({"a2a_sync", json::array({"p2p_sync", "p2p_streams"})});
+    j["process_grid"] = json::array({json::array({2, 1}), json::array({1, 2})});
+    j["sizes"] = json::array({json::array({9, 10, 11})});
+    const Testcase tc = parse_testcase(j, "tc.json");
+    EXPECT_EQ(tc.precisions.size(), 2u);
+    EXPECT_EQ(tc.directions, std::vector<Direction>{Direction::inverse});
+    // 2 layouts x 2 grids x (1 x 2 methods) x 2 precisions x 1 direction
+    const auto pts = tc.points(2);
+    ASSERT_EQ(pts.size(), 16u);
+    for (const auto& p : pts) {
+        EXPECT_EQ(p.config.redistribution.size(), 2u);
+        EXPECT_EQ(p.config.redistribution[0], "a2a_sync");
+        EXPECT_EQ(p.problem.ranks, 2);
+        EXPECT_EQ(p.problem.size, (std::array<index_t, 3>{9, 10, 11}));
+    }
+}
+
+TEST(Testcase, OneRedistributionAxisUsesEachMethodInEveryPhase) {
+    json j = minimal();
+    j["decomposition"] = "pencil";
+    j["layout"] = "default";
+    j["redistribution"] = json::array({"a2a_sync", "p2p_sync"});
+    const auto pts = parse_testcase(j, "tc.json").points(2);
+    ASSERT_EQ(pts.size(), 2u);
+    EXPECT_EQ(pts[0].config.redistribution, (std::vector<std::string>{"a2a_sync", "a2a_sync"}));
+    EXPECT_EQ(pts[1].config.redistribution, (std::vector<std::string>{"p2p_sync", "p2p_sync"}));
+    j["redistribution_phases"] = json::array({json::array({"a2a_sync", "p2p_sync"}), "all"});
+    EXPECT_EQ(parse_testcase(j, "tc.json").points(2).size(), 2 * Registry<Transport>::instance().names().size());
+}
+
+TEST(Testcase, OverlapAxisMultipliesThePoints) {
+    json j = minimal();
+    j["decomposition"] = "slab_2d1d";
+    j["layout"] = "default";
+    j["redistribution"] = "a2a_sync";
+    const auto plain = parse_testcase(j, "tc.json").points(2);
+    ASSERT_EQ(plain.size(), 1u);
+    EXPECT_EQ(plain[0].config.overlap, 1);  // default: no overlap
+    j["overlap"] = json::array({1, 4});
+    const auto pts = parse_testcase(j, "tc.json").points(2);
+    ASSERT_EQ(pts.size(), 2u);
+    EXPECT_EQ(pts[0].config.overlap, 1);
+    EXPECT_EQ(pts[1].config.overlap, 4);
+    EXPECT_EQ(pts[1].index, 1);
+    j["overlap"] = 3;
+    EXPECT_EQ(parse_testcase(j, "tc.json").overlap, std::vector<int>{3});
+}
+
+TEST(Testcase, SlabsUsePx1AndPencilAllGrids) {
+    json j = minimal();
+    j["process_grid"] = "all";
+    j["decomposition"] = json::array({"slab_2d1d", "slab_1d2d", "pencil"});
+    j["redistribution"] = "p2p_sync";
+    j["layout"] = "default";
+    const Testcase tc = parse_testcase(j, "tc.json");
+    int pencil = 0;
+    for (const auto& p : tc.points(4)) {
+        if (p.config.decomposition == "pencil") ++pencil;
+        else EXPECT_EQ(p.config.process_grid, (std::array<int, 2>{4, 1}));
+    }
+    EXPECT_EQ(pencil, 3);  // 1x4, 2x2, 4x1
+}
+
+TEST(Testcase, AutoGridIsMostSquare) {
+    EXPECT_EQ(auto_grid(1), (std::array<int, 2>{1, 1}));
+    EXPECT_EQ(auto_grid(6), (std::array<int, 2>{3, 2}));
+    EXPECT_EQ(auto_grid(7), (std::array<int, 2>{7, 1}));
+    EXPECT_EQ(all_grids(6).size(), 4u);
+}
+
+TEST(TestcaseErrors, NotAnObject) { expect_error(json::array(), {"JSON object"}); }
+TEST(TestcaseErrors, UnknownKey) { expect_error(with(minimal(), "iteratons", 3), {"/iteratons", "unknown key", "iterations"}); }
+TEST(TestcaseErrors, MissingKeys) {
+    for (const char* key : {"name", "problem", "sizes", "ranks"}) {
+        json j = minimal();
+        j.erase(key);
+        expect_error(j, {std::string("/") + key, "missing"});
+    }
+}
+TEST(TestcaseErrors, EmptyName) { expect_error(with(minimal(), "name", ""), {"/name"}); }
+TEST(TestcaseErrors, UnknownProblem) { expect_error(with(minimal(), "problem", "fft2d"), {"/problem", "'fft2d'", "fft3d"}); }
+TEST(TestcaseErrors, UnknownAxisValues) {
+    expect_error(with(minimal(), "precision", "half"), {"/precision", "'half'", "single, double"});
+    expect_error(with(minimal(), "direction", json::array({"forward", "sideways"})), {"/direction/1", "'sideways'", "inverse"});
+    // (CUDA builds also list reference_cufftxt)
+    expect_error(with(minimal(), "decomposition", "pencill"), {"/decomposition", "'pencill'", "pencil, reference_3d, ", "slab_1d2d, slab_2d1d"});
+    expect_error(with(minimal(), "layout", "transposed"), {"/layout", "'transposed'", "default, realigned"});
+    expect_error(with(minimal(), "redistribution", "mpi_magic"), {"/redistribution", "'mpi_magic'", "a2a_sync"});
+    expect_error(with(minimal(), "backend", "rocfft"), {"/backend", "'rocfft'", "fftw"});
+    expect_error(with(minimal(), "precision", 3), {"/precision", "not a string"});
+    expect_error(with(minimal(), "layout", json::array({"default", "default"})), {"/layout/1", "twice"});
+}
+TEST(TestcaseErrors, EmptyLists) {
+    expect_error(with(minimal(), "precision", json::array()), {"/precision", "empty list"});
+    expect_error(with(minimal(), "sizes", json::array()), {"/sizes", "empty list"});
+    expect_error(with(minimal(), "ranks", json::array()), {"/ranks", "empty list"});
+}
+TEST(TestcaseErrors, ImpossibleSizes) {
+    expect_error(with(minimal(), "sizes", 0), {"/sizes", "out of range"});
+    expect_error(with(minimal(), "sizes", json::array({json::array({8, -1, 8})})), {"/sizes/0/1", "-1", "out of range"});
+    expect_error(with(minimal(), "sizes", json::array({json::array({8, 8})})), {"/sizes/0", "[8,8]", "[Nx, Ny, Nz]"});
+    expect_error(with(minimal(), "sizes", "big"), {"/sizes", "\"big\""});
+    expect_error(with(minimal(), "sizes", json::array({json::array({1 << 20, 1 << 20, 1 << 20})})), {"/sizes/0", "2^40"});
+    expect_error(with(minimal(), "sizes", 8.5), {"/sizes", "8.5"});
+}
+TEST(TestcaseErrors, BadRanks) {
+    expect_error(with(minimal(), "ranks", 0), {"/ranks", "out of range"});
+    expect_error(with(minimal(), "ranks", json::array({1, "two"})), {"/ranks/1", "not an integer"});
+}
+TEST(TestcaseErrors, BadProcessGrid) {
+    expect_error(with(minimal(), "process_grid", "square"), {"/process_grid", "\"auto\", \"all\""});
+    expect_error(with(minimal(), "process_grid", json::array({json::array({2})})), {"/process_grid/0", "[P1, P2]"});
+    expect_error(with(minimal(), "process_grid", json::array({json::array({2, 0})})), {"/process_grid/0/1", "out of range"});
+    expect_error(with(minimal(), "process_grid", json::array({json::array({3, 1})})), {"/process_grid/0", "3x1", "/ranks"});
+}
+TEST(TestcaseErrors, BadPhases) {
+    expect_error(with(minimal(), "redistribution_phases", json::array({"a2a_sync"})), {"/redistribution_phases", "two"});
+    expect_error(with(minimal(), "redistribution_phases", json::array({"a2a_sync", "nope"})), {"/redistribution_phases/1", "'nope'"});
+}
+TEST(TestcaseErrors, BadScalars) {
+    expect_error(with(minimal(), "warmup", -1), {"/warmup", "out of range"});
+    expect_error(with(minimal(), "iterations", 0), {"/iterations", "out of range"});
+    expect_error(with(minimal(), "validate", "yes"), {"/validate", "boolean"});
+    expect_error(with(minimal(), "gpu_aware", "maybe"), {"/gpu_aware", "boolean"});
+    expect_error(with(minimal(), "gpu_aware", json::array({true, 1})), {"/gpu_aware/1", "boolean"});
+    expect_error(with(minimal(), "overlap", 0), {"/overlap", "out of range"});
+    expect_error(with(minimal(), "overlap", json::array({2, 65})), {"/overlap/1", "65 chunks", "1 to 64"});
+    expect_error(with(minimal(), "overlap", json::array()), {"/overlap", "empty"});
+    expect_error(with(minimal(), "overlap", "yes"), {"/overlap", "not an integer"});
+    for (const json& bad : {json(-1), json("30"), json(true)})
+        expect_error(with(minimal(), "point_timeout_s", bad),
+                     {"/point_timeout_s", bad.dump() + " is not allowed", "a number > 0, or 0 for no limit"});
+}
+TEST(TestcaseErrors, BadLauncher) {
+    expect_error(with(minimal(), "launcher", "srun"), {"/launcher", "object"});
+    expect_error(with(minimal(), "launcher", json{{"command", ""}}), {"/launcher/command"});
+    expect_error(with(minimal(), "launcher", json{{"args", json::array({1})}}), {"/launcher/args/0"});
+    expect_error(with(minimal(), "launcher", json{{"cmd", "srun"}}), {"/launcher/cmd", "unknown key"});
+}
+
+TEST(TestcaseFile, MalformedJsonAndMissingFile) {
+    const auto path = std::filesystem::temp_directory_path() / "fftune_malformed_testcase.json";
+    std::ofstream(path) << "{\"name\": \"t\", \"sizes\": [8,}";
+    try {
+        load_testcase(path.string());
+        ADD_FAILURE() << "malformed JSON accepted";
+    } catch (const TestcaseError& e) {
+        EXPECT_NE(std::string(e.what()).find("malformed JSON"), std::string::npos) << e.what();
+    }
+    std::filesystem::remove(path);
+    EXPECT_THROW(load_testcase("/nonexistent/fftune.json"), TestcaseError);
+}
+
+}  // namespace
+}  // namespace fftune
