@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -21,6 +22,8 @@
 #include "core/platform/backend.hpp"
 #include "core/engine/decomposition.hpp"
 #include "core/platform/device_fault.hpp"
+#include "core/platform/log.hpp"
+#include "core/run/family.hpp"
 #include "core/run/probe.hpp"
 #include "core/records/provenance.hpp"
 #include "core/base/registry.hpp"
@@ -81,6 +84,55 @@ std::vector<int> task_points_to_run(const fftune::Testcase& tc, const std::strin
     return only;
 }
 
+#ifdef FFTUNE_HAVE_TUNER
+// The problem `fftune best` asks about, from --problem, --ranks and the
+// family's axis options (--size, --precision, ...): a size of one number is a
+// cube; categories not given take the family's fallback. Throws
+// std::invalid_argument naming the option and what is allowed.
+nlohmann::json best_problem(const std::string& family_name, const std::map<std::string, std::vector<std::string>>& given,
+                            CLI::App* best, int ranks, int ranks_per_node) {
+    const auto& family = fftune::family_named(family_name);
+    const auto axes = family.problem_axes();
+    std::vector<std::string> names;
+    for (const auto& a : axes) names.push_back("--" + a.name);
+    for (const auto& [name, values] : given)
+        if (best->count("--" + name) > 0 &&
+            std::none_of(axes.begin(), axes.end(), [&](const auto& a) { return a.name == name; }))
+            throw std::invalid_argument(fmt::format("--{} is not an axis of problem {} (its axes: {})", name, family_name,
+                                                    fmt::join(names, ", ")));
+    nlohmann::json problem{{"kind", family_name}, {"ranks", ranks}};
+    if (ranks_per_node > 0) problem["ranks_per_node"] = ranks_per_node;
+    for (const auto& a : axes) {
+        const auto& v = given.at(a.name);
+        const bool set = best->count("--" + a.name) > 0;
+        if (a.role == fftune::ProblemAxis::Role::size) {
+            if (!set) throw std::invalid_argument(fmt::format("--{} is required for problem {}", a.name, family_name));
+            if (v.size() != 1 && static_cast<int>(v.size()) != a.dims)
+                throw std::invalid_argument(fmt::format("--{} takes 1 or {} positive integers for problem {}, not {}",
+                                                        a.name, a.dims, family_name, v.size()));
+            nlohmann::json n = nlohmann::json::array();
+            for (int i = 0; i < a.dims; ++i) {
+                const std::string& text = v[v.size() == 1 ? 0 : i];
+                char* end = nullptr;
+                const long long x = std::strtoll(text.c_str(), &end, 10);
+                if (end == text.c_str() || *end != '\0' || x < 1)
+                    throw std::invalid_argument(
+                        fmt::format("--{} {}: not a positive integer (allowed: 1 or {} of them)", a.name, text, a.dims));
+                n.push_back(x);
+            }
+            problem[a.name] = n;
+        } else {
+            const std::string value = set ? v.front() : a.fallback;
+            if (std::find(a.values.begin(), a.values.end(), value) == a.values.end())
+                throw std::invalid_argument(fmt::format("--{} {}: unknown value for problem {} (allowed: {})", a.name,
+                                                        value, family_name, fmt::join(a.values, ", ")));
+            problem[a.name] = value;
+        }
+    }
+    return problem;
+}
+#endif
+
 int run_in_job(fftune::Testcase tc, const std::string& out_dir, int start_index,
                const std::vector<std::string>& argv, const std::string& selection_path,
                const std::string& manifest = {}, const std::string& task = {}) {
@@ -89,6 +141,7 @@ int run_in_job(fftune::Testcase tc, const std::string& out_dir, int start_index,
     int rank = 0, size = 0, failed = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    fftune::logging::set_rank(rank, size);
     int rc = 0;
     try {
         if (rank == 0) std::filesystem::create_directories(out_dir);
@@ -96,8 +149,8 @@ int run_in_job(fftune::Testcase tc, const std::string& out_dir, int start_index,
         const std::string file = (std::filesystem::path(out_dir) /
                                   fmt::format("{}-r{}.jsonl", fftune::sanitize_filename(tc.name), size)).string();
         if (tc.points(size).empty() && rank == 0)
-            std::cerr << fmt::format("fftune: the testcase has no points for {} ranks (ranks: {})\n", size,
-                                     fmt::join(tc.ranks, ", "));
+            fftune::logging::warn(fmt::format("the testcase has no points for {} ranks (ranks: {})", size,
+                                              fmt::join(tc.ranks, ", ")));
         std::vector<int> only;
         if (!selection_path.empty()) {
             const auto sel = fftune::load_point_selection(selection_path);
@@ -113,7 +166,7 @@ int run_in_job(fftune::Testcase tc, const std::string& out_dir, int start_index,
             std::cout << fftune::summarize_records(fftune::read_records(file)) << "\nResults: " << file << "\n";
         rc = failed > 0 ? 1 : 0;
     } catch (const std::exception& e) {
-        std::cerr << "fftune: rank " << rank << ": " << e.what() << "\n";
+        fftune::logging::error(e.what());
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     MPI_Finalize();
@@ -127,6 +180,9 @@ int probe_in_job(const fftune::ProbeOptions& options, const std::string& out, in
     int rank = 0, failed = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     *rank_out = rank;
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    fftune::logging::set_rank(rank, size);
     try {
         std::ofstream file;
         if (rank == 0) {
@@ -139,7 +195,7 @@ int probe_in_job(const fftune::ProbeOptions& options, const std::string& out, in
         failed = fftune::run_probe(MPI_COMM_WORLD, options,
                                    [&](const nlohmann::json& r) { file << r.dump() << '\n' << std::flush; });
     } catch (const std::exception& e) {
-        std::cerr << "fftune: rank " << rank << ": " << e.what() << "\n";
+        fftune::logging::error(e.what());
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     MPI_Finalize();
@@ -151,6 +207,10 @@ int probe_in_job(const fftune::ProbeOptions& options, const std::string& out, in
 int main(int argc, char** argv) {
     CLI::App app{"fftune: benchmark, validate and tune distributed 3D FFTs"};
     app.require_subcommand(1);
+    bool verbose = false, quiet = false;
+    app.add_flag("-v,--verbose", verbose, "more diagnostics (FFTUNE_LOG_LEVEL=debug)");
+    app.add_flag("-q,--quiet", quiet, "warnings and errors only (FFTUNE_LOG_LEVEL=warn)")->excludes("--verbose");
+    app.fallthrough();  // also after the subcommand: fftune run --quiet t.json
     std::vector<std::string> args(argv, argv + argc);
 
     auto* run = app.add_subcommand("run", "run a testcase: every point validated and timed per phase");
@@ -176,7 +236,10 @@ int main(int argc, char** argv) {
     run->add_option("--manifest", manifest, "job-array manifest (with --task; written by `fftune jobs slurm`)")->group("");
     run->add_option("--task", task, "ARRAY:INDEX: run the manifest points of this array task")->group("");
 
-    auto* list = app.add_subcommand("list", "list the registered variants");
+    auto* list = app.add_subcommand("list", "list the registered problem families and variants");
+    auto* families = app.add_subcommand("families", "the problem families: what defines a problem and a configuration");
+    bool families_json = false;
+    families->add_flag("--json", families_json, "as JSON (plotting/report.py reads it)");
 
     auto* jobs = app.add_subcommand("jobs", "SLURM job arrays: generate and submit, status, resubmit (jobs/README.md)");
     jobs->require_subcommand(1);
@@ -234,18 +297,28 @@ int main(int argc, char** argv) {
     std::vector<std::string> ingest_files;
     ingest->add_option("results", ingest_files, "JSON-lines result files")->required()->check(CLI::ExistingFile);
     auto* best = app.add_subcommand("best", "the best plan for a problem on this machine, from the tuning database");
-    std::vector<long long> best_size;
+    std::string best_family = "fft3d";
     int best_ranks = 1, best_ranks_per_node = 0;
-    std::string best_precision = "double", best_direction = "forward";
     bool best_json = false;
-    best->add_option("--size", best_size, "Nx Ny Nz")->required()->expected(3);
+    std::optional<double> best_max_error;
+    best->add_option("--problem", best_family, "problem family (fftune families)")
+        ->check(CLI::IsMember(fftune::Registry<fftune::Family>::instance().names()));
     best->add_option("--ranks", best_ranks, "MPI ranks")->required()->check(CLI::PositiveNumber);
     best->add_option("--ranks-per-node", best_ranks_per_node,
                      "most ranks on one node (default: any; measurements at other counts answer as nearest)")
         ->check(CLI::PositiveNumber);
-    best->add_option("--precision", best_precision, "single or double")->check(CLI::IsMember({"single", "double"}));
-    best->add_option("--direction", best_direction, "forward or inverse")->check(CLI::IsMember({"forward", "inverse"}));
+    best->add_option("--max-error", best_max_error, "only configurations whose measured error is at most this")
+        ->check(CLI::PositiveNumber);
     best->add_flag("--json", best_json, "print the answer as JSON");
+    // One option per problem axis of every family (--size, --precision, ...):
+    // the chosen family's are checked after parsing.
+    std::map<std::string, std::vector<std::string>> best_axes;
+    for (const auto& name : fftune::Registry<fftune::Family>::instance().names())
+        for (const auto& axis : fftune::family_named(name).problem_axes()) {
+            if (best_axes.contains(axis.name)) continue;
+            auto* opt = best->add_option("--" + axis.name, best_axes[axis.name], axis.help + " (" + name + ")");
+            if (axis.role == fftune::ProblemAxis::Role::size) opt->expected(1, axis.dims);
+        }
     auto* winners = app.add_subcommand("winners", "best and runner-up per problem with a verdict from the 99% CIs");
     auto* tune = app.add_subcommand("tune", "run a testcase (every point) and ingest its results");
     std::string tune_testcase, tune_out = "fftune-results", strategy = "exhaustive";
@@ -291,6 +364,17 @@ int main(int argc, char** argv) {
         const int rc = app.exit(e);  // prints help or the error
         return rc == 0 ? 0 : 2;      // bad command lines exit 2, like bad testcases
     }
+    try {
+        fftune::logging::set_level(fftune::logging::level_from_environment());
+    } catch (const std::invalid_argument& e) {
+        fftune::logging::error(e.what());
+        return 2;
+    }
+    if (verbose || quiet) {
+        // Jobs this process launches inherit the level through the environment.
+        fftune::logging::set_level(verbose ? fftune::logging::Level::debug : fftune::logging::Level::warn);
+        setenv("FFTUNE_LOG_LEVEL", fftune::logging::to_string(fftune::logging::level()).c_str(), 1);
+    }
     // Settings from the environment (core/platform/settings.hpp), refused before any work.
     bool transforms = run->parsed() || probe->parsed();
 #ifdef FFTUNE_HAVE_TUNER
@@ -299,7 +383,7 @@ int main(int argc, char** argv) {
     if (transforms) try {
             fftune::check_settings();
         } catch (const std::invalid_argument& e) {
-            std::cerr << "fftune: " << e.what() << "\n";
+            fftune::logging::error(e.what());
             return 2;
         }
 
@@ -308,12 +392,12 @@ int main(int argc, char** argv) {
         if (probe_opts.bytes_per_peer.empty()) probe_opts.bytes_per_peer = fftune::default_probe_bytes();
         if (probe_opts.fft_lengths.empty()) probe_opts.fft_lengths = fftune::default_probe_fft_lengths();
         if (const auto why = fftune::check_probe_options(probe_opts); !why.empty()) {
-            std::cerr << "fftune probe: " << why << "\n";
+            fftune::logging::error("probe: " + why);
             return 2;
         }
         for (int r : probe_ranks)
             if (r < 1) {
-                std::cerr << fmt::format("fftune probe: --ranks {}: world sizes must be 1 or more\n", r);
+                fftune::logging::error(fmt::format("probe: --ranks {}: world sizes must be 1 or more", r));
                 return 2;
             }
         std::string ingest_into;
@@ -322,8 +406,8 @@ int main(int argc, char** argv) {
 #endif
         const bool in_job = probe_no_launch || under_launcher();
         if (in_job && !probe_ranks.empty()) {
-            std::cerr << "fftune probe: --ranks launches one job per world size; under a launcher (or with --no-launch) "
-                         "the probe runs at the job's own size\n";
+            fftune::logging::error("probe: --ranks launches one job per world size; under a launcher (or with "
+                                   "--no-launch) the probe runs at the job's own size");
             return 2;
         }
         int rc = 0;
@@ -348,16 +432,16 @@ int main(int argc, char** argv) {
                                            "--timeout", fmt::format("{}", probe_opts.timeout_s)});
                 if (!probe_opts.backends.empty()) child.insert(child.end(), {"--backend", join(probe_opts.backends)});
                 if (!probe_opts.transports.empty()) child.insert(child.end(), {"--transport", join(probe_opts.transports)});
-                std::cerr << fmt::format("fftune probe: {} ranks\n", r);
+                fftune::logging::info(fmt::format("probe: {} ranks", r));
                 (void)fftune::take_job_end_note(part);  // an earlier run's
                 try {
                     if (const int job = fftune::launch_self(probe_launcher, r, probe_launcher_args, child); job != 0) {
-                        std::cerr << fmt::format("fftune probe: the {}-rank job exited with status {}{}\n", r, job,
-                                                 fftune::take_job_end_note(part));
+                        fftune::logging::error(fmt::format("probe: the {}-rank job exited with status {}{}", r, job,
+                                                           fftune::take_job_end_note(part)));
                         rc = 1;
                     }
                 } catch (const std::exception& e) {
-                    std::cerr << "fftune probe: " << e.what() << "\n";
+                    fftune::logging::error(std::string("probe: ") + e.what());
                     return 1;
                 }
                 parts.push_back(part);
@@ -380,7 +464,7 @@ int main(int argc, char** argv) {
                 fftune::Database db(ingest_into, false);
                 print_ingest(db, db.ingest({probe_out}));
             } catch (const std::exception& e) {
-                std::cerr << "fftune: " << e.what() << "\n";
+                fftune::logging::error(e.what());
                 return 1;
             }
         }
@@ -397,43 +481,48 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (best->parsed()) {
+            if (best_ranks_per_node > best_ranks) {
+                fftune::logging::error(fmt::format("--ranks-per-node {} exceeds --ranks {} (allowed: 1 to {})",
+                                                   best_ranks_per_node, best_ranks, best_ranks));
+                return 2;
+            }
+            nlohmann::json problem;
+            try {
+                problem = best_problem(best_family, best_axes, best, best_ranks, best_ranks_per_node);
+            } catch (const std::invalid_argument& e) {
+                fftune::logging::error(std::string("best: ") + e.what());
+                return 2;
+            }
             int initialized = 0;
             MPI_Initialized(&initialized);
             if (!initialized) MPI_Init(nullptr, nullptr);  // provenance asks MPI for its version
-            const fftune::Problem problem{"fft3d", {best_size[0], best_size[1], best_size[2]},
-                                          fftune::parse<fftune::Precision>(best_precision),
-                                          fftune::parse<fftune::Direction>(best_direction), best_ranks,
-                                          best_ranks_per_node};
-            for (auto n : best_size)
-                if (n < 1) {
-                    std::cerr << "fftune: --size needs three positive integers\n";
-                    return 2;
-                }
-            if (best_ranks_per_node > best_ranks) {
-                std::cerr << fmt::format("fftune: --ranks-per-node {} exceeds --ranks {} (allowed: 1 to {})\n",
-                                         best_ranks_per_node, best_ranks, best_ranks);
-                return 2;
-            }
-            const auto s = fftune::select(problem, {db_path, machine});
+            const auto s = fftune::select(problem, {db_path, machine, best_max_error});
             if (best_json) std::cout << nlohmann::json(s).dump(2) << "\n";
             else
-                std::cout << fmt::format("{}  [{}]  {}{}\n", s.config.key(), s.rung, s.reason,
+                std::cout << fmt::format("{}  [{}]  {}{}\n", s.key, s.rung, s.reason,
                                          s.expected_ms ? fmt::format("; expected {:.4g} ms", *s.expected_ms) : "");
             MPI_Finalize();
             return 0;
         }
         if (winners->parsed()) {
             fftune::Database db(db_path, true);
-            std::cout << fmt::format("{:>5} {:>5} {:>14} {:>6} {:>7}  {:>10}  {:<50} {:>8}  {}\n", "ranks", "/node", "size",
-                                     "prec", "dir", "best ms", "best configuration", "margin", "verdict (runner-up)");
+            std::string family;  // one table per family, each with its problem columns
             for (const auto& p : db.problems(machine)) {
                 const auto w = fftune::pick_winner(p, db.measurements(p, machine));
                 if (!w) continue;
-                std::cout << fmt::format("{:>5} {:>5} {:>14} {:>6} {:>7}  {:>10.4g}  {:<50} {:>7.1f}%  {}{}\n", p.ranks,
-                                         p.ranks_per_node > 0 ? std::to_string(p.ranks_per_node) : "?",
-                                         fftune::size_string(p.size), fftune::to_string(p.precision),
-                                         fftune::to_string(p.direction), w->best.median_ms, w->best.key, 100 * w->margin,
-                                         w->verdict, w->runner_up ? " (" + w->runner_up->key + ")" : "");
+                const auto& f = fftune::family_named(p.at("kind").get<std::string>());
+                if (f.name() != family) {
+                    std::cout << (family.empty() ? "" : "\n")
+                              << fmt::format("{}\n{:>5} {:>5} {}  {:>10}  {:<50} {:>8}  {}\n", f.name(), "ranks",
+                                             "/node", f.problem_header(), "best ms", "best configuration", "margin",
+                                             "verdict (runner-up)");
+                    family = f.name();
+                }
+                const int per_node = p.value("ranks_per_node", 0);
+                std::cout << fmt::format("{:>5} {:>5} {}  {:>10.4g}  {:<50} {:>7.1f}%  {}{}\n", p.at("ranks").get<int>(),
+                                         per_node > 0 ? std::to_string(per_node) : "?", f.problem_label(p),
+                                         w->best.median_ms, w->best.key, 100 * w->margin, w->verdict,
+                                         w->runner_up ? " (" + w->runner_up->key + ")" : "");
             }
             return 0;
         }
@@ -451,7 +540,15 @@ int main(int argc, char** argv) {
             // The plots are Python (matplotlib): hand over to plotting/report.py.
             const char* dir = std::getenv("FFTUNE_PLOTTING_DIR");
             const std::string script = std::string(dir ? dir : FFTUNE_PLOTTING_DIR) + "/report.py";
-            std::vector<std::string> args{"python3", script, "--out", report_out, "--title", report_title};
+            // What defines each family's problems and configurations, for the report's sections.
+            std::filesystem::create_directories(report_out);
+            const std::string families_file = (std::filesystem::path(report_out) / "families.json").string();
+            nlohmann::json described = nlohmann::json::array();
+            for (const auto& name : fftune::Registry<fftune::Family>::instance().names())
+                described.push_back(fftune::describe(fftune::family_named(name)));
+            std::ofstream(families_file) << described.dump(2) << "\n";
+            std::vector<std::string> args{"python3", script, "--out", report_out, "--title", report_title,
+                                          "--families", families_file};
             if (report_files.empty()) args.insert(args.end(), {"--db", db_path});
             if (!machine.empty()) args.insert(args.end(), {"--machine", machine});
             if (hbm_gbps) args.insert(args.end(), {"--hbm-gbps", fmt::format("{}", *hbm_gbps)});
@@ -461,7 +558,7 @@ int main(int argc, char** argv) {
             for (auto& a : args) cargs.push_back(a.data());
             cargs.push_back(nullptr);
             execvp("python3", cargs.data());
-            std::cerr << "fftune: cannot run python3 " << script << ": " << std::strerror(errno) << "\n";
+            fftune::logging::error("cannot run python3 " + script + ": " + std::strerror(errno));
             return 1;
         }
         if (tune->parsed()) {
@@ -485,10 +582,10 @@ int main(int argc, char** argv) {
             return failed > 0 ? 1 : 0;
         }
     } catch (const fftune::TestcaseError& e) {
-        std::cerr << "fftune: invalid testcase: " << e.what() << "\n";
+        fftune::logging::error(std::string("invalid testcase: ") + e.what());
         return 2;
     } catch (const std::exception& e) {
-        std::cerr << "fftune: " << e.what() << "\n";
+        fftune::logging::error(e.what());
         return 1;
     }
 #endif
@@ -532,7 +629,7 @@ int main(int argc, char** argv) {
             const auto profile = fftune::profile_from_this_slurm();
             if (site_out.empty()) site_out = fftune::sanitize_filename(profile.name) + ".json";
             if (std::filesystem::exists(site_out) && !site_force) {
-                std::cerr << "fftune: " << site_out << " exists (use --force to overwrite)\n";
+                fftune::logging::error(site_out + " exists (use --force to overwrite)");
                 return 2;
             }
             std::ofstream(site_out) << fftune::to_json(profile).dump(2) << "\n";
@@ -543,20 +640,31 @@ int main(int argc, char** argv) {
             return 0;
         }
     } catch (const fftune::TestcaseError& e) {
-        std::cerr << "fftune: invalid testcase: " << e.what() << "\n";
+        fftune::logging::error(std::string("invalid testcase: ") + e.what());
         return 2;
     } catch (const fftune::ProfileError& e) {
-        std::cerr << "fftune: " << e.what() << "\n";
+        fftune::logging::error(e.what());
         return 2;
     } catch (const std::exception& e) {
-        std::cerr << "fftune: " << e.what() << "\n";
+        fftune::logging::error(e.what());
         return 1;
     }
 
     if (list->parsed()) {
-        std::cout << "backend: " << fftune::Registry<fftune::Backend>::instance().joined_names() << "\n"
+        std::cout << "problem: " << fftune::Registry<fftune::Family>::instance().joined_names() << "\n"
+                  << "backend: " << fftune::Registry<fftune::Backend>::instance().joined_names() << "\n"
                   << "decomposition: " << fftune::Registry<fftune::Decomposition>::instance().joined_names() << "\n"
                   << "redistribution: " << fftune::Registry<fftune::Transport>::instance().joined_names() << "\n";
+        return 0;
+    }
+    if (families->parsed()) {
+        nlohmann::json all = nlohmann::json::array();
+        for (const auto& name : fftune::Registry<fftune::Family>::instance().names()) {
+            const auto& f = fftune::family_named(name);
+            if (families_json) all.push_back(fftune::describe(f));
+            else std::cout << fmt::format("{}: {}\n", name, f.summary());
+        }
+        if (families_json) std::cout << all.dump(2) << "\n";
         return 0;
     }
 
@@ -564,14 +672,14 @@ int main(int argc, char** argv) {
     try {
         tc = fftune::load_testcase(testcase);
     } catch (const std::exception& e) {
-        std::cerr << "fftune: invalid testcase: " << e.what() << "\n";
+        fftune::logging::error(std::string("invalid testcase: ") + e.what());
         return 2;
     }
     if (!only_ranks.empty()) {
         for (int r : only_ranks)
             if (std::find(tc.ranks.begin(), tc.ranks.end(), r) == tc.ranks.end()) {
-                std::cerr << fmt::format("fftune: --ranks {} is not among the testcase's ranks ({})\n", r,
-                                         fmt::join(tc.ranks, ", "));
+                fftune::logging::error(fmt::format("--ranks {} is not among the testcase's ranks ({})", r,
+                                                   fmt::join(tc.ranks, ", ")));
                 return 2;
             }
         tc.ranks = only_ranks;
@@ -587,7 +695,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (manifest.empty() != task.empty()) {
-        std::cerr << "fftune: --manifest and --task go together\n";
+        fftune::logging::error("--manifest and --task go together");
         return 2;
     }
     if (no_launch || under_launcher()) return run_in_job(tc, out_dir, start_index, args, selection_path, manifest, task);
@@ -595,7 +703,7 @@ int main(int argc, char** argv) {
         setenv("FFTUNE_SWEEP_CHILD", "1", 1);
         return fftune::run_sweep(tc, {testcase, out_dir, launcher, launcher_args, selection_path});
     } catch (const std::exception& e) {
-        std::cerr << "fftune: " << e.what() << "\n";
+        fftune::logging::error(e.what());
         return 1;
     }
 }

@@ -1,13 +1,5 @@
 # CLI tests: bad testcases fail before any run (exit 2, message names the JSON
 # path, the bad value and the allowed values); the quick sweep runs end to end.
-function(fftune_cli_test name rc)
-  cmake_parse_arguments(T "" "" "ARGS;EXPECT;REJECT;LABELS" ${ARGN})
-  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND}
-    "-DCOMMAND=$<TARGET_FILE:fftune_cli>;${T_ARGS}" -DEXPECT_RC=${rc}
-    "-DEXPECT_OUTPUT=${T_EXPECT}" "-DREJECT_OUTPUT=${T_REJECT}"
-    -P ${PROJECT_SOURCE_DIR}/cmake/expect_command.cmake)
-  set_tests_properties(${name} PROPERTIES LABELS "cli;${T_LABELS}")
-endfunction()
 
 set(data ${PROJECT_SOURCE_DIR}/app/testdata)
 fftune_cli_test(cli_malformed_json 2 ARGS run ${data}/malformed.json

@@ -61,3 +61,18 @@ function(fftune_add_job_end_test name source note)
     set_tests_properties(${name}.np${n} PROPERTIES LABELS "engine;mpi" PROCESSORS ${n} TIMEOUT 60)
   endforeach()
 endfunction()
+
+# fftune_cli_test(NAME RC [CLI target] ARGS... [EXPECT regex...] [REJECT regex...] [LABELS ...]):
+# runs the CLI (fftune_cli, or a CLI built with more families, fftune_add_cli)
+# and checks its exit status and output (cmake/expect_command.cmake).
+function(fftune_cli_test name rc)
+  cmake_parse_arguments(T "" "CLI" "ARGS;EXPECT;REJECT;LABELS" ${ARGN})
+  if(NOT T_CLI)
+    set(T_CLI fftune_cli)
+  endif()
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND}
+    "-DCOMMAND=$<TARGET_FILE:${T_CLI}>;${T_ARGS}" -DEXPECT_RC=${rc}
+    "-DEXPECT_OUTPUT=${T_EXPECT}" "-DREJECT_OUTPUT=${T_REJECT}"
+    -P ${PROJECT_SOURCE_DIR}/cmake/expect_command.cmake)
+  set_tests_properties(${name} PROPERTIES LABELS "cli;${T_LABELS}")
+endfunction()

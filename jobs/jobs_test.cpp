@@ -14,6 +14,7 @@
 #include "core/base/registry.hpp"
 #include "core/run/testcase.hpp"
 #include "core/testing/forwarding_backend.hpp"
+#include "families/fft3d/fft3d.hpp"
 #include "jobs/cluster_profile.hpp"
 #include "jobs/slurm_arrays.hpp"
 
@@ -287,7 +288,9 @@ TEST(JobArrays, ScriptsRunTheManifestTaskWithBindingAndQuoting) {
     EXPECT_THROW(manifest_task_points((out / "manifest.jsonl").string(), "nocolon", tc, 8), std::invalid_argument);
     // A manifest from another enumeration is refused.
     auto other = tc;
-    std::swap(other.sizes[0], other.sizes[1]);
+    auto swapped = std::make_shared<Fft3dAxes>(fft3d_axes(tc));
+    std::swap(swapped->sizes[0], swapped->sizes[1]);
+    other.axes = swapped;
     EXPECT_THROW(manifest_task_points((out / "manifest.jsonl").string(), "r8-n2x4-g4-a0:1", other, 8), std::runtime_error);
 
     // Merge job: ingest every result file into the named database.

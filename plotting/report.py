@@ -5,13 +5,16 @@
 
 Reads the records of results/README.md (from JSON-lines files, or the
 record_json column of a tuning database opened read-only) and writes PNG and
-SVG figures plus report.md linking them. Only validated ok records count, except
-in the device-memory table, which also reads unvalidated points and points
-skipped because they would not fit.
+SVG figures plus report.md linking them, one section per problem family: the
+family's own (families/KIND/report.py: section()) or a generic one (time
+against work per configuration, winners). Only validated ok records count,
+except where a family's section reads more (fft3d's device-memory table also
+reads unvalidated points and points skipped because they would not fit).
 Exit status 2 with a message (no traceback) when there is nothing to plot.
 """
 import argparse
 import gzip
+import importlib.util
 import json
 import math
 import os
@@ -75,34 +78,6 @@ def read_records(paths, db):
     return records
 
 
-def size_label(s):
-    return "x".join(str(n) for n in s)
-
-
-def points(s):
-    return s[0] * s[1] * s[2]
-
-
-def variant(r):
-    c = r["config"]
-    return f'{c["decomposition"]}/{c["layout"]}'
-
-
-def method_label(r):
-    """One name when every phase uses the same method, else phase0+phase1."""
-    m = r["config"]["redistribution"]
-    return m[0] if len(set(m)) == 1 else "+".join(m)
-
-
-def group_problems(records):
-    """(ranks, precision, direction) -> list of records."""
-    groups = defaultdict(list)
-    for r in records:
-        p = r["problem"]
-        groups[(p["ranks"], p["precision"], p["direction"])].append(r)
-    return groups
-
-
 def best_by(records, keyf):
     best = {}
     for r in records:
@@ -110,272 +85,6 @@ def best_by(records, keyf):
         if k not in best or r["timing"]["total"]["median"] < best[k]["timing"]["total"]["median"]:
             best[k] = r
     return best
-
-
-def devices(r):
-    """GPUs one rank's transform ran on: 1, or every GPU of the process (reference_cufftxt)."""
-    return r["timing"].get("devices", 1)
-
-
-def reference_name(r):
-    """Series name of a reference record (reference_3d, reference_cufftxt), else None."""
-    c = r["config"]
-    if c["decomposition"] == "reference_3d":
-        return {"cuda": "cuFFT 3D, one GPU", "fftw": "FFTW 3D, one process"}.get(c["backend"], c["backend"] + " 3D")
-    if c["decomposition"] == "reference_cufftxt":
-        return f"cufftXt, {devices(r)} GPUs of one process"
-    return None
-
-
-def reference_records(all_records):
-    """(size, precision, direction) -> {reference name: its fastest record}, from
-    any rank count's run (reference_3d per backend, reference_cufftxt per GPU count)."""
-    refs = defaultdict(dict)
-    for r in all_records:
-        name = reference_name(r)
-        if name:
-            p = r["problem"]
-            k = (tuple(p["size"]), p["precision"], p["direction"])
-            if name not in refs[k] or r["timing"]["total"]["median"] < refs[k][name]["timing"]["total"]["median"]:
-                refs[k][name] = r
-    return refs
-
-
-def references(all_records, precision, direction):
-    """Best reference time per size, per reference name, for one precision and direction."""
-    refs = defaultdict(dict)
-    for (size, prec, d), by_name in reference_records(all_records).items():
-        if prec == precision and d == direction:
-            for name, r in by_name.items():
-                refs[name][size] = r["timing"]["total"]["median"]
-    return refs
-
-
-def multi_device_table(records):
-    """Records whose one rank drove several GPUs (reference_cufftxt): references, not contenders."""
-    best = best_by([r for r in records if devices(r) > 1],
-                   lambda r: (tuple(r["problem"]["size"]), r["problem"]["precision"], r["problem"]["direction"], r["key"], devices(r)))
-    if not best:
-        return None
-    lines = ["| size | precision | direction | configuration | GPUs | ms |", "|---|---|---|---|---|---|"]
-    for (s, prec, d, key, n), r in sorted(best.items(), key=lambda kv: (points(kv[0][0]), kv[0][1:])):
-        lines.append(f"| {size_label(s)} | {prec} | {d} | `{key}` | {n} | {r['timing']['total']['median']:.4g} |")
-    return "\n".join(lines)
-
-
-GIB = 2**30
-DOES_NOT_FIT = re.compile(r"does not fit in device memory: (\d+) rank\(s\) on device .*?this rank ([\d.]+) GiB")
-# A transform over every GPU of one process (cufftXt) states its need per GPU.
-DOES_NOT_FIT_PER_GPU = re.compile(r"does not fit in device memory: .*? need ([\d.]+) GiB on GPU \d+")
-
-
-def memory_table(all_records):
-    """Per-rank device footprint by size, and the largest size that ran, per
-    (ranks, configuration, precision): from points that ran (memory_bytes, and
-    the driver-measured device_memory where recorded) and from points skipped
-    because they would not fit (the need their reason states). Rows with
-    several ranks per GPU are the ranks sharing one device: their "largest
-    that ran" is for the shared device, their needs are per rank. A process
-    whose transform spans d GPUs (cufftXt) is a row of 1/d ranks per GPU, its
-    footprint per GPU: memory_bytes / d planned (the library splits its
-    storage evenly), the fullest GPU measured (records before devices_per_rank
-    measured only the first GPU: not shown). Validation is not required: the
-    footprint does not depend on it."""
-    cells = defaultdict(dict)
-    for r in all_records:
-        p, c, t = r.get("problem", {}), r.get("config", {}), r.get("timing") or {}
-        if not p:
-            continue
-        if r.get("status") == "ok" and "device_memory" not in r and t.get("clock") != "cuda_event":
-            continue  # host backends: nothing is checked against a device
-        conf, size = f'{c["decomposition"]}/{c["layout"]}', tuple(p["size"])
-        if r.get("status") == "ok" and "memory_bytes" in r:
-            dm, devices = r.get("device_memory"), t.get("devices", 1)
-            if devices > 1:
-                measured = dm["measured_bytes"] / GIB if dm and "devices_per_rank" in dm else None
-                cells[(p["ranks"], f"1/{devices}", conf, p["precision"])][size] = (
-                    True, r["memory_bytes"] / devices / GIB, measured)
-                continue
-            sharing = dm["ranks_on_device"] if dm else "?"
-            measured = dm["measured_bytes"] / dm["ranks_on_device"] / GIB if dm else None
-            cells[(p["ranks"], sharing, conf, p["precision"])][size] = (True, r["memory_bytes"] / GIB, measured)
-        elif r.get("status") == "skipped":
-            reason = r.get("reason", "")
-            if m := DOES_NOT_FIT.search(reason):
-                key = (p["ranks"], int(m.group(1)), conf, p["precision"])
-                cells[key].setdefault(size, (False, float(m.group(2)), None))
-            elif (m := DOES_NOT_FIT_PER_GPU.search(reason)) and (r.get("machine") or {}).get("gpu_count", 0) > 1:
-                key = (p["ranks"], f'1/{r["machine"]["gpu_count"]}', conf, p["precision"])
-                cells[key].setdefault(size, (False, float(m.group(1)), None))
-    if not cells:
-        return None
-    sizes = sorted({s for row in cells.values() for s in row}, key=points)
-    gib = lambda x: f"{x:.1f}" if x >= 1 else f"{x:.2g}"
-    lines = ["| ranks | ranks per GPU | configuration | precision | " + " | ".join(size_label(s) for s in sizes) +
-             " | largest that ran |", "|---|---|---|---|" + "---|" * (len(sizes) + 1)]
-    for (ranks, sharing, conf, prec), row in sorted(cells.items(), key=lambda kv: tuple(map(str, kv[0]))):
-        out, largest = [], None
-        for s in sizes:
-            if s not in row:
-                out.append("–")
-                continue
-            ran, planned, measured = row[s]
-            if ran:
-                largest = s
-                out.append(gib(planned) + (f" ({gib(measured)})" if measured is not None else ""))
-            else:
-                out.append(f"✗ {gib(planned)}")
-        lines.append(f"| {ranks} | {sharing} | {conf} | {prec} | " + " | ".join(out) +
-                     f" | {size_label(largest) if largest else 'none'} |")
-    return "\n".join(lines)
-
-
-MIN_COPY_BYTES = 1 << 30  # a self copy this large streams through device memory, not a cache (L2: 50-60 MB on H100/H200)
-
-
-def machine_of(r):
-    return (r.get("machine") or {}).get("fingerprint")
-
-
-def measured_hbm(records):
-    """{machine fingerprint: bytes/s}: per machine, the fastest 1-rank exchange
-    phase that is one on-device copy of the self block (traffic.device_bytes,
-    read + written, at least MIN_COPY_BYTES; nothing sent)."""
-    best = {}
-    for r in records:
-        for ph, t in (r.get("traffic") or {}).items():
-            if not ph.startswith("exchange.") or r["problem"]["ranks"] != 1 or t["sent_bytes"] or t["device_bytes"] < MIN_COPY_BYTES:
-                continue
-            ms = r["timing"]["phases"][ph]["median"]
-            if ms > 0:
-                fp = machine_of(r)
-                best[fp] = max(best.get(fp, 0), t["device_bytes"] / (ms * 1e-3))
-    return best
-
-
-def measured_link(probes, hbm):
-    """{(machine fingerprint, backend): bytes/s} one rank sends to the others, from
-    the fastest exchange probe (fftune probe) that is not staged through host
-    memory (on GPUs: NCCL, CUDA IPC): (peers - 1) * bytes_per_peer over its
-    exchange phase, less the self block's copy (read + write) at hbm(machine)
-    bytes/s when known. Probe groups are consecutive ranks, so for exchanges
-    across nodes give --link-gbps."""
-    best = {}
-    for r in probes:
-        if r.get("probe") != "exchange" or r.get("status") != "ok" or r.get("host_staged") or r.get("peers", 1) < 2:
-            continue
-        if not (r.get("validation") or {}).get("passed"):
-            continue
-        phases = r["timing"].get("phases") or {}
-        ms = (phases.get("exchange") or r["timing"]["total"])["median"]
-        b, h = r["bytes_per_peer"], hbm(machine_of(r))
-        seconds = ms * 1e-3 - (2 * b / h if h else 0)
-        if seconds > 0:
-            key = (machine_of(r), r.get("backend"))
-            best[key] = max(best.get(key, 0), (r["peers"] - 1) * b / seconds)
-    return best
-
-
-def phase_floors(r, hbm, link):
-    """{phase: floor ms} from the record's traffic: the larger of device bytes /
-    hbm and the larger of sent and received / link (bytes/s), a bound whatever a
-    transport overlaps within the phase; None where a bandwidth it needs is
-    unknown. Empty without traffic (records before it, cufftXt)."""
-    out = {}
-    for ph, t in (r.get("traffic") or {}).items():
-        peer = max(t["sent_bytes"], t["received_bytes"])
-        if (t["device_bytes"] and not hbm) or (peer and not link):
-            out[ph] = None
-            continue
-        out[ph] = 1e3 * max(t["device_bytes"] / hbm if t["device_bytes"] else 0, peer / link if peer else 0)
-    return out
-
-
-def total_floor(r, floors, hbm, link):
-    """Phases one after another add up. Overlapped phases (timing.mode) at best
-    hide the link behind the device work or the other way round: the larger of
-    all device bytes / hbm and all peer bytes / link. (traffic holds each
-    field's maximum over ranks: on uneven splits this can exceed the slowest
-    rank's own floor a little.)"""
-    if not floors or any(f is None for f in floors.values()):
-        return None
-    if r["timing"].get("mode") == "overlapped":
-        tr = r["traffic"].values()
-        device = sum(t["device_bytes"] for t in tr)
-        peer = sum(max(t["sent_bytes"], t["received_bytes"]) for t in tr)
-        return 1e3 * max(device / hbm if device else 0, peer / link if peer else 0)
-    return sum(floors.values())
-
-
-def ratio_cell(a, b):
-    """a / b with the interval [a.lo / b.hi, a.hi / b.lo] of their 99% CIs."""
-    (alo, ahi), (blo, bhi) = a["ci99"], b["ci99"]
-    return f'{a["median"] / b["median"]:.2f}× ({alo / bhi:.2f}–{ahi / blo:.2f})'
-
-
-def floor_section(records, all_records, hbm_given, link_given, probes):
-    """Best plan per (ranks, size, precision, direction) against the references
-    measured for the same problem and against its floor; then each best plan's
-    phases against theirs. Bandwidths (bytes/s): the given ones, else measured
-    per machine (device: measured_hbm) and per machine and backend (link:
-    measured_link)."""
-    best = best_by(records, lambda r: (r["problem"]["ranks"], tuple(r["problem"]["size"]), r["problem"]["precision"],
-                                       r["problem"]["direction"]))
-    if not best:
-        return None
-    ref = reference_records(all_records)
-    hbm_rates = measured_hbm(all_records)
-    hbm_of_machine = lambda fp: hbm_given or hbm_rates.get(fp)
-    link_rates = measured_link(probes, hbm_of_machine)
-    hbm_of = lambda r: hbm_of_machine(machine_of(r))
-    link_of = lambda r: link_given or link_rates.get((machine_of(r), r["config"]["backend"]))
-    gbs = lambda x: f"{x / 1e9:.0f} GB/s"
-    if hbm_given:
-        device = f"{gbs(hbm_given)} (given)"
-    elif hbm_rates:
-        device = ("; ".join(f"{gbs(h)} on machine `{fp}`" for fp, h in sorted(hbm_rates.items())) +
-                  f" (measured: the fastest 1-rank self copy of at least {MIN_COPY_BYTES // 2**30} GiB)")
-    else:
-        device = f"not known (no 1-rank self copy of at least {MIN_COPY_BYTES // 2**30} GiB among the records; give --hbm-gbps)"
-    if link_given:
-        link = f"{gbs(link_given)} (given)"
-    elif link_rates:
-        link = ("; ".join(f"{gbs(l)} for {be} on machine `{fp}`" for (fp, be), l in sorted(link_rates.items())) +
-                " (measured: the fastest exchange probe not staged through the host)")
-    else:
-        link = "not known (no exchange probe among the records; give --link-gbps)"
-    md = ["A phase's floor is the larger of its device bytes (read + written) ÷ the device bandwidth and the larger "
-          "of its sent and received bytes ÷ the link bandwidth; phases that run one after another add up. "
-          f"Device: {device}. Link: {link}. Ratios give the 99% CI of each ratio in parentheses.", "",
-          "| ranks | size | precision | direction | best | ms (99% CI) | references (ratio: best ÷ reference) | floor ms | ÷ floor |",
-          "|---|---|---|---|---|---|---|---|---|"]
-    details = []
-    for k in sorted(best, key=lambda k: (k[0], points(k[1]), k[2], k[3])):
-        r = best[k]
-        t = r["timing"]["total"]
-        refs = []
-        for name, x in sorted(ref.get(k[1:], {}).items()):
-            if x is r or (devices(x) > 1 and devices(x) != k[0]):
-                continue  # cufftXt only beside plans over as many GPUs
-            refs.append(f"{name} {x['timing']['total']['median']:.4g} ms: {ratio_cell(t, x['timing']['total'])}")
-        floors = phase_floors(r, hbm_of(r), link_of(r))
-        floor = total_floor(r, floors, hbm_of(r), link_of(r))
-        floor_ms, vs_floor = (f"{floor:.3g}", f"{t['median'] / floor:.2f}") if floor else ("–", "–")
-        md.append(f"| {k[0]} | {size_label(k[1])} | {k[2]} | {k[3]} | `{r['key']}` | {t['median']:.4g} "
-                  f"({t['ci99'][0]:.4g}–{t['ci99'][1]:.4g}) | {'; '.join(refs) or '–'} | {floor_ms} | {vs_floor} |")
-        if floors:
-            details += ["", f"`{r['key']}`, {k[0]} ranks, {size_label(k[1])} {k[2]} {k[3]}"
-                        + (" (overlapped: phases run side by side)" if r["timing"].get("mode") == "overlapped" else ""), "",
-                        "| phase | ms | device GB | sent GB | received GB | floor ms | ÷ floor |", "|---|---|---|---|---|---|---|"]
-            for ph in r["timing"]["phase_order"]:
-                ms = r["timing"]["phases"][ph]["median"]
-                tr, f = r["traffic"].get(ph, {}), floors.get(ph)
-                gb = lambda key: f"{tr.get(key, 0) / 1e9:.3g}"
-                f_ms = f"{f:.3g}" if f is not None else "–"
-                vs = f"{ms / f:.2f}" if f else "–"
-                details.append(f"| {ph} | {ms:.4g} | {gb('device_bytes')} | {gb('sent_bytes')} | {gb('received_bytes')} | "
-                               f"{f_ms} | {vs} |")
-    return "\n".join(md + details)
 
 
 def save(fig, out, name):
@@ -388,241 +97,132 @@ def save(fig, out, name):
     return paths
 
 
-def fig_total(recs, all_records, key, out):
-    ranks, prec, direction = key
-    sizes = sorted({tuple(r["problem"]["size"]) for r in recs}, key=points)
-    best = best_by(recs, lambda r: (variant(r), tuple(r["problem"]["size"])))
-    variants = sorted({v for v, _ in best})
-    fig, ax = plt.subplots(figsize=(8, 5))
-    series = []
-    for v in variants:
-        xs = [s for s in sizes if (v, s) in best]
-        ax.plot([points(s) for s in xs], [best[(v, s)]["timing"]["total"]["median"] for s in xs], marker="o", label=v)
-        series.append(v)
-    for name, ref in references(all_records, prec, direction).items():
-        xs = [s for s in sizes if s in ref]
-        if xs:
-            ax.plot([points(s) for s in xs], [ref[s] for s in xs], "k--", label=f"reference: {name}")
-            series.append(f"reference: {name}")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("grid points (Nx·Ny·Nz)")
-    ax.set_ylabel("median time per transform [ms]")
-    ax.set_title(f"Best method per decomposition/layout — {ranks} ranks, {prec}, {direction}")
-    ax.legend(fontsize=7)
-    ax.grid(True, which="both", alpha=0.3)
-    name = f"total_r{ranks}_{prec}_{direction}"
-    return name, save(fig, out, name), series
+FAMILIES_DIR = os.environ.get("FFTUNE_FAMILIES_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "families"))
 
 
-def fig_relative(recs, key, out):
-    ranks, prec, direction = key
-    sizes = sorted({tuple(r["problem"]["size"]) for r in recs}, key=points)
-    best = best_by(recs, lambda r: (variant(r), tuple(r["problem"]["size"])))
-    fastest = {s: min(best[(v, s2)]["timing"]["total"]["median"] for (v, s2) in best if s2 == s) for s in sizes}
-    variants = sorted({v for v, _ in best})
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for v in variants:
-        xs = [s for s in sizes if (v, s) in best]
-        ax.plot(range(len(xs)), [best[(v, s)]["timing"]["total"]["median"] / fastest[s] for s in xs], marker="o", label=v)
-    ax.set_xticks(range(len(sizes)), [size_label(s) for s in sizes], rotation=30, fontsize=7)
-    ax.set_yscale("log")
-    ax.set_ylabel("time ÷ fastest at this size")
-    ax.set_title(f"Relative runtime — {ranks} ranks, {prec}, {direction}")
-    ax.legend(fontsize=7)
-    ax.grid(True, alpha=0.3)
-    name = f"relative_r{ranks}_{prec}_{direction}"
-    return name, save(fig, out, name), variants
-
-
-def fig_phases(recs, key, out):
-    ranks, prec, direction = key
-    best = best_by(recs, lambda r: tuple(r["problem"]["size"]))
-    sizes = sorted(best, key=points)
-    phases = []
-    for s in sizes:
-        for ph in best[s]["timing"]["phase_order"]:
-            kind = ph.split(".")[0]
-            if kind not in phases:
-                phases.append(kind)
-    fig, ax = plt.subplots(figsize=(8, 5))
-    bottom = [0.0] * len(sizes)
-    for kind in phases:
-        vals = [sum(v["median"] for k, v in best[s]["timing"]["phases"].items() if k.split(".")[0] == kind) for s in sizes]
-        ax.bar(range(len(sizes)), vals, bottom=bottom, label=kind)
-        bottom = [b + v for b, v in zip(bottom, vals)]
-    ax.set_xticks(range(len(sizes)), [f"{size_label(s)}\n{best[s]['key'].split('/')[1]}" for s in sizes], fontsize=6)
-    ax.set_ylabel("median time per phase [ms] (max over ranks)")
-    ax.set_title(f"Phase breakdown of the best configuration — {ranks} ranks, {prec}, {direction}")
-    ax.legend(fontsize=7)
-    name = f"phases_r{ranks}_{prec}_{direction}"
-    return name, save(fig, out, name), phases
-
-
-def fig_methods(recs, key, out):
-    ranks, prec, direction = key
-    largest = max({tuple(r["problem"]["size"]) for r in recs}, key=points)
-    at = [r for r in recs if tuple(r["problem"]["size"]) == largest and r["config"]["redistribution"]]
-    best = best_by(at, lambda r: (variant(r), method_label(r)))
-    if not best:
+def family_module(kind):
+    """A family's own report section: families/KIND/report.py defining
+    section(records, out, every_record, hbm_gbps, link_gbps, probes) -> (Markdown
+    lines, figures); None when the family has none (the generic section serves)."""
+    path = os.path.join(FAMILIES_DIR, kind, "report.py")
+    if not re.fullmatch(r"[a-z0-9_]+", kind) or not os.path.exists(path):
         return None
-    variants = sorted({v for v, _ in best})
-    methods = sorted({m for _, m in best})
-    fig, ax = plt.subplots(figsize=(9, 5))
-    width = 0.8 / max(1, len(methods))
-    colors = plt.get_cmap("tab20").colors
-    for i, m in enumerate(methods):
-        xs, ys, lo, hi = [], [], [], []
-        for j, v in enumerate(variants):
-            r = best.get((v, m))
-            if r is None:
-                continue
-            t = r["timing"]["total"]
-            xs.append(j + i * width)
-            ys.append(t["median"])
-            lo.append(t["median"] - t["ci99"][0])
-            hi.append(t["ci99"][1] - t["median"])
-        ax.bar(xs, ys, width=width, yerr=[lo, hi], capsize=2, label=m, color=colors[i % len(colors)])
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(variants))], variants, rotation=20, fontsize=7)
-    ax.set_yscale("log")
-    ax.set_ylabel("median time [ms], 99% CI")
-    ax.set_title(f"Redistribution methods at {size_label(largest)} — {ranks} ranks, {prec}, {direction}")
-    ax.legend(fontsize=6, ncol=2)
-    name = f"methods_r{ranks}_{prec}_{direction}"
-    return name, save(fig, out, name), methods
+    spec = importlib.util.spec_from_file_location(f"fftune_family_{kind}_report", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def winner_rows(recs):
-    rows = []
+def axes_of(kind, records, descriptions):
+    """(size fields, category fields) of a family's problems: from its
+    description (fftune families --json), else from the records (lists of
+    numbers are sizes)."""
+    d = descriptions.get(kind)
+    if d:
+        return ([a["name"] for a in d["problem_axes"] if a["role"] == "size"],
+                [a["name"] for a in d["problem_axes"] if a["role"] == "category"])
+    fields = sorted({k for r in records for k in r["problem"] if k not in ("kind", "ranks", "ranks_per_node")})
+    sizes = [k for k in fields if all(isinstance(r["problem"].get(k), list) for r in records)]
+    return sizes, [k for k in fields if k not in sizes]
+
+
+def work(problem, sizes):
+    return math.prod(n for f in sizes for n in problem[f])
+
+
+def verdict(a, b):
+    """Best a against runner-up b from their 99% CIs."""
+    if a["ci99"][1] < b["ci99"][0]:
+        return "faster"
+    if b["median"] <= a["ci99"][1] and a["median"] >= b["ci99"][0]:
+        return "same within noise"
+    return "ambiguous"
+
+
+def generic_section(kind, records, out, descriptions):
+    """Any family: time against work per configuration for each rank count and
+    categories, and the winner of each problem."""
+    sizes, cats = axes_of(kind, records, descriptions)
+    label = lambda p: " ".join("x".join(str(n) for n in p[f]) for f in sizes)
+    figures = []
+    groups = defaultdict(list)
+    for r in records:
+        groups[(r["problem"]["ranks"],) + tuple(str(r["problem"].get(c)) for c in cats)].append(r)
+    for key, recs in sorted(groups.items()):
+        best = best_by(recs, lambda r: (r["key"], json.dumps(r["problem"].get(sizes[0]) if sizes else 0)))
+        fig, ax = plt.subplots(figsize=(8, 5))
+        series = sorted({k for k, _ in best})
+        for k in series:
+            pts = sorted((work(r["problem"], sizes), r["timing"]["total"]) for (kk, _), r in best.items() if kk == k)
+            ax.errorbar([w for w, _ in pts], [t["median"] for _, t in pts],
+                        yerr=[[t["median"] - t["ci99"][0] for _, t in pts], [t["ci99"][1] - t["median"] for _, t in pts]],
+                        marker="o", capsize=2, label=k)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("work (" + "·".join(sizes) + ")" if sizes else "problem")
+        ax.set_ylabel("median time per step [ms], 99% CI")
+        what = ", ".join(f"{c} {v}" for c, v in zip(cats, key[1:]))
+        ax.set_title(f"{kind} — {key[0]} ranks" + (f", {what}" if what else ""))
+        ax.legend(fontsize=7)
+        ax.grid(True, which="both", alpha=0.3)
+        name = f"{kind}_total_r{key[0]}" + "".join(f"_{v}" for v in key[1:])
+        figures.append((name, save(fig, out, name), series))
     by_problem = defaultdict(dict)
-    for r in recs:
+    for r in records:
         p = r["problem"]
-        k = (p["ranks"], tuple(p["size"]), p["precision"], p["direction"])
-        cur = by_problem[k].get(r["key"])
-        if cur is None or r["timing"]["total"]["median"] < cur["timing"]["total"]["median"]:
+        k = (p["ranks"], json.dumps({f: p.get(f) for f in sizes + cats}, sort_keys=True))
+        if r["key"] not in by_problem[k] or r["timing"]["total"]["median"] < by_problem[k][r["key"]]["timing"]["total"]["median"]:
             by_problem[k][r["key"]] = r
-    for k in sorted(by_problem, key=lambda k: (k[0], points(k[1]), k[2], k[3])):
+    md = ["| ranks | " + " | ".join(sizes + cats) + " | best | ms | runner-up | margin | verdict | candidates |",
+          "|---|" + "---|" * (len(sizes) + len(cats) + 6)]
+    for k in sorted(by_problem, key=lambda k: (k[0], work(json.loads(k[1]), sizes), k[1])):
         ranked = sorted(by_problem[k].values(), key=lambda r: r["timing"]["total"]["median"])
-        a = ranked[0]["timing"]["total"]
-        verdict, runner, margin = "only one", "", ""
+        p, a = ranked[0]["problem"], ranked[0]["timing"]["total"]
+        runner, margin, v = "", "", "only one"
         if len(ranked) > 1:
             b = ranked[1]["timing"]["total"]
-            runner = ranked[1]["key"]
-            margin = f'{100 * (b["median"] / a["median"] - 1):.1f}%'
-            if a["ci99"][1] < b["ci99"][0]:
-                verdict = "faster"
-            elif b["median"] <= a["ci99"][1] and a["median"] >= b["ci99"][0]:
-                verdict = "same within noise"
-            else:
-                verdict = "ambiguous"
-        rows.append((k, ranked[0]["key"], a["median"], runner, margin, verdict, len(ranked)))
-    return rows
+            runner, margin, v = ranked[1]["key"], f'{100 * (b["median"] / a["median"] - 1):.1f}%', verdict(a, b)
+        cells = ["x".join(str(n) for n in p[f]) for f in sizes] + [str(p.get(c)) for c in cats]
+        md.append(f"| {k[0]} | " + " | ".join(cells) + f" | `{ranked[0]['key']}` | {a['median']:.4g} | `{runner}` | {margin} | {v} | {len(ranked)} |")
+    return ["## Winners", ""] + md, figures
 
 
-def scaling_table(recs):
-    best = best_by(recs, lambda r: (tuple(r["problem"]["size"]), r["problem"]["ranks"], r["problem"]["precision"], r["problem"]["direction"]))
-    ranks = sorted({k[1] for k in best})
-    if len(ranks) < 2:
-        return None
-    lines = ["| size | precision | direction | " + " | ".join(f"{p} ranks [ms] (speed-up)" for p in ranks) + " |",
-             "|---|---|---|" + "---|" * len(ranks)]
-    for s, prec, d in sorted({(k[0], k[2], k[3]) for k in best}, key=lambda x: (points(x[0]), x[1], x[2])):
-        base = best.get((s, ranks[0], prec, d))
-        cells = []
-        for p in ranks:
-            r = best.get((s, p, prec, d))
-            if r is None:
-                cells.append("–")
-            else:
-                t = r["timing"]["total"]["median"]
-                cells.append(f"{t:.4g}" + (f" ({base['timing']['total']['median'] / t:.2f}×)" if base else ""))
-        lines.append(f"| {size_label(s)} | {prec} | {d} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def weak_scaling_table(recs):
-    """Same points per rank at more ranks: efficiency = t(r0, N0) / t(r, N0 * r / r0)."""
-    best = best_by(recs, lambda r: (tuple(r["problem"]["size"]), r["problem"]["ranks"], r["problem"]["precision"], r["problem"]["direction"]))
-    ranks = sorted({k[1] for k in best})
-    if len(ranks) < 2:
-        return None
-    r0 = ranks[0]
-    lines = []
-    for (s, r, prec, d), base in sorted(best.items(), key=lambda kv: (points(kv[0][0]), kv[0][2], kv[0][3])):
-        if r != r0:
-            continue
-        cells, found = [], False
-        for p in ranks[1:]:
-            match = [(k, v) for k, v in best.items() if k[1] == p and k[2] == prec and k[3] == d and points(k[0]) * r0 == points(s) * p]
-            if match:
-                k, v = min(match, key=lambda kv: kv[1]["timing"]["total"]["median"])
-                t = v["timing"]["total"]["median"]
-                cells.append(f"{size_label(k[0])}: {t:.4g} ({base['timing']['total']['median'] / t:.2f})")
-                found = True
-            else:
-                cells.append("–")
-        if found:
-            lines.append(f"| {size_label(s)} | {prec} | {d} | {base['timing']['total']['median']:.4g} | " + " | ".join(cells) + " |")
-    if not lines:
-        return None
-    head = [f"| size at {r0} ranks | precision | direction | {r0} ranks [ms] | " +
-            " | ".join(f"{p} ranks: size, ms (efficiency)" for p in ranks[1:]) + " |",
-            "|---|---|---|---|" + "---|" * (len(ranks) - 1)]
-    return "\n".join(head + lines)
-
-
-def report(records, out, title, every_record=None, hbm_gbps=None, link_gbps=None, probes=()):
+def report(records, out, title, every_record=None, hbm_gbps=None, link_gbps=None, probes=(), descriptions=None):
+    """One section per problem family (its own, families/KIND/report.py, or the
+    generic one); returns {family: figures}."""
     os.makedirs(out, exist_ok=True)
-    figures = []
-    # A rank that drove several GPUs (reference_cufftxt) is drawn as a reference
-    # line, not compared with plans that use one GPU per rank.
-    all_records, records = records, [r for r in records if devices(r) == 1]
-    for key, recs in sorted(group_problems(records).items()):
-        figures.append((key, fig_total(recs, all_records, key, out)))
-        figures.append((key, fig_relative(recs, key, out)))
-        figures.append((key, fig_phases(recs, key, out)))
-        m = fig_methods(recs, key, out)
-        if m:
-            figures.append((key, m))
+    descriptions = descriptions or {}
+    kind_of = lambda r: (r.get("problem") or {}).get("kind", "fft3d")
     machines = sorted({(r["machine"].get("fingerprint"), r["machine"].get("hostname", ""), r["machine"].get("cpu_model", ""),
-                        (r["provenance"].get("fft_libraries") or {}).get("gpu", "")) for r in all_records})
-    shas = sorted({r["provenance"].get("git_sha", "?") for r in all_records})
-    stamps = sorted(r["provenance"].get("timestamp", "") for r in all_records)
+                        (r["provenance"].get("fft_libraries") or {}).get("gpu", "")) for r in records})
+    shas = sorted({r["provenance"].get("git_sha", "?") for r in records})
+    stamps = sorted(r["provenance"].get("timestamp", "") for r in records)
     md = [f"# {title}", "",
-          f"{len(all_records)} validated records, {stamps[0]} … {stamps[-1]}; fftune commits: {', '.join(shas)}.", ""]
+          f"{len(records)} validated records, {stamps[0]} … {stamps[-1]}; fftune commits: {', '.join(shas)}.", ""]
     for fp, host, cpu, gpu in machines:
         md.append(f"- machine `{fp}`: {host}, {cpu}" + (f", {gpu}" if gpu else ""))
-    md += ["", "Times are medians of per-iteration maxima over ranks; intervals are 99% CIs of the median.", "",
-           "## Winners", "", "| ranks | size | precision | direction | best | ms | runner-up | margin | verdict | candidates |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
-    for k, best, t, runner, margin, verdict, n in winner_rows(records):
-        md.append(f"| {k[0]} | {size_label(k[1])} | {k[2]} | {k[3]} | `{best}` | {t:.4g} | `{runner}` | {margin} | {verdict} | {n} |")
-    table = scaling_table(records)
-    if table:
-        md += ["", "## Strong scaling (best configuration per rank count; speed-up over the fewest ranks)", "", table]
-    weak = weak_scaling_table(records)
-    if weak:
-        md += ["", "## Weak scaling (same points per rank; efficiency = time at the fewest ranks ÷ time here)", "", weak]
-    floors = floor_section(records, all_records, hbm_gbps * 1e9 if hbm_gbps else None,
-                           link_gbps * 1e9 if link_gbps else None, probes)
-    if floors:
-        md += ["", "## Against the references and the floor", "", floors]
-    multi = multi_device_table(all_records)
-    if multi:
-        md += ["", "## References over several GPUs of one process (not in the tables above: one rank, many GPUs)", "", multi]
-    memory = memory_table(every_record or all_records)
-    if memory:
-        md += ["", "## Device memory per rank (GiB: planned, and driver-measured in parentheses; ✗ = skipped: would not fit,"
-               " with the need it states; a rank over several GPUs, 1/d ranks per GPU: per GPU)", "", memory]
-    md += ["", "## Figures", ""]
-    for key, (name, paths, series) in figures:
-        md.append(f"### {name}")
-        md.append("")
-        md.append(f"![{name}]({os.path.basename(paths[0])}) ([svg]({os.path.basename(paths[1])}))")
-        md.append("")
+    md += ["", "Times are medians of per-iteration maxima over ranks; intervals are 99% CIs of the median."]
+    kinds = sorted({kind_of(r) for r in records})
+    all_figures = {}
+    for kind in kinds:
+        recs = [r for r in records if kind_of(r) == kind]
+        every = [r for r in (every_record or records) if kind_of(r) == kind]
+        module = family_module(kind)
+        if module:
+            body, figures = module.section(recs, out, every, hbm_gbps, link_gbps, probes)
+        else:
+            body, figures = generic_section(kind, recs, out, descriptions)
+        summary = (descriptions.get(kind) or {}).get("summary")
+        md += ["", f"## Problem family {kind}" + (f": {summary}" if summary else ""), ""]
+        # A family's sections are one level down.
+        md += ["#" + line if line.startswith("## ") else line for line in body]
+        md += ["", f"### Figures ({kind})", ""]
+        for name, paths, series in figures:
+            md += [f"#### {name}", "", f"![{name}]({os.path.basename(paths[0])}) ([svg]({os.path.basename(paths[1])}))", ""]
+        all_figures[kind] = figures
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(md) + "\n")
-    return figures
+    return all_figures
 
 
 def main(argv=None):
@@ -632,6 +232,7 @@ def main(argv=None):
     ap.add_argument("--machine", help="only this machine fingerprint")
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--title", default="fftune report")
+    ap.add_argument("--families", help="the problem families as `fftune families --json` describes them (a file)")
     ap.add_argument("--hbm-gbps", type=float, help="device memory bandwidth for the floors, GB/s (default: per machine, the fastest 1-rank self copy of at least 1 GiB among the records)")
     ap.add_argument("--link-gbps", type=float, help="bandwidth between ranks for the floors, GB/s per direction (default: per machine and backend, the fastest exchange probe among the inputs that is not staged through the host)")
     args = ap.parse_args(argv)
@@ -646,11 +247,18 @@ def main(argv=None):
                  if not args.machine or r.get("machine", {}).get("fingerprint") == args.machine]
         probes = [r for r in every if is_probe(r)]
         every = [r for r in every if not is_probe(r)]
-        figures = report(records, args.out, args.title, every, args.hbm_gbps, args.link_gbps, probes)
+        descriptions = {}
+        if args.families:
+            with open(args.families) as f:
+                descriptions = {d["name"]: d for d in json.load(f)}
+        figures = report(records, args.out, args.title, every, args.hbm_gbps, args.link_gbps, probes, descriptions)
     except ReportError as e:
         print(f"fftune report: {e}", file=sys.stderr)
         return 2
-    print(f"{args.out}/report.md: {len(figures)} figures from {len(records)} records")
+    total = sum(len(f) for f in figures.values())
+    print(f"{args.out}/report.md: {total} figures from {len(records)} records")
+    for kind, f in sorted(figures.items()):
+        print(f"  {kind}: {len(f)} figures from {sum(1 for r in records if r['problem'].get('kind', 'fft3d') == kind)} records")
     return 0
 
 

@@ -12,6 +12,8 @@ from contextlib import redirect_stderr
 sys.path.insert(0, os.path.dirname(__file__))
 import report  # noqa: E402
 
+fft3d = report.family_module("fft3d")
+
 FIXTURE = os.path.join(os.path.dirname(__file__), "testdata", "fixture.jsonl")
 
 
@@ -27,7 +29,7 @@ class ReportTest(unittest.TestCase):
         records = report.load_records([FIXTURE], None, None)
         self.assertEqual(len(records), 75)  # 3 skipped and 1 failed record are left out
         figures = report.report(records, self.out, "fixture")
-        names = {name: series for _, (name, paths, series) in figures}
+        names = {name: series for name, paths, series in figures["fft3d"]}
         self.assertEqual(set(names), {f"{kind}_r{r}_double_forward" for kind in ("total", "relative", "phases", "methods") for r in (1, 2)})
         self.assertIn("reference: cuFFT 3D, one GPU", names["total_r2_double_forward"])
         self.assertIn("slab_2d1d/default", names["total_r2_double_forward"])
@@ -60,7 +62,7 @@ class ReportTest(unittest.TestCase):
         xt["timing"]["devices"] = 4
         xt["timing"]["total"]["median"] = ref3d["timing"]["total"]["median"] / 100  # faster than anything
         figures = report.report(records + [xt], self.out, "fixture")
-        names = {name: series for _, (name, paths, series) in figures}
+        names = {name: series for name, paths, series in figures["fft3d"]}
         self.assertIn("reference: cufftXt, 4 GPUs of one process", names["total_r1_double_forward"])
         self.assertIn("reference: cufftXt, 4 GPUs of one process", names["total_r2_double_forward"])
         self.assertNotIn("reference_cufftxt/default", names["total_r1_double_forward"])
@@ -87,7 +89,7 @@ class ReportTest(unittest.TestCase):
         other_skip = json.loads(json.dumps(refused))
         other_skip["problem"]["size"] = [4096, 4096, 4096]
         other_skip["reason"] = "2 ranks share 1 GPU on this node; NCCL needs one GPU per rank"
-        table = report.memory_table(records + [big, refused, other_skip])
+        table = fft3d.memory_table(records + [big, refused, other_skip])
         row = next(l for l in table.splitlines() if l.startswith("| 2 | 2 | slab_2d1d/default | double |"))
         self.assertIn("| 20.0 (20.2) |", row)
         self.assertIn("| ✗ 192.1 |", row)
@@ -120,7 +122,7 @@ class ReportTest(unittest.TestCase):
         refused["status"] = "skipped"
         refused["reason"] = ("does not fit in device memory: cufftXt's two descriptors for 4096x4096x4096 need 512.00 GiB "
                              "on GPU 0, 139.10 GiB of its 139.80 GiB are free after the plans' work areas")
-        table = report.memory_table(records + [xt, older, refused])
+        table = fft3d.memory_table(records + [xt, older, refused])
         row = next(l for l in table.splitlines() if l.startswith("| 1 | 1/4 | reference_cufftxt/default | double |"))
         self.assertIn("| 16.0 (17.0) |", row)
         self.assertIn("| 2.0 |", row)  # planned only: the measurement was not per GPU
@@ -136,13 +138,13 @@ class ReportTest(unittest.TestCase):
         one["traffic"] = {ph: dict(zero) for ph in one["timing"]["phase_order"]}
         one["traffic"]["exchange.0"]["device_bytes"] = 4e9
         hbm = 4e9 / (one["timing"]["phases"]["exchange.0"]["median"] * 1e-3)
-        self.assertEqual(report.measured_hbm(records), {fp: hbm})
+        self.assertEqual(fft3d.measured_hbm(records), {fp: hbm})
         small = json.loads(json.dumps(one))
         small["traffic"]["exchange.0"]["device_bytes"] = 4e6  # fits in a cache: not a device-memory rate
         other = json.loads(json.dumps(one))
         other["machine"]["fingerprint"] = "another"
         other["timing"]["phases"]["exchange.0"]["median"] /= 10
-        rates = report.measured_hbm([small, one, other])
+        rates = fft3d.measured_hbm([small, one, other])
         self.assertEqual(set(rates), {fp, "another"})
         self.assertAlmostEqual(rates[fp], hbm)
         self.assertAlmostEqual(rates["another"] / hbm, 10)
@@ -153,18 +155,18 @@ class ReportTest(unittest.TestCase):
         best["traffic"]["fft.yz"]["device_bytes"] = 40e6
         best["traffic"]["exchange.0"].update(device_bytes=20e6, sent_bytes=2e6, received_bytes=1e6)
         link = 100e9
-        floors = report.phase_floors(best, hbm, link)
+        floors = fft3d.phase_floors(best, hbm, link)
         self.assertAlmostEqual(floors["fft.yz"], 1e3 * 40e6 / hbm)
         # the larger of the device work and the larger direction on the link
         self.assertAlmostEqual(floors["exchange.0"], 1e3 * max(20e6 / hbm, 2e6 / link))
         self.assertEqual(floors["pack.0"], 0)
         expect = 1e3 * (40e6 / hbm + max(20e6 / hbm, 2e6 / link))
-        self.assertAlmostEqual(report.total_floor(best, floors, hbm, link), expect)
-        self.assertIsNone(report.phase_floors(best, hbm, None)["exchange.0"])  # no link bandwidth, no link floor
-        self.assertIsNone(report.total_floor(best, report.phase_floors(best, hbm, None), hbm, None))
+        self.assertAlmostEqual(fft3d.total_floor(best, floors, hbm, link), expect)
+        self.assertIsNone(fft3d.phase_floors(best, hbm, None)["exchange.0"])  # no link bandwidth, no link floor
+        self.assertIsNone(fft3d.total_floor(best, fft3d.phase_floors(best, hbm, None), hbm, None))
         overlapped = json.loads(json.dumps(best))
         overlapped["timing"]["mode"] = "overlapped"  # at best the link hides behind the device work
-        self.assertAlmostEqual(report.total_floor(overlapped, floors, hbm, link), 1e3 * max(60e6 / hbm, 2e6 / link))
+        self.assertAlmostEqual(fft3d.total_floor(overlapped, floors, hbm, link), 1e3 * max(60e6 / hbm, 2e6 / link))
 
         report.report(records, self.out, "fixture", hbm_gbps=None, link_gbps=100)
         with open(os.path.join(self.out, "report.md")) as f:
@@ -199,12 +201,12 @@ class ReportTest(unittest.TestCase):
         probes = [probe(4, 1e8, 1.0), probe(2, 1e6, 0.01), probe(4, 1e8, 0.5, machine="m2"), probe(4, 1e8, 0.5, backend="fftw"),
                   probe(4, 1e8, 0.1, host_staged=True), probe(4, 1e8, 0.1, passed=False), probe(1, 1e8, 0.01)]
         # 3 peers x 100 MB in 1 ms, less the 100 MB self block copied at 4 TB/s (0.05 ms); per machine and backend.
-        rates = report.measured_link(probes, hbm)
+        rates = fft3d.measured_link(probes, hbm)
         self.assertAlmostEqual(rates[("m1", "cuda")], 3e8 / 0.95e-3)
         self.assertAlmostEqual(rates[("m2", "cuda")], 3e8 / 0.5e-3)  # no device rate known there: nothing subtracted
         self.assertAlmostEqual(rates[("m1", "fftw")], 3e8 / 0.45e-3)
         self.assertEqual(len(rates), 3)
-        self.assertEqual(report.measured_link(probes[4:], hbm), {})
+        self.assertEqual(fft3d.measured_link(probes[4:], hbm), {})
         # Probe records among the inputs feed the link rate of their machine and backend, and are not plotted as plans.
         records = report.load_records([FIXTURE], None, None)
         fp = records[0]["machine"]["fingerprint"]
@@ -221,7 +223,7 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(len(report.load_records([FIXTURE, path], None, None)), 75)
 
     def test_winner_verdicts(self):
-        rows = report.winner_rows(report.load_records([FIXTURE], None, None))
+        rows = fft3d.winner_rows(report.load_records([FIXTURE], None, None))
         verdicts = {r[5] for r in rows}
         self.assertTrue(verdicts <= {"faster", "same within noise", "ambiguous", "only one"})
         self.assertEqual(len(rows), 6)  # 3 sizes x (1, 2 ranks)
@@ -254,6 +256,31 @@ class ReportTest(unittest.TestCase):
             self.assertEqual(report.main(["--db", bad, "--out", self.out]), 2)
         self.assertIn("not a usable fftune database", err.getvalue())
 
+    def test_a_family_without_a_section_of_its_own_gets_the_generic_one(self):
+        fixture = report.load_records([FIXTURE], None, None)[0]
+
+        def dot(ranks, n, key, ms):
+            r = json.loads(json.dumps(fixture))  # machine and provenance of a real record
+            r["problem"] = {"kind": "dot", "ranks": ranks, "length": [n], "precision": "double"}
+            r["config"] = {"backend": "fftw", "reduction": key}
+            r["key"] = f"fftw/{key}"
+            r["timing"] = {"total": {"median": ms, "ci99": [0.9 * ms, 1.1 * ms]}, "phases": {}, "phase_order": []}
+            return r
+
+        records = [dot(1, n, k, ms * n) for n in (100, 1000) for k, ms in (("allreduce", 1.0), ("reduce_bcast", 3.0))]
+        records.append(fixture)
+        desc = {"dot": {"name": "dot", "summary": "a test family", "config_axes": ["reduction"],
+                        "problem_axes": [{"name": "length", "role": "size"}, {"name": "precision", "role": "category"}]}}
+        figures = report.report(records, self.out, "mixed", descriptions=desc)
+        self.assertEqual([f[0] for f in figures["dot"]], ["dot_total_r1_double"])
+        self.assertEqual(figures["dot"][0][2], ["fftw/allreduce", "fftw/reduce_bcast"])
+        self.assertIn("fft3d", figures)
+        page = open(os.path.join(self.out, "report.md")).read()
+        self.assertIn("## Problem family dot: a test family", page)
+        self.assertIn("| ranks | length | precision | best | ms | runner-up |", page)
+        self.assertIn("| 1 | 1000 | double | `fftw/allreduce` | 1000 | `fftw/reduce_bcast` | 200.0% | faster | 2 |", page)
+        # Without a description the sizes are the fields that hold lists of numbers.
+        self.assertEqual(report.axes_of("dot", records[:4], {}), (["length"], ["precision"]))
 
 if __name__ == "__main__":
     unittest.main()

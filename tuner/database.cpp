@@ -1,12 +1,14 @@
 #include "tuner/database.hpp"
 
 #include "core/records/json_lines.hpp"
+#include "core/run/family.hpp"
 
 #include <sqlite3.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -91,6 +93,12 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE INDEX IF NOT EXISTS records_problem ON records (machine, kind, nx, ny, nz, precision, direction, ranks);
 )";
 
+// Version 4: any problem family. problem_key is the problem's canonical JSON
+// without its rank counts (core/run/family.hpp problem_key); the nx .. direction
+// columns keep what a family's problem has of them (0 or '' otherwise).
+constexpr const char* problem_key_index_sql =
+    "CREATE INDEX IF NOT EXISTS records_problem_key ON records (machine, kind, problem_key, ranks)";
+
 // Version 2 adds the probe table (version 1 files get it by migrate_sql).
 constexpr const char* probes_sql = R"(
 CREATE TABLE IF NOT EXISTS probes (
@@ -143,7 +151,9 @@ namespace {
 
 void bind_record(Statement& ins, const json& r) {
     const json& p = r.at("problem");
-    const auto size = p.at("size").get<std::array<index_t, 3>>();
+    // Families whose problems have a 3D size, a precision or a direction fill those columns.
+    std::array<index_t, 3> size{0, 0, 0};
+    if (p.contains("size") && p.at("size").size() == 3) size = p.at("size").get<std::array<index_t, 3>>();
     const bool ok = r.at("status") == "ok";
     const bool validated = ok && r.contains("validation") && r["validation"].value("passed", false) == true;
     ins.bind(1, fnv1a(r.dump()))
@@ -151,8 +161,8 @@ void bind_record(Statement& ins, const json& r) {
         .bind(3, software_validator(r))
         .bind(4, p.at("kind").get<std::string>())
         .bind(5, (long long)size[0]).bind(6, (long long)size[1]).bind(7, (long long)size[2])
-        .bind(8, p.at("precision").get<std::string>())
-        .bind(9, p.at("direction").get<std::string>())
+        .bind(8, p.value("precision", ""))
+        .bind(9, p.value("direction", ""))
         .bind(10, p.at("ranks").get<long long>())
         .bind(11, r.at("key").get<std::string>())
         .bind(12, r.at("config").dump())
@@ -164,7 +174,8 @@ void bind_record(Statement& ins, const json& r) {
         .bind(18, ok ? r["timing"]["total"]["ci99"][1].get<double>() : 0.0)
         .bind(19, r.value("provenance", json::object()).value("timestamp", ""))
         .bind(20, r.dump())
-        .bind(21, p.value("ranks_per_node", 0ll));
+        .bind(21, p.value("ranks_per_node", 0ll))
+        .bind(22, problem_key(p));
 }
 
 // Exchange probes fill transport/peers/bytes, FFT probes precision/n/batch/stride; the other columns stay empty.
@@ -232,6 +243,17 @@ Database::Database(const std::string& path, bool read_only) : path_(path) {
                 // v2 -> v3: records get ranks_per_node, 0 (not known) for those already there.
                 if (old < 3 && !has_column(db_, "records", "ranks_per_node"))
                     exec(db_, "ALTER TABLE records ADD COLUMN ranks_per_node INTEGER NOT NULL DEFAULT 0");
+                // v3 -> v4: records get problem_key, computed from each record's problem.
+                if (!has_column(db_, "records", "problem_key")) {
+                    exec(db_, "ALTER TABLE records ADD COLUMN problem_key TEXT NOT NULL DEFAULT ''");
+                    Statement rows(db_, "SELECT id, record_json FROM records");
+                    Statement set(db_, "UPDATE records SET problem_key = ? WHERE id = ?");
+                    while (rows.step()) {
+                        set.bind(1, problem_key(json::parse(rows.text(1)).at("problem"))).bind(2, rows.integer(0)).step();
+                        set.reset();
+                    }
+                }
+                exec(db_, problem_key_index_sql);
                 if (old < database_schema_version)
                     exec(db_, fmt::format("UPDATE meta SET value = '{}' WHERE key = 'schema_version'",
                                           database_schema_version).c_str());
@@ -259,8 +281,9 @@ IngestStats Database::ingest(const std::vector<std::string>& files) {
     try {
         Statement ins(db_, R"(INSERT OR IGNORE INTO records
             (record_hash, machine, software, kind, nx, ny, nz, precision, direction, ranks, config_key, config_json,
-             status, validated, max_rel_error, median_ms, ci_low, ci_high, timestamp, record_json, ranks_per_node)
-            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?))");
+             status, validated, max_rel_error, median_ms, ci_low, ci_high, timestamp, record_json, ranks_per_node,
+             problem_key)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?))");
         Statement probe(db_, R"(INSERT OR IGNORE INTO probes
             (record_hash, machine, software, probe, backend, world, transport, peers, bytes_per_peer, precision, n,
              batch, stride, status, validated, median_ms, ci_low, ci_high, timestamp, record_json)
@@ -303,22 +326,25 @@ IngestStats Database::ingest(const std::vector<std::string>& files) {
 // The ranks_per_node column, or 0 (not known) in files from before it (read-only, not migrated).
 const char* Database::ranks_per_node_column() const { return version_ >= 3 ? "ranks_per_node" : "0"; }
 
-std::vector<Measurement> Database::measurements(const Problem& problem, const std::string& machine) const {
+std::vector<Measurement> Database::measurements(const json& problem, const std::string& machine) const {
     // Ranks per node: 0 on either side (not known / any) matches every value.
     const std::string rpn = ranks_per_node_column();
-    Statement q(db_, fmt::format(R"(SELECT config_key, config_json, median_ms, ci_low, ci_high, max_rel_error, machine, software, timestamp
-        FROM records WHERE status = 'ok' AND validated = 1 AND kind = ? AND nx = ? AND ny = ? AND nz = ?
-        AND precision = ? AND direction = ? AND ranks = ? AND (? = '' OR machine = ?)
-        AND (? = 0 OR {0} = 0 OR {0} = ?) ORDER BY median_ms)", rpn).c_str());
-    q.bind(1, problem.kind).bind(2, (long long)problem.size[0]).bind(3, (long long)problem.size[1])
-        .bind(4, (long long)problem.size[2]).bind(5, to_string(problem.precision)).bind(6, to_string(problem.direction))
-        .bind(7, (long long)problem.ranks).bind(8, machine).bind(9, machine)
-        .bind(10, (long long)problem.ranks_per_node).bind(11, (long long)problem.ranks_per_node);
+    const long long per_node = problem.value("ranks_per_node", 0ll);
+    const std::string key = problem_key(problem);
+    // Files before version 4 (read-only, not migrated) have no problem_key: compared here instead.
+    const bool keyed = version_ >= 4;
+    Statement q(db_, fmt::format(R"(SELECT config_key, config_json, median_ms, ci_low, ci_high, max_rel_error, machine, software,
+        timestamp, {1} FROM records WHERE status = 'ok' AND validated = 1 AND kind = ? AND {2} AND ranks = ?
+        AND (? = '' OR machine = ?) AND (? = 0 OR {0} = 0 OR {0} = ?) ORDER BY median_ms)",
+                                 rpn, keyed ? "''" : "record_json", keyed ? "problem_key = ?" : "? <> ''").c_str());
+    q.bind(1, problem.at("kind").get<std::string>()).bind(2, key).bind(3, problem.at("ranks").get<long long>())
+        .bind(4, machine).bind(5, machine).bind(6, per_node).bind(7, per_node);
     std::vector<Measurement> out;
     while (q.step()) {
+        if (!keyed && problem_key(json::parse(q.text(9)).at("problem")) != key) continue;
         Measurement m;
         m.key = q.text(0);
-        m.config = json::parse(q.text(1)).get<Config>();
+        m.config = json::parse(q.text(1));
         m.median_ms = q.real(2), m.ci_low = q.real(3), m.ci_high = q.real(4), m.max_rel_error = q.real(5);
         m.machine = q.text(6), m.software = q.text(7), m.timestamp = q.text(8);
         out.push_back(std::move(m));
@@ -326,15 +352,27 @@ std::vector<Measurement> Database::measurements(const Problem& problem, const st
     return out;
 }
 
-std::vector<Problem> Database::problems(const std::string& machine) const {
-    Statement q(db_, fmt::format(R"(SELECT DISTINCT kind, nx, ny, nz, precision, direction, ranks, {} AS rpn FROM records
-        WHERE status = 'ok' AND validated = 1 AND (? = '' OR machine = ?)
-        ORDER BY ranks, nx * ny * nz, nx, ny, nz, precision, direction, rpn)", ranks_per_node_column()).c_str());
-    q.bind(1, machine).bind(2, machine);
-    std::vector<Problem> out;
-    while (q.step())
-        out.push_back({q.text(0), {q.integer(1), q.integer(2), q.integer(3)}, parse<Precision>(q.text(4)),
-                       parse<Direction>(q.text(5)), static_cast<int>(q.integer(6)), static_cast<int>(q.integer(7))});
+std::vector<Measurement> Database::measurements(const Problem& problem, const std::string& machine) const {
+    return measurements(json(problem), machine);
+}
+
+std::vector<json> Database::problems(const std::string& machine, const std::string& kind) const {
+    // One row per (problem, ranks, ranks per node); files before version 4 list each record's problem.
+    const bool keyed = version_ >= 4;
+    Statement q(db_, fmt::format(R"(SELECT DISTINCT {0}, ranks, {1} AS rpn FROM records
+        WHERE status = 'ok' AND validated = 1 AND (? = '' OR machine = ?) AND (? = '' OR kind = ?)
+        ORDER BY kind, ranks, nx * ny * nz, nx, ny, nz, precision, direction, {0}, rpn)",
+                                 keyed ? "problem_key" : "record_json", ranks_per_node_column()).c_str());
+    q.bind(1, machine).bind(2, machine).bind(3, kind).bind(4, kind);
+    std::vector<json> out;
+    std::set<std::string> seen;
+    while (q.step()) {
+        json p = keyed ? json::parse(q.text(0)) : json::parse(q.text(0)).at("problem");
+        p.erase("ranks_per_node");
+        p["ranks"] = q.integer(1);
+        if (q.integer(2) > 0) p["ranks_per_node"] = q.integer(2);
+        if (seen.insert(p.dump()).second) out.push_back(std::move(p));
+    }
     return out;
 }
 
@@ -358,9 +396,12 @@ std::vector<json> records_for_machine(sqlite3* db, const char* sql, const std::s
 }
 }  // namespace
 
-std::vector<json> Database::validated_records(const std::string& machine) const {
-    return records_for_machine(
+std::vector<json> Database::validated_records(const std::string& machine, const std::string& kind) const {
+    auto all = records_for_machine(
         db_, "SELECT record_json FROM records WHERE status = 'ok' AND validated = 1 AND (? = '' OR machine = ?)", machine);
+    if (!kind.empty())
+        std::erase_if(all, [&](const json& r) { return r.at("problem").value("kind", "") != kind; });
+    return all;
 }
 
 long long Database::record_count() const {
@@ -383,7 +424,7 @@ long long Database::probe_count() const {
     return q.integer(0);
 }
 
-std::optional<Winner> pick_winner(const Problem& problem, std::vector<Measurement> ms) {
+std::optional<Winner> pick_winner(const json& problem, std::vector<Measurement> ms) {
     if (ms.empty()) return std::nullopt;
     // The same configuration measured several times: keep its fastest median.
     std::sort(ms.begin(), ms.end(), [](const auto& a, const auto& b) { return a.median_ms < b.median_ms; });

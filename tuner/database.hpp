@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "core/engine/config.hpp"
 
@@ -19,7 +19,7 @@ struct sqlite3;
 
 namespace fftune {
 
-inline constexpr int database_schema_version = 3;
+inline constexpr int database_schema_version = 4;
 
 struct DatabaseError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -27,8 +27,8 @@ struct DatabaseError : std::runtime_error {
 
 // One measured, validated configuration of a problem.
 struct Measurement {
-    std::string key;       // Config::key()
-    Config config;
+    std::string key;       // the family's configuration key (Config::key() for fft3d)
+    nlohmann::json config;
     double median_ms = 0, ci_low = 0, ci_high = 0;
     double max_rel_error = 0;
     std::string machine;   // hardware fingerprint
@@ -38,7 +38,7 @@ struct Measurement {
 
 // Best and runner-up of one problem, with a verdict from their 99% CIs.
 struct Winner {
-    Problem problem;
+    nlohmann::json problem;
     Measurement best;
     std::optional<Measurement> runner_up;
     double margin = 0;      // runner_up / best - 1
@@ -61,14 +61,19 @@ public:
     Database& operator=(const Database&) = delete;
 
     IngestStats ingest(const std::vector<std::string>& files);
-    // Validated ok measurements of `problem` on `machine` (all machines when empty),
-    // at its ranks_per_node (and those whose ranks per node is not known; any when 0).
+    // Validated ok measurements of `problem` (a record's "problem": its kind,
+    // ranks, the family's fields) on `machine` (all machines when empty), at
+    // its ranks_per_node (and those whose ranks per node is not known; any
+    // when 0 or absent). Sorted by median.
+    std::vector<Measurement> measurements(const nlohmann::json& problem, const std::string& machine) const;
     std::vector<Measurement> measurements(const Problem& problem, const std::string& machine) const;
-    // Every problem with validated measurements on `machine`, one per ranks per node.
-    std::vector<Problem> problems(const std::string& machine) const;
+    // Every problem with validated measurements on `machine`, one per ranks per
+    // node (its "ranks_per_node" absent where not known); of `kind` only when given.
+    std::vector<nlohmann::json> problems(const std::string& machine, const std::string& kind = "") const;
     std::vector<std::string> machines() const;
-    // Every validated ok record of `machine` (all machines when empty), as written by the runner.
-    std::vector<nlohmann::json> validated_records(const std::string& machine) const;
+    // Every validated ok record of `machine` (all machines when empty), as
+    // written by the runner; of `kind` only when given.
+    std::vector<nlohmann::json> validated_records(const std::string& machine, const std::string& kind = "") const;
     long long record_count() const;
     // Probe records (fftune probe, core/run/probe.hpp) of `machine` (all when empty):
     // ok, and for exchanges validated. Empty for a version 1 file opened read-only.
@@ -85,7 +90,7 @@ private:
 };
 
 // Winner of a problem from its measurements (sorted by median on return).
-std::optional<Winner> pick_winner(const Problem& problem, std::vector<Measurement> ms);
+std::optional<Winner> pick_winner(const nlohmann::json& problem, std::vector<Measurement> ms);
 
 // Software validator of a record: hash of fftune version, MPI library, FFT and
 // GPU library versions. A change means older measurements are stale.

@@ -118,7 +118,7 @@ TEST(Database, OnlyValidatedOkRecordsAreCandidates) {
     db.ingest({dir.file("a.jsonl")});
     const auto ms = db.measurements(problem2, "m1");
     ASSERT_EQ(ms.size(), 1u);
-    EXPECT_EQ(ms[0].config.redistribution[0], "p2p_sync");
+    EXPECT_EQ(ms[0].config.at("redistribution")[0], "p2p_sync");
     EXPECT_TRUE(db.measurements(problem2, "other").empty());
 }
 
@@ -194,17 +194,17 @@ TEST(Database, BadFilesFailWithTheirPath) {
         Database db(dir.file("old.sqlite"), true);
         FAIL();
     } catch (const DatabaseError& e) {
-        EXPECT_NE(std::string(e.what()).find("schema version 0 (this fftune reads versions 1 to 3)"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("schema version 0 (this fftune reads versions 1 to 4)"), std::string::npos) << e.what();
     }
     // A newer fftune's file is refused for writing too, and left as it was.
     ASSERT_EQ(sqlite3_open(dir.file("old.sqlite").c_str(), &raw), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(raw, "UPDATE meta SET value = '4' WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "UPDATE meta SET value = '5' WHERE key = 'schema_version'", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(raw);
     try {
         Database db(dir.file("old.sqlite"), false);
         FAIL();
     } catch (const DatabaseError& e) {
-        EXPECT_NE(std::string(e.what()).find("schema version 4 (this fftune reads versions 1 to 3)"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("schema version 5 (this fftune reads versions 1 to 4)"), std::string::npos) << e.what();
     }
 }
 
@@ -268,7 +268,8 @@ TEST(Database, VersionOneFilesAreReadAndMigratedInPlace) {
     write(dir.file("p.jsonl"), {probe_record("a2a_sync", 8, 0.01)});
     // The file fftune 0.1 wrote: no probes table, no ranks_per_node, schema_version 1.
     write_old_database(dir.file("v1.sqlite"), dir.file("a.jsonl"),
-                       "DROP TABLE probes; ALTER TABLE records DROP COLUMN ranks_per_node; "
+                       "DROP TABLE probes; DROP INDEX records_problem_key; ALTER TABLE records DROP COLUMN problem_key; "
+                       "ALTER TABLE records DROP COLUMN ranks_per_node; "
                        "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
     {  // read-only: read as it is, without probes
         Database db(dir.file("v1.sqlite"), true);
@@ -279,13 +280,13 @@ TEST(Database, VersionOneFilesAreReadAndMigratedInPlace) {
     }
     {  // read-write: migrated; the old records stay, probes can be added
         Database db(dir.file("v1.sqlite"), false);
-        EXPECT_EQ(db.schema_version(), 3);
+        EXPECT_EQ(db.schema_version(), database_schema_version);
         EXPECT_EQ(db.record_count(), 1);
         EXPECT_EQ(db.ingest({dir.file("p.jsonl"), dir.file("a.jsonl")}).added, 1);
         EXPECT_EQ(db.probe_records("m1").size(), 1u);
     }
     Database db(dir.file("v1.sqlite"), true);
-    EXPECT_EQ(db.schema_version(), 3);
+    EXPECT_EQ(db.schema_version(), database_schema_version);
     EXPECT_EQ(db.measurements(problem2, "m1").size(), 1u);
     EXPECT_EQ(db.probe_count(), 1);
 }
@@ -307,7 +308,7 @@ TEST(Database, RanksPerNodeSeparatesProblemsAndNotKnownMatchesAny) {
         Problem p = problem2;
         p.ranks_per_node = rpn;
         std::vector<std::string> k;
-        for (const auto& m : db.measurements(p, "m1")) k.push_back(m.config.redistribution.at(0));
+        for (const auto& m : db.measurements(p, "m1")) k.push_back(m.config.at("redistribution").at(0));
         return k;
     };
     EXPECT_EQ(keys(2), (std::vector<std::string>{"p2p_sync", "p2p_mpi_type"}));
@@ -315,15 +316,16 @@ TEST(Database, RanksPerNodeSeparatesProblemsAndNotKnownMatchesAny) {
     EXPECT_EQ(keys(0), (std::vector<std::string>{"p2p_sync", "p2p_mpi_type", "a2a_sync"}));
     const auto problems = db.problems("m1");
     ASSERT_EQ(problems.size(), 3u);  // not known, 1 and 2 per node
-    EXPECT_EQ(problems[0].ranks_per_node, 0);
-    EXPECT_EQ(problems[1].ranks_per_node, 1);
-    EXPECT_EQ(problems[2].ranks_per_node, 2);
+    EXPECT_EQ(problems[0].value("ranks_per_node", 0), 0);
+    EXPECT_EQ(problems[1].value("ranks_per_node", 0), 1);
+    EXPECT_EQ(problems[2].value("ranks_per_node", 0), 2);
 }
 
 TEST(Database, VersionTwoFilesGetRanksPerNodeNotKnown) {
     TempDir dir;
     write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1)});
     write_old_database(dir.file("v2.sqlite"), dir.file("a.jsonl"),
+                       "DROP INDEX records_problem_key; ALTER TABLE records DROP COLUMN problem_key; "
                        "ALTER TABLE records DROP COLUMN ranks_per_node; "
                        "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
     Problem on_one_node = problem2;
@@ -333,14 +335,37 @@ TEST(Database, VersionTwoFilesGetRanksPerNodeNotKnown) {
         EXPECT_EQ(db.schema_version(), 2);
         EXPECT_EQ(db.measurements(on_one_node, "m1").size(), 1u);
         ASSERT_EQ(db.problems("m1").size(), 1u);
-        EXPECT_EQ(db.problems("m1")[0].ranks_per_node, 0);
+        EXPECT_EQ(db.problems("m1")[0].value("ranks_per_node", 0), 0);
     }
     Database db(dir.file("v2.sqlite"), false);
-    EXPECT_EQ(db.schema_version(), 3);
+    EXPECT_EQ(db.schema_version(), database_schema_version);
     EXPECT_EQ(db.measurements(on_one_node, "m1").size(), 1u);
     write(dir.file("b.jsonl"), {at_ranks_per_node(record("a2a_sync", 16, 0.5, 0.4, 0.6), 1)});
     EXPECT_EQ(db.ingest({dir.file("b.jsonl")}).added, 1);
     EXPECT_EQ(db.measurements(on_one_node, "m1").size(), 1u);  // the new record ran 1 per node
+}
+
+TEST(Database, VersionThreeFilesGetTheirProblemKeys) {
+    TempDir dir;
+    write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1), record("a2a_sync", 16, 2.0, 1.9, 2.1)});
+    write_old_database(dir.file("v3.sqlite"), dir.file("a.jsonl"),
+                       "DROP INDEX records_problem_key; ALTER TABLE records DROP COLUMN problem_key; "
+                       "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    {  // read-only: problems compared from the stored records
+        Database db(dir.file("v3.sqlite"), true);
+        EXPECT_EQ(db.schema_version(), 3);
+        EXPECT_EQ(db.measurements(problem2, "m1").size(), 2u);
+        ASSERT_EQ(db.problems("m1").size(), 1u);
+        EXPECT_EQ(db.problems("m1")[0].at("size"), json::array({16, 8, 8}));
+    }
+    Database db(dir.file("v3.sqlite"), false);
+    EXPECT_EQ(db.schema_version(), database_schema_version);
+    const auto ms = db.measurements(problem2, "m1");
+    ASSERT_EQ(ms.size(), 2u);
+    EXPECT_EQ(ms[0].config.at("redistribution")[0], "p2p_sync");
+    Problem other = problem2;
+    other.size = {8, 8, 8};
+    EXPECT_TRUE(db.measurements(other, "m1").empty());
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "core/engine/plan.hpp"
 #include "core/base/registry.hpp"
 #include "core/run/testcase.hpp"
+#include "tuner/selector.hpp"
 #include "tuner/strategies.hpp"
 
 namespace fftune {
@@ -20,8 +21,10 @@ using json = nlohmann::json;
 
 namespace {
 
+// Validated fft3d records: the model is of distributed FFTs.
 bool usable(const json& r) {
-    return r.value("status", "") == "ok" && r.contains("validation") && r["validation"].value("passed", false) == true;
+    return r.value("status", "") == "ok" && r.contains("validation") && r["validation"].value("passed", false) == true &&
+           r.at("problem").value("kind", "") == "fft3d";
 }
 
 double total_points(const Problem& p) { return double(p.size[0]) * double(p.size[1]) * double(p.size[2]); }
@@ -478,5 +481,29 @@ std::string model_accuracy(const std::vector<json>& records, const std::vector<j
                        unpredicted ? fmt::format("; {} problems without coefficients", unpredicted) : "",
                        ranks_line.empty() ? "" : ranks_line + "\n");
 }
+
+namespace {
+
+// The selector's model rung for fft3d: the fastest predicted configuration over the calibrated backends.
+class Fft3dModelRung final : public CostModelRung {
+public:
+    std::optional<Answer> best(const json& problem, const std::vector<json>& records,
+                               const std::vector<json>& probes) const override {
+        const Problem p = problem.get<Problem>();
+        const CostModel model = CostModel::fit(records, probes);
+        std::optional<std::pair<Config, double>> best;
+        for (const auto& b : model.backends())
+            if (auto c = model.best(p, b); c && (!best || c->second < best->second)) best = c;
+        if (!best) return std::nullopt;
+        return Answer{best->first, best->second,
+                      fmt::format("alpha-beta model ({} probe records, {} measurements of this machine) predicts {:.4g} "
+                                  "ms; coefficients: {}",
+                                  probes.size(), records.size(), best->second, model.sources(p, best->first))};
+    }
+};
+
+const bool registered = register_variant<CostModelRung, Fft3dModelRung>("fft3d");
+
+}  // namespace
 
 }  // namespace fftune

@@ -1,48 +1,45 @@
 #include "tuner/selector.hpp"
 
-#include <set>
-#include <tuple>
-
-#include "tuner/model.hpp"
-
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/platform/backend.hpp"
-#include "core/engine/decomposition.hpp"
 #include "core/records/provenance.hpp"
-#include "core/base/registry.hpp"
-#include "core/run/testcase.hpp"
-#include "core/engine/transport.hpp"
+#include "core/run/family.hpp"
+#include "families/fft3d/fft3d.hpp"
 
 namespace fftune {
 
 using json = nlohmann::json;
 
+FFTUNE_DEFINE_REGISTRY(CostModelRung);
+
 void to_json(json& j, const Selection& s) {
-    j = json{{"config", s.config}, {"key", s.config.key()}, {"rung", s.rung}, {"reason", s.reason},
+    j = json{{"config", s.config}, {"key", s.key}, {"rung", s.rung}, {"reason", s.reason},
              {"distance", s.distance}, {"verdict", s.verdict}};
     j["expected_ms"] = s.expected_ms ? json(*s.expected_ms) : json(nullptr);
-    j["measured_problem"] = s.measured_problem ? json(*s.measured_problem) : json(nullptr);
+    j["measured_problem"] = s.measured_problem ? *s.measured_problem : json(nullptr);
+    j["error"] = s.error ? json(*s.error) : json(nullptr);
 }
 
 void from_json(const json& j, Selection& s) {
-    s.config = j.at("config").get<Config>();
+    s.config = j.at("config");
+    s.key = j.at("key").get<std::string>();
     s.rung = j.at("rung").get<std::string>();
     s.reason = j.at("reason").get<std::string>();
     s.distance = j.at("distance").get<double>();
     s.verdict = j.at("verdict").get<std::string>();
     if (!j.at("expected_ms").is_null()) s.expected_ms = j.at("expected_ms").get<double>();
-    if (!j.at("measured_problem").is_null()) s.measured_problem = j.at("measured_problem").get<Problem>();
+    if (!j.at("measured_problem").is_null()) s.measured_problem = j.at("measured_problem");
+    if (j.contains("error") && !j.at("error").is_null()) s.error = j.at("error").get<double>();
 }
 
 namespace {
-
-bool usable(const Backend& b) { return !b.unavailable(); }
 
 // Software validator of this build for `backend_name`, as ingest computes it for records.
 std::string current_software(const std::string& backend_name) {
@@ -51,82 +48,61 @@ std::string current_software(const std::string& backend_name) {
     return software_validator(json{{"provenance", provenance_info({}, backend.get())}});
 }
 
-bool applies(const Problem& p, const Config& c) {
+bool applies(const Family& f, const json& problem, const json& config) {
     try {
-        return !check_applicable(p, c);
+        return !f.not_applicable(problem, config);
     } catch (const std::exception&) {
         return false;  // a name this build does not have
     }
 }
 
+int per_node(const json& p) { return p.value("ranks_per_node", 0); }
+int ranks(const json& p) { return p.at("ranks").get<int>(); }
+
 // Both ranks-per-node counts known, and different: the problems share nodes differently.
-bool other_node_share(const Problem& a, const Problem& b) {
-    return a.ranks_per_node > 0 && b.ranks_per_node > 0 && a.ranks_per_node != b.ranks_per_node;
+bool other_node_share(const json& a, const json& b) {
+    return per_node(a) > 0 && per_node(b) > 0 && per_node(a) != per_node(b);
 }
 
-double points(const Problem& p) { return double(p.size[0]) * double(p.size[1]) * double(p.size[2]); }
+// The problem without its rank counts and size fields: equal for problems the selector compares.
+std::string categories(const Family& f, const json& p) {
+    json c = p;
+    c.erase("ranks");
+    c.erase("ranks_per_node");
+    for (const auto& axis : f.problem_axes())
+        if (axis.role == ProblemAxis::Role::size) c.erase(axis.name);
+    return c.dump();
+}
 
-std::string grid_string(const std::array<int, 2>& g) { return fmt::format("{}x{}", g[0], g[1]); }
+// Sum over the size fields of |log2(a / b)| per number.
+double size_distance(const Family& f, const json& a, const json& b) {
+    double d = 0;
+    for (const auto& axis : f.problem_axes()) {
+        if (axis.role != ProblemAxis::Role::size || !a.contains(axis.name) || !b.contains(axis.name)) continue;
+        const auto& x = a.at(axis.name);
+        const auto& y = b.at(axis.name);
+        for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
+            d += std::abs(std::log2(x[i].get<double>() / y[i].get<double>()));
+    }
+    return d;
+}
 
 }  // namespace
 
-std::vector<Config> adapt_to_ranks(const Config& c, int ranks) {
-    std::vector<Config> out;
-    if (!Registry<Decomposition>::instance().contains(c.decomposition)) return out;
-    if (!Registry<Decomposition>::instance().create(c.decomposition)->uses_process_grid()) {
-        Config a = c;
-        a.process_grid = {ranks, 1};  // slabs (and the one-rank reference) use P x 1
-        out.push_back(a);
-        return out;
-    }
-    // Pencils: every grid of the new rank count, the aspect P1/P2 nearest the measured one first.
-    auto grids = all_grids(ranks);
-    const double aspect = std::log(double(c.process_grid[0]) / double(c.process_grid[1]));
-    // Key: distance in log aspect (rounded, so equal distances tie), then P1 >= P2 first.
-    auto key = [&](const std::array<int, 2>& g) {
-        return std::make_pair(std::llround(1e9 * std::abs(std::log(double(g[0]) / g[1]) - aspect)), g[0] < g[1]);
-    };
-    std::stable_sort(grids.begin(), grids.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
-    for (const auto& g : grids) {
-        Config a = c;
-        a.process_grid = g;
-        out.push_back(a);
-    }
-    return out;
-}
-
-Config default_config(const Problem& problem) {
-    // The GPU when there is one (NCCL when built), else FFTW; slabs while every
-    // rank gets an x-plane, pencils on the most square grid beyond that.
-    std::string backend = "fftw";
-    std::string method = "a2a_sync";
-    if (Registry<Backend>::instance().contains("cuda") && usable(*Registry<Backend>::instance().create("cuda"))) {
-        backend = "cuda";
-        if (Registry<Transport>::instance().contains("nccl_a2a")) method = "nccl_a2a";
-    }
-    const int p = problem.ranks;
-    if (p == 1) return {backend, "reference_3d", LayoutVariant::default_, {1, 1}, {}, false};
-    Config slab{backend, "slab_2d1d", LayoutVariant::default_, {p, 1}, {method}, false};
-    if (applies(problem, slab)) return slab;
-    // Pencil grids from the most square one (P1 >= P2 first) to the most elongated.
-    auto grids = all_grids(p);
-    std::stable_sort(grids.begin(), grids.end(), [](const auto& a, const auto& b) {
-        auto skew = [](const std::array<int, 2>& g) { return std::abs(std::log(double(g[0]) / g[1])) - (g[0] >= g[1] ? 1e-9 : 0); };
-        return skew(a) < skew(b);
-    });
-    for (const auto& g : grids) {
-        Config pencil{backend, "pencil", LayoutVariant::default_, g, {method, method}, false};
-        if (applies(problem, pencil)) return pencil;
-    }
-    return slab;  // nothing applies (e.g. more ranks than Nx * Ny); Plan will say why
-}
-
-Selection select(const Problem& problem, const SelectOptions& options) {
+Selection select(const json& problem, const SelectOptions& options) {
     const std::string path = options.database.empty() ? default_database_path() : options.database;
     const std::string machine = options.machine.empty() ? machine_info().at("fingerprint").get<std::string>() : options.machine;
+    const Family& family = family_named(problem.at("kind").get<std::string>());
+    const auto within_bound = [&](const Measurement& m) { return !options.max_error || m.max_rel_error <= *options.max_error; };
+    const std::string bound_text =
+        options.max_error ? fmt::format(" with a measured error within {:.3g}", *options.max_error) : "";
     Selection s;
+    auto answer = [&](const json& config) {
+        s.config = config;
+        s.key = family.config_key(config);
+    };
     auto fallback = [&](const std::string& why) {
-        s.config = default_config(problem);
+        answer(family.default_config(problem));
         s.rung = "default";
         s.reason = why;
         return s;
@@ -142,117 +118,120 @@ Selection select(const Problem& problem, const SelectOptions& options) {
         const auto ms = db->measurements(problem, machine);
         if (auto w = pick_winner(problem, ms)) {
             for (const auto& m : ms) {
-                if (!applies(problem, m.config)) continue;
-                s.config = m.config;
+                if (!within_bound(m) || !applies(family, problem, m.config)) continue;
+                answer(m.config);
                 s.expected_ms = m.median_ms;
+                s.error = m.max_rel_error;
                 s.measured_problem = problem;
                 s.verdict = m.key == w->best.key ? w->verdict : "";
-                const bool stale = m.software != current_software(m.config.backend);
+                const bool stale = m.software != current_software(m.config.value("backend", ""));
                 s.rung = stale ? "stale" : "exact";
                 s.reason = stale ? fmt::format("measured here with other software ({}); re-tune to refresh", m.timestamp)
-                                 : fmt::format("fastest of {} validated configurations measured for this problem", w->candidates);
+                                 : fmt::format("fastest of {} validated configurations measured for this problem{}",
+                                               w->candidates, bound_text);
                 return s;
             }
         }
-        // Nearest problem: same categorical fields, sizes and ranks per node closest by log ratio.
-        std::optional<Problem> nearest;
+        const auto measured = db->problems(machine, family.name());
+        const std::string cats = categories(family, problem);
+        // Nearest problem: same categories and ranks, sizes and ranks per node closest by log ratio.
+        std::optional<json> nearest;
         double best_d = 0;
-        for (const auto& q : db->problems(machine)) {
-            if (q.kind != problem.kind || q.precision != problem.precision || q.direction != problem.direction ||
-                q.ranks != problem.ranks)
-                continue;
-            double d = other_node_share(problem, q) ? std::abs(std::log2(double(problem.ranks_per_node) / q.ranks_per_node)) : 0;
-            for (int a = 0; a < 3; ++a) d += std::abs(std::log2(double(problem.size[a]) / double(q.size[a])));
+        for (const auto& q : measured) {
+            if (categories(family, q) != cats || ranks(q) != ranks(problem)) continue;
+            double d = other_node_share(problem, q) ? std::abs(std::log2(double(per_node(problem)) / per_node(q))) : 0;
+            d += size_distance(family, problem, q);
             if (!nearest || d < best_d) nearest = q, best_d = d;
         }
         if (nearest) {
             for (const auto& m : db->measurements(*nearest, machine)) {
-                if (!applies(problem, m.config)) continue;
-                s.config = m.config;
+                if (!within_bound(m) || !applies(family, problem, m.config)) continue;
+                answer(m.config);
                 s.rung = "nearest";
                 s.distance = best_d;
                 s.measured_problem = nearest;
-                s.expected_ms = m.median_ms * double(problem.size[0] * problem.size[1] * problem.size[2]) /
-                                double(nearest->size[0] * nearest->size[1] * nearest->size[2]);
-                s.reason = fmt::format("fastest applicable configuration of the nearest measured problem {}{} "
-                                       "(expected time scaled by the point count)",
-                                       size_string(nearest->size),
+                s.error = m.max_rel_error;
+                s.expected_ms = m.median_ms * family.work(problem) / family.work(*nearest);
+                s.reason = fmt::format("fastest applicable configuration{} of the nearest measured problem {}{} "
+                                       "(expected time scaled by the work)",
+                                       bound_text, family.size_label(*nearest),
                                        other_node_share(problem, *nearest)
-                                           ? fmt::format(" with {} ranks per node (here {})", nearest->ranks_per_node,
-                                                         problem.ranks_per_node)
+                                           ? fmt::format(" with {} ranks per node (here {})", per_node(*nearest),
+                                                         per_node(problem))
                                            : "");
                 return s;
             }
         }
-        // Same per-rank size at another rank count: measured problems with the same
-        // kind, precision and direction, by |log2(points per rank here / there)|
-        // (then by rank count ratio); the fastest configuration whose re-derived grid applies.
-        std::vector<std::tuple<double, double, Problem>> others;
-        const double per_rank = points(problem) / problem.ranks;
-        for (const auto& q : db->problems(machine)) {
-            if (q.kind != problem.kind || q.precision != problem.precision || q.direction != problem.direction ||
-                q.ranks == problem.ranks)
-                continue;
-            others.emplace_back(std::abs(std::log2(per_rank / (points(q) / q.ranks))),
-                                std::abs(std::log(double(q.ranks) / problem.ranks)), q);
+        // Same per-rank work at another rank count: measured problems with the same
+        // categories, by |log2(work per rank here / there)| (then by rank count
+        // ratio); the fastest configuration whose re-derived form applies.
+        std::vector<std::tuple<double, double, json>> others;
+        const double per_rank = family.work(problem) / ranks(problem);
+        for (const auto& q : measured) {
+            if (categories(family, q) != cats || ranks(q) == ranks(problem)) continue;
+            others.emplace_back(std::abs(std::log2(per_rank / (family.work(q) / ranks(q)))),
+                                std::abs(std::log(double(ranks(q)) / ranks(problem))), q);
         }
         std::stable_sort(others.begin(), others.end(), [](const auto& a, const auto& b) {
             return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
         });
         for (const auto& [d, rank_ratio, q] : others)
-            for (const auto& m : db->measurements(q, machine))
-                for (const auto& c : adapt_to_ranks(m.config, problem.ranks)) {
-                    if (!applies(problem, c)) continue;
-                    s.config = c;
+            for (const auto& m : db->measurements(q, machine)) {
+                if (!within_bound(m)) continue;
+                for (const auto& c : family.adapt_to_ranks(m.config, ranks(problem))) {
+                    if (!applies(family, problem, c.config)) continue;
+                    answer(c.config);
                     s.rung = "per_rank_size";
                     s.distance = d;
                     s.measured_problem = q;
-                    // Weak scaling: the time follows the points per rank.
-                    s.expected_ms = m.median_ms * per_rank / (points(q) / q.ranks);
+                    s.error = m.max_rel_error;
+                    // Weak scaling: the time follows the work per rank.
+                    const double there = family.work(q) / ranks(q);
+                    s.expected_ms = m.median_ms * per_rank / there;
                     s.reason = fmt::format(
-                        "fastest applicable configuration of {} at {} ranks, the measured problem with the nearest "
-                        "per-rank size ({:.4g} points per rank there, {:.4g} here), {} (expected time scaled by points per rank)",
-                        size_string(q.size), q.ranks, points(q) / q.ranks, per_rank,
-                        c.process_grid == m.config.process_grid
-                            ? "as measured"
-                            : fmt::format("with the process grid {} re-derived as {} for {} ranks", grid_string(m.config.process_grid),
-                                          grid_string(c.process_grid), problem.ranks));
+                        "fastest applicable configuration{} of {} at {} ranks, the measured problem with the nearest "
+                        "per-rank size ({:.4g} points per rank there, {:.4g} here), {} (expected time scaled by points "
+                        "per rank)",
+                        bound_text, family.size_label(q), ranks(q), there, per_rank,
+                        c.change.empty() ? "as measured" : c.change);
                     return s;
                 }
-        // Cost model: probe calibrations of this machine, else fits to its measurements.
-        const auto mine = db->validated_records(machine);
-        const auto probes = db->probe_records(machine);
-        if (!mine.empty() || !probes.empty()) {
-            const CostModel model = CostModel::fit(mine, probes);
-            std::optional<std::pair<Config, double>> best;
-            for (const auto& b : model.backends())
-                if (auto c = model.best(problem, b); c && (!best || c->second < best->second)) best = c;
-            if (best) {
-                s.config = best->first;
-                s.rung = "model";
-                s.expected_ms = best->second;
-                s.reason = fmt::format("alpha-beta model ({} probe records, {} measurements of this machine) predicts {:.4g} ms; "
-                                       "coefficients: {}",
-                                       probes.size(), mine.size(), best->second, model.sources(problem, best->first));
-                return s;
             }
+        // Cost model of the family: calibrations of this machine, else fits to its measurements.
+        if (Registry<CostModelRung>::instance().contains(family.name())) {
+            const auto mine = db->validated_records(machine, family.name());
+            const auto probes = db->probe_records(machine);
+            if (!mine.empty() || !probes.empty())
+                if (const auto best = Registry<CostModelRung>::instance().create(family.name())->best(problem, mine, probes)) {
+                    answer(best->config);
+                    s.rung = "model";
+                    s.expected_ms = best->expected_ms;
+                    s.reason = best->reason;
+                    return s;
+                }
         }
         const auto machines = db->machines();
         if (!machines.empty() && std::find(machines.begin(), machines.end(), machine) == machines.end())
             return fallback(fmt::format("{} holds measurements of other machines only ({}); this machine is {}", path,
                                         fmt::join(machines, ", "), machine));
-        return fallback(fmt::format("{} has no validated measurement of a {} problem at {} ranks on this machine", path,
-                                    to_string(problem.precision) + " " + to_string(problem.direction), problem.ranks));
+        std::string what;
+        for (const auto& axis : family.problem_axes())
+            if (axis.role == ProblemAxis::Role::category && problem.contains(axis.name))
+                what += problem.at(axis.name).get<std::string>() + " ";
+        return fallback(fmt::format("{} has no validated {} measurement{} of a {}problem at {} ranks on this machine",
+                                    path, family.name(), bound_text, what, ranks(problem)));
     } catch (const std::exception& e) {
         return fallback(fmt::format("{}: lookup failed: {}", path, e.what()));
     }
 }
 
-Selection select(MPI_Comm comm, const Problem& problem, const SelectOptions& options) {
+Selection select(const Problem& problem, const SelectOptions& options) { return select(json(problem), options); }
+
+Selection select(MPI_Comm comm, const json& problem, const SelectOptions& options) {
     int rank = 0;
     FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-    Problem here = problem;  // as the runner records it: with this job's ranks per node
-    if (here.ranks_per_node == 0) here.ranks_per_node = ranks_per_node(comm);
+    json here = problem;  // as the runner records it: with this job's ranks per node
+    if (per_node(here) == 0) here["ranks_per_node"] = ranks_per_node(comm);
     std::string text;
     if (rank == 0) text = json(select(here, options)).dump();
     int len = static_cast<int>(text.size());
@@ -262,10 +241,14 @@ Selection select(MPI_Comm comm, const Problem& problem, const SelectOptions& opt
     return json::parse(text).get<Selection>();
 }
 
+Selection select(MPI_Comm comm, const Problem& problem, const SelectOptions& options) {
+    return select(comm, json(problem), options);
+}
+
 std::unique_ptr<Plan> make_plan(MPI_Comm comm, const Problem& problem, const SelectOptions& options, Selection* chosen) {
     const Selection s = select(comm, problem, options);
     if (chosen) *chosen = s;
-    return std::make_unique<Plan>(comm, problem, s.config);
+    return std::make_unique<Plan>(comm, problem, s.config.get<Config>());
 }
 
 }  // namespace fftune

@@ -17,6 +17,7 @@
 #include "core/run/probe.hpp"
 #include "core/records/provenance.hpp"
 #include "core/run/runner.hpp"
+#include "families/fft3d/fft3d.hpp"
 
 namespace fftune {
 namespace {
@@ -34,7 +35,7 @@ protected:
         // Measure two configurations of 16x8x8 at one rank on this machine.
         std::ofstream out(file("runs.jsonl"));
         for (const char* d : {"slab_2d1d", "reference_3d"}) {
-            Point pt;
+            Fft3dPoint pt;
             pt.problem = problem;
             pt.config = {"fftw", d, LayoutVariant::default_, {1, 1},
                          std::string(d) == "reference_3d" ? std::vector<std::string>{} : std::vector<std::string>{"a2a_sync"}, false};
@@ -58,9 +59,22 @@ TEST_F(SelectorTest, ExactAnswerIsTheMeasuredWinner) {
     Database db(file("db.sqlite"), true);
     const auto w = pick_winner(problem, db.measurements(problem, machine_info().at("fingerprint")));
     ASSERT_TRUE(w);
-    EXPECT_EQ(s.config.key(), w->best.key);
+    EXPECT_EQ(s.key, w->best.key);
     ASSERT_TRUE(s.expected_ms);
     EXPECT_DOUBLE_EQ(*s.expected_ms, w->best.median_ms);
+}
+
+TEST_F(SelectorTest, MaxErrorKeepsOnlyMeasurementsWithinIt) {
+    const Selection loose = select(problem, {file("db.sqlite"), "", 1.0});
+    EXPECT_EQ(loose.rung, "exact") << loose.reason;
+    EXPECT_NE(loose.reason.find("with a measured error within 1"), std::string::npos) << loose.reason;
+    ASSERT_TRUE(loose.error);
+    EXPECT_LE(*loose.error, 1.0);
+    // Every measurement has a rounding error above 0: none answers.
+    const Selection strict = select(problem, {file("db.sqlite"), "", 0.0});
+    EXPECT_NE(strict.rung, "exact") << strict.reason;
+    EXPECT_NE(strict.rung, "nearest") << strict.reason;
+    EXPECT_FALSE(strict.error);
 }
 
 TEST_F(SelectorTest, OtherSoftwareIsFlaggedStale) {
@@ -87,9 +101,9 @@ TEST_F(SelectorTest, UnmeasuredSizeGetsTheNearestProblemsPlan) {
     const Selection s = select(p, {file("db.sqlite"), ""});
     EXPECT_EQ(s.rung, "nearest") << s.reason;
     ASSERT_TRUE(s.measured_problem);
-    EXPECT_EQ(s.measured_problem->size, problem.size);
+    EXPECT_EQ(s.measured_problem->at("size"), json(problem).at("size"));
     EXPECT_NEAR(s.distance, std::log2(20.0 / 16) + std::log2(10.0 / 8), 1e-12);
-    EXPECT_FALSE(check_applicable(p, s.config));
+    EXPECT_FALSE(check_applicable(p, s.config.get<Config>()));
 }
 
 TEST_F(SelectorTest, UnmeasuredRankCountGetsTheSamePerRankSize) {
@@ -98,14 +112,14 @@ TEST_F(SelectorTest, UnmeasuredRankCountGetsTheSamePerRankSize) {
     const Selection s = select(p, {file("db.sqlite"), ""});
     EXPECT_EQ(s.rung, "per_rank_size") << s.reason;
     ASSERT_TRUE(s.measured_problem);
-    EXPECT_EQ(s.measured_problem->size, problem.size);
-    EXPECT_EQ(s.measured_problem->ranks, 1);
+    EXPECT_EQ(s.measured_problem->at("size"), json(problem).at("size"));
+    EXPECT_EQ(s.measured_problem->at("ranks"), 1);
     EXPECT_DOUBLE_EQ(s.distance, 0);
-    EXPECT_FALSE(check_applicable(p, s.config)) << s.config.key();
-    EXPECT_EQ(s.config.key(), "fftw/slab_2d1d/default/2x1/a2a_sync/host");  // reference_3d cannot run at 2 ranks
+    EXPECT_FALSE(check_applicable(p, s.config.get<Config>())) << s.key;
+    EXPECT_EQ(s.key, "fftw/slab_2d1d/default/2x1/a2a_sync/host");  // reference_3d cannot run at 2 ranks
     Database db(file("db.sqlite"), true);
     const auto ms = db.measurements(problem, machine_info().at("fingerprint"));
-    const auto slab = std::find_if(ms.begin(), ms.end(), [](const auto& m) { return m.config.decomposition == "slab_2d1d"; });
+    const auto slab = std::find_if(ms.begin(), ms.end(), [](const auto& m) { return m.config.at("decomposition") == "slab_2d1d"; });
     ASSERT_NE(slab, ms.end());
     ASSERT_TRUE(s.expected_ms);
     EXPECT_DOUBLE_EQ(*s.expected_ms, slab->median_ms);  // same points per rank: the same time
@@ -131,7 +145,7 @@ TEST_F(SelectorTest, PencilGridsAreReDerivedForTheNewRankCount) {
     const Problem p{"fft3d", {64, 32, 32}, Precision::double_, Direction::forward, 8};
     const Selection s = select(p, {file("pencil.sqlite"), "synthetic"});
     EXPECT_EQ(s.rung, "per_rank_size") << s.reason;
-    EXPECT_EQ(s.config.key(), "fftw/pencil/default/4x2/a2a_sync+p2p_sync/host");  // 2x2 -> the squarest grids of 8, P1 >= P2
+    EXPECT_EQ(s.key, "fftw/pencil/default/4x2/a2a_sync+p2p_sync/host");  // 2x2 -> the squarest grids of 8, P1 >= P2
     EXPECT_NE(s.reason.find("process grid 2x2 re-derived as 4x2 for 8 ranks"), std::string::npos) << s.reason;
     EXPECT_DOUBLE_EQ(*s.expected_ms, 1.0);
     // Half the points per rank at 2 ranks: the closest measured per-rank size, time scaled.
@@ -139,7 +153,7 @@ TEST_F(SelectorTest, PencilGridsAreReDerivedForTheNewRankCount) {
     const Selection h = select(half, {file("pencil.sqlite"), "synthetic"});
     EXPECT_EQ(h.rung, "per_rank_size") << h.reason;
     EXPECT_DOUBLE_EQ(h.distance, 0);
-    EXPECT_EQ(h.config.process_grid, (std::array<int, 2>{2, 1}));
+    EXPECT_EQ(h.config.at("process_grid"), json::array({2, 1}));
     // A rank count whose grids cannot hold the problem falls through: 64 ranks > Nx * Ny = 4.
     const Problem tiny{"fft3d", {2, 2, 64}, Precision::double_, Direction::forward, 64};
     EXPECT_NE(select(tiny, {file("pencil.sqlite"), "synthetic"}).rung, "per_rank_size");
@@ -176,7 +190,7 @@ TEST_F(SelectorTest, ProbeOnlyDatabaseAnswersWithTheModel) {
     EXPECT_EQ(s.rung, "model") << s.reason;
     ASSERT_TRUE(s.expected_ms);
     EXPECT_GT(*s.expected_ms, 0);
-    EXPECT_FALSE(check_applicable(p, s.config)) << s.config.key();
+    EXPECT_FALSE(check_applicable(p, s.config.get<Config>())) << s.key;
     EXPECT_NE(s.reason.find("fft fftw/single: probe at 1 ranks"), std::string::npos) << s.reason;
     // More ranks need exchange calibrations: a probe at 2 ranks of a2a_sync (synthetic, exact).
     std::ofstream ex(file("exchange.jsonl"));
@@ -197,7 +211,7 @@ TEST_F(SelectorTest, ProbeOnlyDatabaseAnswersWithTheModel) {
     const Problem wide{"fft3d", {64, 64, 64}, Precision::single, Direction::forward, 4};
     s = select(wide, {file("probe.sqlite"), ""});
     EXPECT_EQ(s.rung, "model") << s.reason;
-    EXPECT_FALSE(check_applicable(wide, s.config)) << s.config.key();
+    EXPECT_FALSE(check_applicable(wide, s.config.get<Config>())) << s.key;
     EXPECT_NE(s.reason.find("a2a_sync: probe at 2 ranks"), std::string::npos) << s.reason;
     EXPECT_NE(s.reason.find("probe records, 0 measurements"), std::string::npos) << s.reason;
 }
@@ -207,8 +221,8 @@ TEST_F(SelectorTest, NoMatchingMeasurementGivesTheDefaultWithItsReason) {
     p.precision = Precision::single;
     Selection s = select(p, {file("db.sqlite"), ""});
     EXPECT_EQ(s.rung, "default");
-    EXPECT_NE(s.reason.find("no validated measurement"), std::string::npos) << s.reason;
-    EXPECT_EQ(s.config.key(), default_config(p).key());
+    EXPECT_NE(s.reason.find("no validated fft3d measurement of a single forward problem"), std::string::npos) << s.reason;
+    EXPECT_EQ(s.key, default_config(p).key());
     // A database of another machine: the reason names it.
     s = select(problem, {file("db.sqlite"), "another-machine"});
     EXPECT_EQ(s.rung, "default");
@@ -232,11 +246,11 @@ TEST_F(SelectorTest, DefaultConfigurationsApply) {
 TEST_F(SelectorTest, MakePlanBuildsTheSelectedPlan) {
     Selection why;
     auto plan = make_plan(MPI_COMM_SELF, problem, {file("db.sqlite"), ""}, &why);
-    EXPECT_EQ(plan->config().key(), why.config.key());
+    EXPECT_EQ(plan->config().key(), why.key);
     EXPECT_EQ(why.rung, "exact");
     // JSON round trip (what rank 0 broadcasts).
     const Selection back = json(why).get<Selection>();
-    EXPECT_EQ(back.config.key(), why.config.key());
+    EXPECT_EQ(back.key, why.key);
     EXPECT_EQ(back.rung, why.rung);
     EXPECT_EQ(back.expected_ms, why.expected_ms);
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <functional>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -18,8 +20,7 @@ namespace fs = std::filesystem;
 
 std::string problem_signature(const json& r) {
     const json& p = r.at("problem");
-    return fmt::format("{}/{}/{}/{}", p.at("ranks").get<int>(), size_string(p.at("size").get<std::array<index_t, 3>>()),
-                       p.at("precision").get<std::string>(), p.at("direction").get<std::string>());
+    return fmt::format("{}/{}", p.at("ranks").get<int>(), problem_key(p));
 }
 
 namespace {
@@ -110,49 +111,53 @@ void halving(Round& round) {
 
 void phase_separable(Round& round) {
     const Testcase& tc = round.tc;
-    // One `redistribution` axis gives pencils the same method in both phases:
-    // (m, fixed) pairs are not in the space, so the search would see only (fixed, fixed).
-    if (tc.redistribution.size() < 2 && tc.redistribution.front().size() > 1)
-        for (int r : tc.ranks)
-            for (const auto& p : tc.points(r))
-                if (p.config.redistribution.size() >= 2)
-                    throw TestcaseError(fmt::format(
-                        "{}: --strategy phase tunes the two pencil phases one at a time, so it needs "
-                        "\"redistribution_phases\" (methods per phase); this testcase lists one "
-                        "\"redistribution\" axis ({} methods, the same in both phases). Use "
-                        "redistribution_phases, or --strategy exhaustive or halving",
-                        round.testcase_path, tc.redistribution.front().size()));
-    const std::string fixed = tc.redistribution.back().front();  // phase 1 while phase 0 is tuned
-    std::map<int, std::vector<int>> first;
+    const Family& family = tc.family();
+    std::map<int, std::vector<Point>> points;
+    std::set<std::string> methods;
+    bool mixed = false;  // a point whose phases use different methods
+    std::optional<std::string> fixed;  // phase 1's method while phase 0 is tuned: its axis's first
     for (int r : tc.ranks) {
-        const auto pts = tc.points(r);
-        for (const auto& p : pts)
-            if (p.config.redistribution.size() < 2 || p.config.redistribution[1] == fixed) first[r].push_back(p.index);
+        points[r] = tc.points(r);
+        for (const auto& p : points[r])
+            if (const auto split = family.phase_split(p)) {
+                if (!fixed) fixed = split->methods.back();
+                methods.insert(split->methods.begin(), split->methods.end());
+                mixed = mixed || std::adjacent_find(split->methods.begin(), split->methods.end(),
+                                                    std::not_equal_to<>()) != split->methods.end();
+            }
     }
+    // One axis for every phase: (m, fixed) pairs are not in the space, so the
+    // search would see only (fixed, fixed).
+    if (!mixed && methods.size() > 1)
+        throw TestcaseError(fmt::format(
+            "{}: --strategy phase tunes the phases one at a time, so it needs \"{}\" (methods per phase); this "
+            "testcase gives every phase the same methods ({} of them). Use {}, or --strategy exhaustive or halving",
+            round.testcase_path, family.per_phase_key(), methods.size(), family.per_phase_key()));
+    std::map<int, std::vector<int>> first;
+    for (int r : tc.ranks)
+        for (const auto& p : points[r]) {
+            const auto split = family.phase_split(p);
+            if (!split || split->methods[1] == *fixed) first[r].push_back(p.index);
+        }
     const auto measured = round.run(first, tc.warmup, tc.iterations);
-    // Best phase-0 method per (problem, layout, grid) of the pencil points.
+    // Best phase-0 method per (ranks, everything but the methods) of the split points.
     std::map<std::string, std::pair<double, std::string>> best0;
-    auto group = [](const Point& p) {
-        return fmt::format("{}/{}/{}/{}x{}", size_string(p.problem.size), to_string(p.problem.precision),
-                           to_string(p.problem.direction), to_string(p.config.layout), p.config.process_grid[0],
-                           p.config.process_grid[1]) + "/" + p.config.decomposition + "/" + p.config.backend +
-               "/overlap" + std::to_string(p.config.overlap);
-    };
     std::map<int, std::vector<int>> second;
     for (int r : tc.ranks) {
-        const auto pts = tc.points(r);
+        const auto& pts = points[r];
         auto it = measured.find(r);
         if (it == measured.end()) continue;
         for (const auto& [index, rec] : it->second) {
-            const Point& p = pts.at(index);
-            if (p.config.redistribution.size() < 2 || !usable(rec)) continue;
-            auto& b = best0[std::to_string(r) + "/" + group(p)];
-            if (b.second.empty() || median(rec) < b.first) b = {median(rec), p.config.redistribution[0]};
+            const auto split = family.phase_split(pts.at(index));
+            if (!split || !usable(rec)) continue;
+            auto& b = best0[std::to_string(r) + "/" + split->rest];
+            if (b.second.empty() || median(rec) < b.first) b = {median(rec), split->methods[0]};
         }
         for (const auto& p : pts) {
-            if (p.config.redistribution.size() < 2 || p.config.redistribution[1] == fixed) continue;
-            auto b = best0.find(std::to_string(r) + "/" + group(p));
-            if (b != best0.end() && p.config.redistribution[0] == b->second.second) second[r].push_back(p.index);
+            const auto split = family.phase_split(p);
+            if (!split || split->methods[1] == *fixed) continue;
+            auto b = best0.find(std::to_string(r) + "/" + split->rest);
+            if (b != best0.end() && split->methods[0] == b->second.second) second[r].push_back(p.index);
         }
     }
     if (!second.empty()) round.run(second, tc.warmup, tc.iterations);

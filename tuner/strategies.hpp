@@ -1,9 +1,10 @@
 // Search strategies of `fftune tune` (each round is an ordinary sweep over a
 // PointSelection, so crash-resume, validation and flushing all apply):
 //  - exhaustive: every point, full iterations;
-//  - phase: pencil redistribution phases tuned one at a time (phase 0 with
-//    phase 1 fixed to the first method, then phase 1 with the best phase 0);
-//    other decompositions as in exhaustive;
+//  - phase: independent phases tuned one at a time (Family::phase_split;
+//    fft3d: the pencil's redistribution phases): phase 0 with phase 1 fixed
+//    to its first method, then phase 1 with the best phase 0; other points
+//    as in exhaustive;
 //  - halving: successive halving: every point with few iterations, then the
 //    better half (and only those within 1.3x of the current best) with twice
 //    as many, until the testcase's iterations are reached.
@@ -28,7 +29,7 @@ struct TuneResult {
     int rounds = 0;
 };
 
-// "ranks/size/precision/direction", the unit a strategy picks a winner for.
+// "ranks/<problem_key>", the unit a strategy picks a winner for.
 std::string problem_signature(const nlohmann::json& record);
 // Fastest validated ok record per problem signature.
 std::map<std::string, const nlohmann::json*> best_per_problem(const std::vector<nlohmann::json>& records);

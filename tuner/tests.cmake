@@ -22,7 +22,7 @@ fftune_cli_test(tuner_best_exact 0 ARGS best --size 24 12 10 --ranks 2 --db ${db
 fftune_cli_test(tuner_best_nearest 0 ARGS best --size 20 12 12 --ranks 2 --direction inverse --db ${db} --json
   EXPECT "\"rung\": \"nearest\"" "\"distance\": 0\\.52" LABELS tuner)
 fftune_cli_test(tuner_best_default 0 ARGS best --size 20 12 12 --ranks 3 --precision single --db ${db}
-  EXPECT "\\[default\\]  .*no validated measurement of a single forward problem at 3 ranks" LABELS tuner)
+  EXPECT "\\[default\\]  .*no validated fft3d measurement of a single forward problem at 3 ranks" LABELS tuner)
 fftune_cli_test(tuner_best_missing_db 0 ARGS best --size 8 8 8 --ranks 1 --db ${PROJECT_BINARY_DIR}/tuner-test/none.sqlite
   EXPECT "\\[default\\]  .*none.sqlite: no tuning database here" LABELS tuner)
 fftune_cli_test(tuner_best_bad_size 2 ARGS best --size 8 8 --ranks 1 EXPECT "--size" LABELS tuner)

@@ -9,6 +9,8 @@ namespace fftune {
 
 char axis_name(int axis) { return "xyz"[axis]; }
 
+std::string size_string(const std::array<index_t, 3>& n) { return fmt::format("{}x{}x{}", n[0], n[1], n[2]); }
+
 index_t Box3::count() const {
     index_t n = 1;
     for (int a = 0; a < 3; ++a) n *= std::max<index_t>(0, hi[a] - lo[a]);

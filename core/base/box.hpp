@@ -17,6 +17,9 @@ inline constexpr int axis_y = 1;
 inline constexpr int axis_z = 2;
 char axis_name(int axis);
 
+// "64x64x128"
+std::string size_string(const std::array<index_t, 3>& n);
+
 // Half-open box [lo, hi) per axis in global (x, y, z) coordinates.
 struct Box3 {
     std::array<index_t, 3> lo{0, 0, 0};

@@ -5,10 +5,6 @@
 
 namespace fftune {
 
-std::string size_string(const std::array<index_t, 3>& n) {
-    return fmt::format("{}x{}x{}", n[0], n[1], n[2]);
-}
-
 std::string Config::key() const {
     std::string methods;
     for (const auto& m : redistribution) methods += (methods.empty() ? "" : "+") + m;

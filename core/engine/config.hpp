@@ -47,6 +47,5 @@ void from_json(const nlohmann::json& j, Problem& p);
 void to_json(nlohmann::json& j, const Config& c);
 void from_json(const nlohmann::json& j, Config& c);
 
-std::string size_string(const std::array<index_t, 3>& n);  // "64x64x128"
 
 }  // namespace fftune

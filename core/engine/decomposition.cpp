@@ -18,4 +18,18 @@ Box3 grid_box(const std::array<index_t, 3>& n, int a, int pa, int i, int b, int 
     return box;
 }
 
+std::array<int, 2> auto_grid(int p) {
+    int best = 1;
+    for (int a = 1; a * a <= p; ++a)
+        if (p % a == 0) best = a;
+    return {p / best, best};
+}
+
+std::vector<std::array<int, 2>> all_grids(int p) {
+    std::vector<std::array<int, 2>> out;
+    for (int a = 1; a <= p; ++a)
+        if (p % a == 0) out.push_back({a, p / a});
+    return out;
+}
+
 }  // namespace fftune

@@ -56,4 +56,9 @@ std::array<index_t, 3> complex_size(const std::array<index_t, 3>& n);
 // the remaining axis is whole.
 Box3 grid_box(const std::array<index_t, 3>& n, int a, int pa, int i, int b, int pb, int j);
 
+// Process grids P1 x P2 = p: auto_grid is the most square one with P1 >= P2;
+// all_grids every one, P1 ascending.
+std::array<int, 2> auto_grid(int p);
+std::vector<std::array<int, 2>> all_grids(int p);
+
 }  // namespace fftune

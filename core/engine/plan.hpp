@@ -110,9 +110,7 @@ public:
     // output; scattered blocks packed or unpacked; the self block copied), and
     // bytes sent to and received from other ranks (core/engine/reshape.hpp traffic()).
     // Floors come from these over measured bandwidths (plotting/report.py).
-    struct PhaseTraffic {
-        std::size_t device_bytes = 0, sent_bytes = 0, received_bytes = 0;
-    };
+    using PhaseTraffic = fftune::PhaseTraffic;
     std::vector<PhaseTraffic> phase_traffic(Direction d) const;
 
     // Per-phase times accumulated since the last collect, in phase_names() order.

@@ -15,23 +15,10 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/engine/plan.hpp"
+#include "core/records/checks.hpp"
 
 namespace fftune {
 
-struct Check {
-    std::string method;
-    double max_rel_error = 0;
-    double tolerance = 0;
-    bool passed = false;
-};
-
-struct ValidationResult {
-    std::vector<Check> checks;
-    bool passed() const;
-    const Check& primary() const { return checks.front(); }  // the spectral Laplacian
-};
-
-void to_json(nlohmann::json& j, const ValidationResult& v);
 
 // Grids with at most this many points also get the whole-world oracle.
 inline constexpr index_t oracle_max_points = index_t{1} << 21;

@@ -1,4 +1,5 @@
 #include "core/platform/device_fault.hpp"
+#include "core/platform/log.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -37,7 +38,7 @@ void set_device_fault_note(const std::string& result_file) {
 }
 
 void end_job(MPI_Comm comm, const std::string& why, int status, bool write_note, bool may_abort) {
-    std::cerr << "fftune: " << why << "; ending the job\n" << std::flush;
+    logging::error(why + "; ending the job");
     if (write_note && !note_path().empty()) std::ofstream(note_path(), std::ios::app) << why << '\n' << std::flush;
     if (may_abort) MPI_Abort(comm, status);
     std::_Exit(status);  // the launcher ends a job whose process exits without MPI_Finalize

@@ -11,6 +11,13 @@
 
 namespace fftune {
 
+// The least traffic of one phase on one rank: bytes read + written on its
+// device, and bytes sent to and received from other ranks. Floors come from
+// these over measured bandwidths (plotting/report.py).
+struct PhaseTraffic {
+    std::size_t device_bytes = 0, sent_bytes = 0, received_bytes = 0;
+};
+
 class PhaseTimer {
 public:
     explicit PhaseTimer(Backend& backend) : backend_(&backend) {}

@@ -18,6 +18,7 @@
 #include "core/records/provenance.hpp"
 #include "core/base/registry.hpp"
 #include "core/run/runner.hpp"
+#include "families/fft3d/fft3d.hpp"
 #include "core/testing/forwarding_backend.hpp"
 
 namespace fftune {
@@ -152,8 +153,8 @@ const bool registered_backend = register_variant<Backend, FakeMultiDeviceBackend
 const bool registered_small = register_variant<Backend, SmallDeviceMultiDeviceBackend>("test_multi_device_small");
 const bool registered_decomposition = register_variant<Decomposition, AllDevices>("test_all_devices");
 
-Point point(std::array<index_t, 3> n, Direction dir, const std::string& backend = "test_multi_device") {
-    Point pt;
+Fft3dPoint point(std::array<index_t, 3> n, Direction dir, const std::string& backend = "test_multi_device") {
+    Fft3dPoint pt;
     pt.problem = {"fft3d", n, Precision::double_, dir, world_size()};
     pt.config = {backend, "test_all_devices", LayoutVariant::default_, {world_size(), 1}, {}, false};
     return pt;
@@ -201,7 +202,7 @@ TEST(MultiDevice, PlanValidatesThroughTheStandIn) {
 
 TEST(MultiDevice, TheCallersArraysAreHostMemoryLentOneAtATime) {
     if (world_size() > 1) GTEST_SKIP() << "one process only";
-    const Point pt = point({9, 10, 11}, Direction::forward, "test_multi_device_small");
+    const auto pt = point({9, 10, 11}, Direction::forward, "test_multi_device_small");
     Plan plan(MPI_COMM_WORLD, pt.problem, pt.config);
     EXPECT_TRUE(plan.buffers_on_host());
     EXPECT_EQ(plan.backend_bytes(), plan.workspace_bytes()) << "the caller's arrays are not on the device";
@@ -235,7 +236,7 @@ TEST(MultiDevice, RunsWhereTheWholeGridWouldNotFitOnTheDevice) {
         EXPECT_EQ(m.at("devices_per_rank"), 2) << r.dump();
     }
     // A device plan of the same size on the same device does not fit.
-    Point dev = point({20, 20, 20}, Direction::forward, "test_multi_device_small");
+    auto dev = point({20, 20, 20}, Direction::forward, "test_multi_device_small");
     dev.config.decomposition = "slab_2d1d";
     dev.config.redistribution = {"a2a_sync"};
     const json r = run_point(MPI_COMM_WORLD, dev, options, machine_info());
@@ -251,7 +252,7 @@ TEST(MultiDevice, WhatTheBackendCannotDoIsSkippedWithTheReason) {
     EXPECT_EQ(refused.at("status"), "skipped") << refused.dump();
     EXPECT_EQ(refused.at("reason"), "injected: the library refuses Nx = 7");
     // Ruled out beforehand, by the backend.
-    Point single = point({9, 10, 11}, Direction::forward);
+    auto single = point({9, 10, 11}, Direction::forward);
     single.problem.precision = Precision::single;
     const json s = run_point(MPI_COMM_WORLD, single, options, machine_info());
     EXPECT_EQ(s.at("status"), "skipped") << s.dump();

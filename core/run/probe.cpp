@@ -13,6 +13,7 @@
 #include "core/platform/backend.hpp"
 #include "core/platform/collective_try.hpp"
 #include "core/platform/mpi_util.hpp"
+#include "core/platform/log.hpp"
 #include "core/platform/phase_timer.hpp"
 #include "core/run/point_watchdog.hpp"
 #include "core/records/provenance.hpp"
@@ -110,7 +111,7 @@ private:
         for (const auto& b : o_.backends.empty() ? Registry<Backend>::instance().names() : o_.backends) {
             const auto why = Registry<Backend>::instance().create(b)->unavailable();
             if (!why) out.push_back(b);
-            else if (rank_ == 0 && !o_.backends.empty()) std::cerr << fmt::format("probe: backend {} skipped: {}\n", b, *why);
+            else if (rank_ == 0 && !o_.backends.empty()) logging::warn(fmt::format("probe: backend {} skipped: {}", b, *why));
         }
         return out;
     }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <complex>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -10,16 +9,15 @@
 
 #include <fmt/format.h>
 
+#include "core/base/registry.hpp"
 #include "core/platform/collective_try.hpp"
 #include "core/platform/device_fault.hpp"
 #include "core/platform/host_scratch.hpp"
+#include "core/platform/mpi_util.hpp"
 #include "core/records/json_lines.hpp"
-#include "core/engine/plan.hpp"
-#include "core/run/point_watchdog.hpp"
 #include "core/records/provenance.hpp"
-#include "core/base/registry.hpp"
 #include "core/records/statistics.hpp"
-#include "core/engine/validation.hpp"
+#include "core/run/point_watchdog.hpp"
 
 namespace fftune {
 
@@ -41,28 +39,13 @@ json base_record(const Point& point, const json& machine, const RunOptions& opti
     r["point_index"] = point.index;
     r["problem"] = point.problem;
     r["config"] = point.config;
-    r["key"] = point.config.key();
+    r["key"] = point.key;
     r["machine"] = machine;
-    auto backend = Registry<Backend>::instance().contains(point.config.backend)
-                       ? Registry<Backend>::instance().create(point.config.backend)
+    auto backend = Registry<Backend>::instance().contains(point.backend())
+                       ? Registry<Backend>::instance().create(point.backend())
                        : nullptr;
     r["provenance"] = provenance_info(options.argv, backend.get());
     return r;
-}
-
-// Fill the plan's input with the test field. Rank-local.
-void fill_input(Plan& plan, Buffer& in) {
-    Backend& be = plan.backend();
-    const auto n = plan.problem().size;
-    auto load_real = [&](auto zero) {
-        using T = decltype(zero);
-        if (plan.buffers_on_host()) return fill_test_input(in.as<T>(), plan.input_layout(), n);
-        T* f = host_scratch(ScratchRole::test_input).get<T>(plan.input_layout().box.count(), &be);
-        fill_test_input(f, plan.input_layout(), n);
-        be.copy_from_host(in.data(), f, plan.input_bytes());
-    };
-    if (plan.problem().precision == Precision::single) load_real(float{});
-    else load_real(double{});
 }
 
 }  // namespace
@@ -70,11 +53,12 @@ void fill_input(Plan& plan, Buffer& in) {
 json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, const json& machine) {
     json rec = base_record(point, machine, options);
     rec["problem"]["ranks_per_node"] = options.ranks_per_node > 0 ? options.ranks_per_node : ranks_per_node(comm);
-    int rank = 0;
-    MPI_Comm_rank(comm, &rank);
-
+    const Family* family = nullptr;
     std::optional<std::string> reason;
-    if (auto err = collective_try(comm, [&] { reason = check_applicable(point.problem, point.config); })) {
+    if (auto err = collective_try(comm, [&] {
+            family = &family_named(point.family());
+            reason = family->not_applicable(point.problem, point.config);
+        })) {
         rec["status"] = "failed";
         rec["error"] = *err;
         return rec;
@@ -91,19 +75,21 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     // read before the barrier so that no rank sharing the device has started.
     std::optional<DeviceMemory> mem_before;
     if (auto err = collective_try(comm, [&] {
-            mem_before = Registry<Backend>::instance().create(point.config.backend)->device_memory_info();
+            mem_before = Registry<Backend>::instance().create(point.backend())->device_memory_info();
         })) {
         rec["status"] = "failed";
         rec["error"] = "device memory query: " + *err;
         return rec;
     }
-    std::unique_ptr<Plan> plan;
+    std::unique_ptr<Workload> work;
     double setup_ms = 0;
     FFTUNE_MPI_CHECK(MPI_Barrier(comm));
     const auto t0 = std::chrono::steady_clock::now();
     bool unsupported = false;
-    if (auto err = collective_try(comm, [&] { plan = std::make_unique<Plan>(comm, point.problem, point.config); },
-                                  &unsupported)) {
+    if (auto err = collective_try(comm, [&] {
+            work = family->workload(point);
+            work->setup(comm);
+        }, &unsupported)) {
         if (unsupported) {
             rec["status"] = "skipped";
             rec["reason"] = *err;
@@ -118,13 +104,13 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     double local_setup = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     FFTUNE_MPI_CHECK(MPI_Allreduce(&local_setup, &setup_ms, 1, MPI_DOUBLE, MPI_MAX, comm));
 
-    const Direction dir = point.problem.direction;
     const int iters = options.iterations, warm = options.warmup;
     std::vector<std::string> phases;
     std::vector<double> samples;  // per iteration: total, then phases
     std::size_t stride = 0;
-    Buffer real_buf, complex_buf;
     unsigned long long device_used = 0;  // what this point's ranks hold on the device, measured
+    Footprint footprint;
+    std::vector<PhaseTraffic> traffic;
     // Where a point's wall time goes (host clock; prepare ends when its host
     // work does, so an inverse's untimed forward may finish inside `timed`).
     double wall[3] = {0, 0, 0};  // prepare, timed (warm-up included), validate
@@ -133,70 +119,52 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     };
     auto err = collective_try(comm, [&] {
         const auto t_prepare = std::chrono::steady_clock::now();
-        // Allocating and filling are rank-local: agreed before the first exchange.
-        all_or_none(comm, [&] {
-            real_buf = plan->allocate_input();
-            complex_buf = plan->allocate_output();
-            fill_input(*plan, real_buf);
-        });
-        if (dir == Direction::inverse) {
-            // The inverse reads the spectrum: forward once, then swap roles.
-            const auto failed = unless_device_lost(plan->backend(), comm, failure_of([&] {
-                plan->forward(real_buf.data(), complex_buf.data());
-            }));
-            all_or_none(comm, failed, [&] { plan->collect_phase_times(Direction::forward); });
-        }
+        work->prepare(comm);
         wall[0] = since(t_prepare);
         const auto t_timed = std::chrono::steady_clock::now();
-        const void* src = dir == Direction::forward ? real_buf.data() : complex_buf.data();
-        void* dst = dir == Direction::forward ? complex_buf.data() : real_buf.data();
         std::unique_ptr<PhaseClock> total_clock;
-        // Between the collective transforms, all rank-local work is agreed;
+        // Between the collective steps, all rank-local work is agreed;
         // each agreement is also the barrier before the next timed iteration.
         all_or_none(comm, [&] {
-            total_clock = plan->make_clock();
-            phases = plan->phase_names(dir);
+            total_clock = work->make_clock();
+            phases = work->phase_names();
             stride = 1 + phases.size();
             samples.reserve(iters * stride);
-            // Plans that transform in storage of their own (reference_cufftxt) copy
-            // the input there outside the timed region; for the others these
-            // calls do nothing and run_staged() is forward()/inverse().
-            plan->stage(dir, src);
-            plan->restage(dir);
+            work->stage();
         });
         for (int it = 0; it < warm + iters; ++it) {
-            const auto failed = unless_device_lost(plan->backend(), comm, failure_of([&] {
+            const auto failed = unless_device_lost(work->backend(), comm, failure_of([&] {
                 total_clock->start();
-                plan->run_staged(dir, src, dst);
+                work->step();
                 total_clock->stop();
             }));
             // Reading the clocks is where a device fault shows.
             all_or_none(comm, failed, [&] {
                 const double total = total_clock->elapsed_ms();
                 total_clock->reset();
-                const auto ph = plan->collect_phase_times(dir);
+                const auto ph = work->collect_phase_times();
                 if (it >= warm) {
                     samples.push_back(total);
                     samples.insert(samples.end(), ph.begin(), ph.end());
                 }
-                if (it + 1 < warm + iters) plan->restage(dir);
+                if (it + 1 < warm + iters) work->restage();
             });
         }
         wall[1] = since(t_timed);
-        if (plan->devices() > 1) {
-            // The backend's device is one of several: the plan measures them all.
-            if (const auto used = plan->measured_multi_device_bytes()) device_used = *used;
+        footprint = work->footprint();
+        traffic = work->traffic();
+        if (footprint.devices > 1) {
+            // The backend's device is one of several: the workload measures them all.
+            if (footprint.measured_multi_device_bytes) device_used = *footprint.measured_multi_device_bytes;
         } else if (mem_before) {
-            if (const auto after = plan->backend().device_memory_info(); after && after->free < mem_before->free)
+            if (const auto after = work->backend().device_memory_info(); after && after->free < mem_before->free)
                 device_used = mem_before->free - after->free;
         }
-        // Validation allocates its own input and output: never both sets at once.
-        real_buf = Buffer();
-        complex_buf = Buffer();
+        work->release();
     });
     if (err) {
         // Every later point would fail on a lost device: a fresh job goes on.
-        end_job_if_device_lost(plan->backend(), comm, "execution: " + *err);
+        end_job_if_device_lost(work->backend(), comm, "execution: " + *err);
         rec["status"] = "failed";
         rec["error"] = "execution: " + *err;
         return rec;
@@ -213,13 +181,13 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         for (int it = 0; it < iters; ++it) out.push_back(v[it * stride + c] * scale);
         return out;
     };
-    const double inv_p = 1.0 / point.problem.ranks;
+    int world = 1;
+    MPI_Comm_size(comm, &world);
+    const double inv_p = 1.0 / world;
     json timing;
-    // attribution: phases run one after another, each timed alone; overlapped:
-    // FFT slices run beside reshapes (Config::overlap), phases add up to more than the total.
-    timing["mode"] = point.config.overlap > 1 ? "overlapped" : "attribution";
-    timing["clock"] = plan->backend().device_memory() ? "cuda_event" : "host_steady_clock";
-    timing["devices"] = plan->devices();  // per rank: 1, or every GPU of the process (reference_cufftxt)
+    timing["mode"] = work->timing_mode();
+    timing["clock"] = work->backend().device_memory() ? "cuda_event" : "host_steady_clock";
+    timing["devices"] = footprint.devices;  // per rank: 1, or every GPU of the process (reference_cufftxt)
     timing["warmup"] = warm;
     timing["iterations"] = iters;
     timing["setup_ms"] = setup_ms;
@@ -237,7 +205,7 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
 
     // Memory: the largest per-rank footprint in backend memory (caller's in/out
     // there, plus workspace).
-    unsigned long long mem[2] = {plan->backend_bytes(), plan->workspace_bytes()};
+    unsigned long long mem[2] = {footprint.backend_bytes, footprint.workspace_bytes};
     unsigned long long mem_max[2];
     FFTUNE_MPI_CHECK(MPI_Allreduce(mem, mem_max, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     rec["memory_bytes"] = mem_max[0];
@@ -252,16 +220,15 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         unsigned long long used_max = 0;
         FFTUNE_MPI_CHECK(MPI_Allreduce(&device_used, &used_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
         rec["device_memory"] = {{"measured_bytes", used_max},
-                                {"devices_per_rank", plan->devices()},
-                                {"ranks_on_device", plan->ranks_on_device()},
+                                {"devices_per_rank", footprint.devices},
+                                {"ranks_on_device", footprint.ranks_on_device},
                                 {"total_bytes", mem_before->total}};
     }
-    unsigned long long host = plan->host_staging_bytes(), host_max = 0;
+    unsigned long long host = footprint.host_staging_bytes, host_max = 0;
     FFTUNE_MPI_CHECK(MPI_Allreduce(&host, &host_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     rec["host_staging_bytes"] = host_max;
-    // Floor traffic per phase, max over ranks; not for a rank driving several GPUs (cufftXt).
-    if (plan->devices() == 1) {
-        const auto traffic = plan->phase_traffic(dir);
+    // Floor traffic per phase, max over ranks (every rank reports it, or none does).
+    if (!traffic.empty()) {
         std::vector<unsigned long long> bytes, most(3 * traffic.size());
         for (const auto& t : traffic) bytes.insert(bytes.end(), {t.device_bytes, t.sent_bytes, t.received_bytes});
         FFTUNE_MPI_CHECK(MPI_Allreduce(bytes.data(), most.data(), static_cast<int>(most.size()),
@@ -280,16 +247,21 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     if (options.validate) {
         ValidationResult v;
         const auto t_validate = std::chrono::steady_clock::now();
-        auto verr = collective_try(comm, [&] { v = validate(*plan); });
+        auto verr = collective_try(comm, [&] { v = work->validate(comm); });
         wall[2] = since(t_validate);
         record_wall();
         if (verr) {
-            end_job_if_device_lost(plan->backend(), comm, "validation: " + *verr);
+            end_job_if_device_lost(work->backend(), comm, "validation: " + *verr);
             rec["status"] = "failed";
             rec["error"] = "validation: " + *verr;
             return rec;
         }
         rec["validation"] = v;
+        if (auto aerr = collective_try(comm, [&] { work->annotate(comm, rec); })) {
+            rec["status"] = "failed";
+            rec["error"] = "record: " + *aerr;
+            return rec;
+        }
         if (!v.passed()) {
             std::string what;
             for (const auto& c : v.checks)
@@ -301,6 +273,11 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     } else {
         record_wall();
         rec["validation"] = json{{"method", "none"}, {"passed", nullptr}};
+        if (auto aerr = collective_try(comm, [&] { work->annotate(comm, rec); })) {
+            rec["status"] = "failed";
+            rec["error"] = "record: " + *aerr;
+            return rec;
+        }
     }
     rec["status"] = "ok";
     return rec;
@@ -364,9 +341,7 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
     for (int i = std::max(0, start_index); i < total; ++i) {
         if (!selected(i)) continue;
         ++done;
-        watchdog.arm(fmt::format("point {} of {} ({} ranks: {} {} {} {})", i + 1, total, size,
-                                 size_string(points[i].problem.size), points[i].config.key(),
-                                 to_string(points[i].problem.precision), to_string(points[i].problem.direction)));
+        watchdog.arm(fmt::format("point {} of {} ({} ranks: {})", i + 1, total, size, points[i].label));
         const json rec = run_point(comm, points[i], opts, machine);
         watchdog.disarm();
         if (rec["status"] == "failed") ++failed;
@@ -380,10 +355,8 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
                                    rec["validation"].value("max_rel_error", 0.0));
         else if (outcome == "failed")
             outcome += ": " + rec["error"].get<std::string>();
-        std::cerr << fmt::format("[{} ranks {}/{}] {} {} {} {}: {} | elapsed {:.0f}s ETA {:.0f}s\n", size, i + 1,
-                                 total, size_string(points[i].problem.size), points[i].config.key(),
-                                 to_string(points[i].problem.precision), to_string(points[i].problem.direction),
-                                 outcome, elapsed, eta);
+        std::cerr << fmt::format("[{} ranks {}/{}] {}: {} | elapsed {:.0f}s ETA {:.0f}s\n", size, i + 1, total,
+                                 points[i].label, outcome, elapsed, eta);
     }
     release_host_scratch();  // unpinned while the device runtime is still up, not at exit
     return failed;
@@ -395,7 +368,7 @@ json died_point_record(const Point& point, const std::string& error) {
                 {"point_index", point.index},
                 {"problem", point.problem},
                 {"config", point.config},
-                {"key", point.config.key()},
+                {"key", point.key},
                 {"error", error},
                 {"machine", machine_info()},
                 {"provenance", {{"fftune_version", fftune_version()}, {"timestamp", utc_timestamp()}}}};
@@ -424,30 +397,39 @@ std::vector<json> read_records(const std::string& path) {
 std::string summarize_records(const std::vector<json>& records) {
     std::map<std::string, int> counts;
     struct Best { double ms = 1e300; std::string key; double err = 0; int n = 0; };
-    std::map<std::string, Best> best;
+    // By family, then by (ranks, problem label): each family's problems in its own columns.
+    std::map<std::string, std::map<std::pair<int, std::string>, Best>> best;
     std::vector<std::string> failures;
+    auto label_of = [](const json& p) {
+        const std::string kind = p.value("kind", "?");
+        if (Registry<Family>::instance().contains(kind)) return family_named(kind).problem_label(p);
+        return problem_key(p);  // a family this build does not have
+    };
     for (const auto& r : records) {
         const std::string status = r.value("status", "?");
         ++counts[status];
         const auto& p = r["problem"];
-        const std::string problem = fmt::format("{:>5} {:>14} {:>6} {:>7}", p["ranks"].get<int>(),
-                                                size_string(p["size"].get<std::array<index_t, 3>>()),
-                                                p["precision"].get<std::string>(), p["direction"].get<std::string>());
-        if (status == "failed") failures.push_back(problem + "  " + r.value("key", "") + ": " + r.value("error", ""));
+        const int ranks = p["ranks"].get<int>();
+        const std::string label = label_of(p);
+        if (status == "failed")
+            failures.push_back(fmt::format("{:>5} {}  {}: {}", ranks, label, r.value("key", ""), r.value("error", "")));
         if (status != "ok") continue;
-        Best& b = best[problem];
+        Best& b = best[p.value("kind", "?")][{ranks, label}];
         ++b.n;
         const double ms = r["timing"]["total"]["median"].get<double>();
         if (ms < b.ms) b = {ms, r.value("key", ""), r["validation"].value("max_rel_error", 0.0), b.n};
     }
     std::string s = "\nSummary: ";
     for (const auto& [k, v] : counts) s += fmt::format("{} {}  ", v, k);
-    s += fmt::format("({} points)\n\n", records.size());
-    if (!best.empty()) {
-        s += fmt::format("{:>5} {:>14} {:>6} {:>7}  {:>6}  {:>11}  {:>9}  {}\n", "ranks", "size", "prec", "dir",
-                         "points", "best ms", "error", "best configuration");
-        for (const auto& [problem, b] : best)
-            s += fmt::format("{}  {:>6}  {:>11.4g}  {:>9.2g}  {}\n", problem, b.n, b.ms, b.err, b.key);
+    s += fmt::format("({} points)\n", records.size());
+    for (const auto& [kind, problems] : best) {
+        const std::string header = Registry<Family>::instance().contains(kind) ? family_named(kind).problem_header()
+                                                                               : fmt::format("{:>14}", "problem");
+        s += fmt::format("\n{}{:>5} {}  {:>6}  {:>11}  {:>9}  {}\n", best.size() > 1 ? kind + ":\n" : "", "ranks",
+                         header, "points", "best ms", "error", "best configuration");
+        for (const auto& [problem, b] : problems)
+            s += fmt::format("{:>5} {}  {:>6}  {:>11.4g}  {:>9.2g}  {}\n", problem.first, problem.second, b.n, b.ms, b.err,
+                             b.key);
     }
     if (!failures.empty()) {
         s += "\nFailed points:\n";

@@ -2,6 +2,7 @@
 // failing configuration that does not abort the sweep, agreed errors, and
 // rank-local failures that must not leave the other ranks waiting.
 #include "core/run/runner.hpp"
+#include "families/fft3d/fft3d.hpp"
 
 #include <gtest/gtest.h>
 
@@ -153,8 +154,8 @@ struct BarrierInSetup final : testing::ForwardingTransport {
 const bool r7 = register_variant<Backend, FailsOnLastRank>("test_fails_on_last_rank");
 const bool r8 = register_variant<Transport, BarrierInSetup>("test_barrier_in_setup");
 
-Point point(const std::string& method, std::array<index_t, 3> n = {9, 10, 11}) {
-    Point pt;
+Fft3dPoint point(const std::string& method, std::array<index_t, 3> n = {9, 10, 11}) {
+    Fft3dPoint pt;
     pt.problem = {"fft3d", n, Precision::double_, Direction::forward, world_size()};
     pt.config = {"fftw", "slab_2d1d", LayoutVariant::default_, {world_size(), 1}, {method}, false};
     return pt;
@@ -163,7 +164,7 @@ Point point(const std::string& method, std::array<index_t, 3> n = {9, 10, 11}) {
 const RunOptions quick{1, 5, true, {"runner_mpi_test"}};
 
 TEST(RunPoint, OkRecordFollowsTheSchema) {
-    Point pt = point("a2a_sync");
+    auto pt = point("a2a_sync");
     pt.problem.direction = Direction::inverse;
     const json r = run_point(MPI_COMM_WORLD, pt, quick, machine_info());
     ASSERT_EQ(r.at("status"), "ok") << r.dump(2);
@@ -209,7 +210,7 @@ TEST(RunPoint, OkRecordFollowsTheSchema) {
 }
 
 TEST(RunPoint, OverlappedRecordSaysSo) {
-    Point pt = point("a2a_sync");
+    auto pt = point("a2a_sync");
     pt.problem.direction = Direction::inverse;
     pt.config.overlap = 3;
     const json r = run_point(MPI_COMM_WORLD, pt, quick, machine_info());
@@ -229,7 +230,7 @@ const bool metered = register_variant<Backend, testing::MeteredBackend>("fftw_me
 
 TEST(RunPoint, DeviceMemoryIsMeasuredAndAPointThatDoesNotFitIsSkipped) {
     auto& meter = testing::Meter::instance();
-    Point pt = point("a2a_sync", {16, 12, 10});
+    auto pt = point("a2a_sync", {16, 12, 10});
     pt.config.backend = "fftw_metered";
     meter.capacity = std::size_t(1) << 40;
     meter.peak = meter.live;
@@ -272,7 +273,7 @@ TEST(RanksPerNode, CountsTheGivenCommunicatorsRanksOnThisHost) {
 }
 
 TEST(RunPoint, NotApplicableIsSkippedWithItsReason) {
-    Point pt = point("p2p_sync");
+    auto pt = point("p2p_sync");
     pt.config.decomposition = "pencil";
     pt.config.redistribution = {"p2p_sync", "p2p_sync"};
     pt.config.process_grid = {world_size() + 1, 1};
@@ -318,7 +319,7 @@ TEST(RunPoint, WhatTheLibraryRefusesInSetupIsSkippedWithItsReason) {
 TEST(RunPoint, AFailureOnOneRankFailsThePointOnEveryRankWithoutAHang) {
     auto& inject = InjectedFailure::on_last_rank();
     auto faulty = [](Direction d) {
-        Point pt = point("test_barrier_in_setup");
+        auto pt = point("test_barrier_in_setup");
         pt.config.backend = "test_fails_on_last_rank";
         pt.problem.direction = d;
         return pt;
@@ -385,7 +386,7 @@ TEST(RunPoint, AFailureOnOneRankFailsThePointOnEveryRankWithoutAHang) {
 // rank: the record names the FFT's failure, the cause, and then the exchange's.
 TEST(RunPoint, AReshapeThatFailsAfterALocalFailureDoesNotHideIt) {
     auto& inject = InjectedFailure::on_last_rank();
-    Point pt = point("test_throws_in_execute_on_last_rank");
+    auto pt = point("test_throws_in_execute_on_last_rank");
     pt.config.backend = "test_fails_on_last_rank";
     inject = {};
     inject.execution = 1;  // slab_2d1d forward: the (y, z) r2c comes before the exchange

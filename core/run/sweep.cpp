@@ -11,6 +11,7 @@
 
 #include "core/platform/device_fault.hpp"
 #include "core/platform/process.hpp"
+#include "core/platform/log.hpp"
 #include "core/records/provenance.hpp"
 #include "core/run/runner.hpp"
 
@@ -85,7 +86,7 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
             std::vector<std::string> args{"run", opt.testcase_path, "--out", opt.out_dir, "--no-launch",
                                           "--start-index", std::to_string(start)};
             if (selection) args.insert(args.end(), {"--select", opt.selection_path});
-            std::cerr << fmt::format("fftune: {} ranks: points {}..{} of {}\n", ranks, start + 1, npoints, npoints);
+            logging::info(fmt::format("{} ranks: points {}..{} of {}", ranks, start + 1, npoints, npoints));
             const int rc = launch_self(launcher, ranks, extra, args);
             if (rc == 0) break;
             // The job died: the first point without a record is the one it died on.
@@ -99,7 +100,7 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
                                                            "point{}; the sweep resumed after it",
                                                            rc, take_job_end_note(part)));
             append_record(part, rec);
-            std::cerr << fmt::format("fftune: {} ranks: job died (status {}) on point {}; resuming\n", ranks, rc, next + 1);
+            logging::warn(fmt::format("{} ranks: job died (status {}) on point {}; resuming", ranks, rc, next + 1));
             start = next_selected(next + 1);
         }
         for (auto& r : read_records(part)) {

@@ -1,0 +1,86 @@
+#include "core/run/family.hpp"
+
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+namespace fftune {
+
+using json = nlohmann::json;
+
+FFTUNE_DEFINE_REGISTRY(Family);
+
+std::string problem_key(const json& problem) {
+    json p = problem;
+    p.erase("ranks");
+    p.erase("ranks_per_node");
+    return p.dump();  // object keys sorted: canonical
+}
+
+double Family::work(const json& problem) const {
+    double w = 1;
+    for (const auto& axis : problem_axes())
+        if (axis.role == ProblemAxis::Role::size && problem.contains(axis.name))
+            for (const auto& n : problem.at(axis.name)) w *= n.get<double>();
+    return w;
+}
+
+std::string Family::problem_label(const json& problem) const {
+    std::string s;
+    for (const auto& axis : problem_axes()) {
+        if (!problem.contains(axis.name)) continue;
+        const json& v = problem.at(axis.name);
+        std::string text;
+        if (v.is_array())
+            for (const auto& n : v) text += (text.empty() ? "" : "x") + (n.is_string() ? n.get<std::string>() : n.dump());
+        else
+            text = v.is_string() ? v.get<std::string>() : v.dump();
+        s += fmt::format("{}{:>10}", s.empty() ? "" : " ", text);
+    }
+    return s;
+}
+
+std::string Family::size_label(const json& problem) const {
+    std::string s;
+    for (const auto& axis : problem_axes()) {
+        if (axis.role != ProblemAxis::Role::size || !problem.contains(axis.name)) continue;
+        std::string one;
+        for (const auto& n : problem.at(axis.name)) one += (one.empty() ? "" : "x") + n.dump();
+        s += (s.empty() ? "" : " ") + one;
+    }
+    return s;
+}
+
+std::string Family::problem_header() const {
+    std::string s;
+    for (const auto& axis : problem_axes()) s += fmt::format("{}{:>10}", s.empty() ? "" : " ", axis.name);
+    return s;
+}
+
+const Family& family_named(const std::string& name) {
+    // One instance per family for the process: families hold no state.
+    static std::mutex mutex;
+    static std::map<std::string, std::unique_ptr<Family>> made;
+    std::lock_guard lock(mutex);
+    auto& f = made[name];
+    if (!f) f = Registry<Family>::instance().create(name);
+    return *f;
+}
+
+json describe(const Family& family) {
+    json axes = json::array();
+    for (const auto& a : family.problem_axes())
+        axes.push_back({{"name", a.name},
+                        {"role", a.role == ProblemAxis::Role::size ? "size" : "category"},
+                        {"values", a.values},
+                        {"fallback", a.fallback},
+                        {"dims", a.dims},
+                        {"help", a.help}});
+    return {{"name", family.name()},
+            {"summary", family.summary()},
+            {"problem_axes", axes},
+            {"config_axes", family.config_axes()}};
+}
+
+}  // namespace fftune
