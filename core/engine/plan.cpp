@@ -163,13 +163,10 @@ struct Plan::Pipeline {
     // pack inside the exchange get it all there, and one without a receive buffer
     // (cuda_ipc) writes incoming blocks into place during the exchange.
     void add_traffic(const Reshape& r) {
-        const ReshapeTraffic t = fftune::traffic(r.plan);
-        const bool pack_apart = r.phases.pack >= 0;
-        const bool unpack_apart = r.phases.unpack >= 0 && r.transport->uses_recv_buffer();
-        add_traffic(r.phases.pack, t.pack);  // no pack phase: nothing added here
-        if (unpack_apart) add_traffic(r.phases.unpack, t.unpack);
-        add_traffic(r.phases.exchange, t.self_copy + (pack_apart ? 0 : t.pack) + (unpack_apart ? 0 : t.unpack), t.sent,
-                    t.received);
+        const auto t = fftune::phase_traffic(r.plan, *r.transport, r.phases);
+        add_traffic(r.phases.pack, t.pack.device_bytes);  // no pack phase: nothing added here
+        add_traffic(r.phases.unpack, t.unpack.device_bytes);
+        add_traffic(r.phases.exchange, t.exchange.device_bytes, t.exchange.sent_bytes, t.exchange.received_bytes);
     }
 };
 

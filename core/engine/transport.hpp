@@ -60,4 +60,14 @@ public:
 };
 FFTUNE_DECLARE_REGISTRY(Transport);
 
+// One reshape's floor traffic (core/engine/reshape.hpp traffic()) by the phase
+// that does the work: transports that pack inside the exchange get it all
+// there, and one without a receive buffer (cuda_ipc) writes incoming blocks
+// into place during the exchange. The self block's copy and the bytes between
+// ranks are the exchange's.
+struct ReshapePhaseTraffic {
+    PhaseTraffic pack, exchange, unpack;
+};
+ReshapePhaseTraffic phase_traffic(const ReshapePlan& plan, const Transport& transport, const ReshapePhases& phases);
+
 }  // namespace fftune

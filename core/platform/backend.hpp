@@ -163,6 +163,12 @@ public:
     virtual void copy_from_host(void* dst, const void* host_src, std::size_t bytes) = 0;
     // Wait for all queued work (a no-op on synchronous backends).
     virtual void synchronize() = 0;
+    // data[i] *= factor[i] for i < n: complex data, real factors, both in
+    // backend memory and of `precision` (a solver's spectral kernel).
+    virtual void multiply_real(void* data, const void* factor, index_t n, Precision precision) {
+        (void)data, (void)factor, (void)n, (void)precision;
+        throw Unsupported(name() + " has no multiply_real kernel");
+    }
 
     virtual std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) = 0;
     // Why this backend cannot run a whole n-point transform over every device

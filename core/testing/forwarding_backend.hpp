@@ -29,6 +29,7 @@ public:
     void copy_to_host(void* d, const void* s, std::size_t b) override { inner_->copy_to_host(d, s, b); }
     void copy_from_host(void* d, const void* s, std::size_t b) override { inner_->copy_from_host(d, s, b); }
     void synchronize() override { inner_->synchronize(); }
+    void multiply_real(void* d, const void* f, index_t n, Precision p) override { inner_->multiply_real(d, f, n, p); }
     std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) override { return inner_->make_fft(desc); }
     std::unique_ptr<PhaseClock> make_clock() override { return inner_->make_clock(); }
 

@@ -319,6 +319,8 @@ const Fft3dAxes& fft3d_axes(const Testcase& tc) {
     return *axes;
 }
 
+const Fft3dAxes& fft3d_axes(const FamilyAxes& axes) { return dynamic_cast<const Fft3dAxes&>(axes); }
+
 Problem fft3d_problem(const Point& point) { return point.problem.get<Problem>(); }
 Config fft3d_config(const Point& point) { return point.config.get<Config>(); }
 

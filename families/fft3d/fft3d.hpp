@@ -36,6 +36,7 @@ struct Fft3dAxes : FamilyAxes {
 
 // The axes of an fft3d testcase (throws std::invalid_argument for another family's).
 const Fft3dAxes& fft3d_axes(const Testcase& tc);
+const Fft3dAxes& fft3d_axes(const FamilyAxes& axes);
 
 // A point's problem and configuration as the engine takes them.
 Problem fft3d_problem(const Point& point);

@@ -596,6 +596,10 @@ public:
         };
         check(cuda_copy_region(dst, plain(d), src, plain(s), elem_bytes, st), "copy_region kernel");
     }
+    void multiply_real(void* data, const void* factor, index_t n, Precision precision) override {
+        bind();
+        check(cuda_multiply_real(data, factor, n, complex_bytes(precision), queue(0)), "multiply_real kernel");
+    }
     // Queue 0 is the backend's stream; side queues are streams created on first use.
     int queue_count() const override { return 1 + kSideQueues; }
     int overlap_queue() const override { return 1 + kSideQueues; }

@@ -70,6 +70,34 @@ cudaError_t launch_copy(void* dst, const CopyRegion& d, const void* src, const C
 
 }  // namespace
 
+namespace {
+
+template <class C, class R>
+__global__ void multiply_real_kernel(C* __restrict__ data, const R* __restrict__ factor, long long n) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const R f = factor[i];
+        C v = data[i];
+        v.x *= f;
+        v.y *= f;
+        data[i] = v;
+    }
+}
+
+}  // namespace
+
+cudaError_t cuda_multiply_real(void* data, const void* factor, long long n, std::size_t complex_bytes,
+                               cudaStream_t stream) {
+    if (n <= 0) return cudaSuccess;
+    const unsigned blocks = static_cast<unsigned>(std::min<long long>((n + 255) / 256, 65535LL * 16));
+    if (complex_bytes == 8)
+        multiply_real_kernel<<<blocks, 256, 0, stream>>>(static_cast<float2*>(data), static_cast<const float*>(factor), n);
+    else if (complex_bytes == 16)
+        multiply_real_kernel<<<blocks, 256, 0, stream>>>(static_cast<double2*>(data), static_cast<const double*>(factor), n);
+    else
+        return cudaErrorInvalidValue;
+    return cudaGetLastError();
+}
+
 cudaError_t cuda_copy_region(void* dst, const CopyRegion& d, const void* src, const CopyRegion& s,
                              std::size_t elem_bytes, cudaStream_t stream) {
     switch (elem_bytes) {  // element width in bytes

@@ -20,4 +20,8 @@ struct CopyRegion {
 cudaError_t cuda_copy_region(void* dst, const CopyRegion& d, const void* src, const CopyRegion& s,
                              std::size_t elem_bytes, cudaStream_t stream);
 
+// data[i] *= factor[i] (complex data, real factors) on `stream`; 8 or 16-byte complex.
+cudaError_t cuda_multiply_real(void* data, const void* factor, long long n, std::size_t complex_bytes,
+                               cudaStream_t stream);
+
 }  // namespace fftune

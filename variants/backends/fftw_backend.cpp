@@ -223,6 +223,16 @@ public:
         std::memcpy(dst, host_src, bytes);
     }
     void synchronize() override {}
+    void multiply_real(void* data, const void* factor, index_t n, Precision precision) override {
+        auto run = [&](auto zero) {
+            using T = decltype(zero);
+            T* d = static_cast<T*>(data);
+            const T* f = static_cast<const T*>(factor);
+            for (index_t i = 0; i < n; ++i) d[2 * i] *= f[i], d[2 * i + 1] *= f[i];
+        };
+        if (precision == Precision::single) run(float{});
+        else run(double{});
+    }
 
     std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) override {
         if (desc.precision == Precision::single) return std::make_unique<FftwPlan<float>>(desc);

@@ -1,0 +1,45 @@
+# The poisson family (README.md beside this file): built into the library.
+target_sources(fftune PRIVATE
+  families/poisson/green.cpp
+  families/poisson/solver.cpp
+  families/poisson/padded.cpp
+  families/poisson/zero_skipping.cpp
+  families/poisson/poisson.cpp)
+if(FFTUNE_BUILD_TESTS)
+  fftune_add_test(poisson_green_test SOURCES families/poisson/green_test.cpp LABELS unit)
+  fftune_add_test(poisson_mpi_test SOURCES families/poisson/poisson_mpi_test.cpp LABELS "poisson" MPI_RANKS 1 2 3 4)
+  if(CMAKE_CUDA_COMPILER)
+    fftune_add_test(poisson_gpu_test SOURCES families/poisson/poisson_gpu_test.cpp LABELS gpu MPI_RANKS 1)
+  endif()
+endif()
+
+# The CPU validation sweep at 1-4 ranks through the CLI, tuned into a
+# database; bad testcases are refused before any work.
+if(FFTUNE_BUILD_TESTS)
+  set(pdir ${PROJECT_BINARY_DIR}/poisson-sweep)
+  add_test(NAME poisson_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${pdir})
+  set_tests_properties(poisson_clean PROPERTIES FIXTURES_SETUP poisson_clean LABELS poisson)
+  fftune_cli_test(poisson_bad_kernel 2 ARGS run ${PROJECT_SOURCE_DIR}/families/poisson/testdata/bad_kernel.json
+    EXPECT "/kernel/1: kernel regularized4 is a free-space kernel; boundary .* takes hockney" LABELS poisson)
+  fftune_cli_test(poisson_bad_boundary 2 ARGS run ${PROJECT_SOURCE_DIR}/families/poisson/testdata/bad_boundary.json
+    EXPECT "/boundary: unknown value 'open' \\(allowed: free, wire, surface, periodic, or \"all\"\\)" LABELS poisson)
+  if(FFTUNE_HAVE_TUNER)
+    fftune_cli_test(poisson_sweep 0 ARGS tune ${PROJECT_SOURCE_DIR}/testcases/poisson_quick.json
+      --out ${pdir}/out --db ${pdir}/db.sqlite EXPECT "tuning.sqlite|db.sqlite: [0-9]+ added" REJECT "failed|job died"
+      LABELS "poisson;mpi;sweep")
+    set_tests_properties(poisson_sweep PROPERTIES FIXTURES_REQUIRED poisson_clean FIXTURES_SETUP poisson_db
+      PROCESSORS 4 TIMEOUT 900)
+    fftune_cli_test(poisson_best_exact 0 ARGS best --problem poisson --size 20 18 16 --ranks 3 --boundary wire
+      --db ${pdir}/db.sqlite EXPECT "^(padded|zero_skipping)/fftw/.*  \\[exact\\]  fastest of [0-9]+ validated" LABELS poisson)
+    fftune_cli_test(poisson_best_nearest 0 ARGS best --problem poisson --size 24 --ranks 2 --boundary free
+      --kernel regularized4 --db ${pdir}/db.sqlite
+      EXPECT "\\[nearest\\]  fastest applicable configuration of the nearest measured problem 20x18x16" LABELS poisson)
+    fftune_cli_test(poisson_best_default 0 ARGS best --problem poisson --size 64 --ranks 1 --boundary surface
+      --precision single --db ${pdir}/db.sqlite --max-error 1e-9
+      EXPECT "padded/fftw/reference_3d/default/1x1/none/host  \\[default\\]" LABELS poisson)
+    fftune_cli_test(poisson_report 0 ARGS report --db ${pdir}/db.sqlite --out ${pdir}/report
+      EXPECT "  poisson: 40 figures from [0-9]+ records" LABELS "poisson;plotting")
+    set_tests_properties(poisson_best_exact poisson_best_nearest poisson_best_default poisson_report
+      PROPERTIES FIXTURES_REQUIRED poisson_db)
+  endif()
+endif()

@@ -1,0 +1,215 @@
+#include "families/poisson/green.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include <fftw3.h>
+#include <fmt/format.h>
+
+namespace fftune::poisson {
+
+namespace {
+
+constexpr double pi = std::numbers::pi;
+constexpr double euler_gamma = std::numbers::egamma;
+// (1/h³) ∫ over a cell of 1/r = C3 / h: C3 = 3 ln(2 + √3) − π/2.
+const double cube_mean_inverse_r = 3 * std::log(2 + std::sqrt(3.0)) - pi / 2;
+// (1/h²) ∫ over a square cell of ln ρ = ln h + C2: C2 = ln(√2/2) − 3/2 + π/4.
+const double square_mean_log_r = std::log(std::sqrt(2.0) / 2) - 1.5 + pi / 4;
+
+double sq(double x) { return x * x; }
+
+// Green's function values in mixed space: distances along free axes (u: the
+// offsets in cells), wave numbers along periodic ones (k, 1/length).
+double free_3d(Kernel kernel, double r, double h) {
+    if (kernel == Kernel::hockney) return r > 0 ? 1 / r : cube_mean_inverse_r / h;
+    // Hejlesen et al.: the potential of the 4th-order Gaussian-based smoothing
+    // ζ₄(ρ) = (2π)^(−3/2) (5/2 − ρ²/2) e^(−ρ²/2), ρ = r/ε.
+    const double eps = regularization_cells * h;
+    if (r == 0) return 3 / (std::sqrt(2 * pi) * eps);
+    const double rho = r / eps;
+    return (std::erf(rho / std::sqrt(2.0)) + rho * std::exp(-rho * rho / 2) / std::sqrt(2 * pi)) / r;
+}
+
+// Free in x, y; Fourier mode kz along z: 2 K0(kz ρ), and −2 ln ρ for kz = 0;
+// at ρ = 0 the cell average (K0(x) ≈ −ln(x/2) − γ).
+double wire_2d(double rho, double kz, double h) {
+    const double mean_log = std::log(h) + square_mean_log_r;
+    if (kz == 0) return rho > 0 ? -2 * std::log(rho) : -2 * mean_log;
+    if (rho > 0) return 2 * std::cyl_bessel_k(0.0, kz * rho);
+    return -2 * std::log(kz / 2) - 2 * euler_gamma - 2 * mean_log;
+}
+
+// Free in z; Fourier mode k along x, y: 2π e^(−k|z|)/k, and −2π|z| for k = 0.
+double surface_1d(double z, double k) { return k == 0 ? -2 * pi * std::abs(z) : 2 * pi * std::exp(-k * std::abs(z)) / k; }
+
+}  // namespace
+
+std::array<bool, 3> free_axes(Boundary b) {
+    switch (b) {  // the geometry of each boundary class (a table of four rows)
+        case Boundary::free: return {true, true, true};
+        case Boundary::wire: return {true, true, false};
+        case Boundary::surface: return {false, false, true};
+        case Boundary::periodic: return {false, false, false};
+    }
+    return {true, true, true};
+}
+
+Size padded_size(const Size& n, Boundary b) {
+    const auto f = free_axes(b);
+    return {f[0] ? 2 * n[0] : n[0], f[1] ? 2 * n[1] : n[1], f[2] ? 2 * n[2] : n[2]};
+}
+
+double spacing(const Size& n) { return 1.0 / double(*std::min_element(n.begin(), n.end())); }
+
+std::optional<std::string> kernel_not_applicable(Boundary b, Kernel k) {
+    if (k == Kernel::regularized4 && b != Boundary::free)
+        return fmt::format("kernel regularized4 is a free-space kernel; boundary {} takes hockney", to_string(b));
+    return std::nullopt;
+}
+
+int kernel_order(Kernel k) { return k == Kernel::hockney ? 2 : 4; }
+
+std::vector<double> spectral_kernel(const Size& n, Boundary b, Kernel kernel, const Layout& layout) {
+    const auto m = padded_size(n, b);
+    const auto fr = free_axes(b);
+    const double h = spacing(n);
+    // Table over unique |offsets| (free: 0..N, a DCT-I's points) and unique |k| (periodic: 0..M/2).
+    std::array<int, 3> t{};
+    for (int d = 0; d < 3; ++d) t[d] = static_cast<int>(fr[d] ? n[d] + 1 : m[d] / 2 + 1);
+    std::vector<double> table(std::size_t(t[0]) * t[1] * t[2]);
+    auto wave = [&](int d, int j) { return 2 * pi * j / (double(m[d]) * h); };
+    for (int i = 0; i < t[0]; ++i)
+        for (int j = 0; j < t[1]; ++j)
+            for (int l = 0; l < t[2]; ++l) {
+                double g = 0;
+                switch (b) {  // the Green's function of each boundary class
+                    case Boundary::free: g = free_3d(kernel, h * std::sqrt(double(i * i + j * j) + double(l) * l), h); break;
+                    case Boundary::wire: g = wire_2d(h * std::sqrt(double(i * i + j * j)), wave(2, l), h); break;
+                    case Boundary::surface: g = surface_1d(h * l, std::hypot(wave(0, i), wave(1, j))); break;
+                    case Boundary::periodic: {
+                        const double k2 = sq(wave(0, i)) + sq(wave(1, j)) + sq(wave(2, l));
+                        g = k2 > 0 ? 4 * pi / k2 : 0;  // the mean of φ is 0
+                    } break;
+                }
+                table[(std::size_t(i) * t[1] + j) * t[2] + l] = g;
+            }
+    // Along free axes, the DFT of an even sequence of length 2N is a DCT-I of
+    // its N + 1 unique values (FFTW REDFT00: Y_k = X_0 + (−1)^k X_N + 2 Σ X_j cos(πjk/N)).
+    std::vector<fftw_iodim64> dims, batch;
+    const std::array<index_t, 3> stride{index_t(t[1]) * t[2], t[2], 1};
+    for (int d = 0; d < 3; ++d) (fr[d] ? dims : batch).push_back({t[d], stride[d], stride[d]});
+    if (!dims.empty()) {
+        std::vector<fftw_r2r_kind> kinds(dims.size(), FFTW_REDFT00);
+        fftw_plan p = fftw_plan_guru64_r2r(int(dims.size()), dims.data(), int(batch.size()), batch.data(), table.data(),
+                                           table.data(), kinds.data(), FFTW_ESTIMATE);
+        if (!p) throw std::runtime_error("FFTW refused the kernel's DCT-I");
+        fftw_execute(p);
+        fftw_destroy_plan(p);
+    }
+    const double scale = std::pow(h, fr[0] + fr[1] + fr[2]) / (double(m[0]) * double(m[1]) * double(m[2]));
+    // This rank's part of the r2c spectrum, in its layout's memory order.
+    const Box3& box = layout.box;
+    std::vector<double> out(static_cast<std::size_t>(box.count()));
+    auto fold = [&](int d, index_t k) { return std::min(k, m[d] - k); };
+    for (index_t x = box.lo[0]; x < box.hi[0]; ++x)
+        for (index_t y = box.lo[1]; y < box.hi[1]; ++y)
+            for (index_t z = box.lo[2]; z < box.hi[2]; ++z)
+                out[static_cast<std::size_t>(layout.offset_of({x, y, z}))] =
+                    scale * table[(std::size_t(fold(0, x)) * t[1] + fold(1, y)) * t[2] + fold(2, z)];
+    return out;
+}
+
+// --- analytic test problems (README.md): one per boundary class ---------------
+
+namespace {
+
+struct Point3 {
+    double x, y, z;  // from the grid's centre
+    double lx, ly, lz;  // box lengths
+};
+
+Point3 coordinates(const Size& n, index_t i, index_t j, index_t l) {
+    const double h = spacing(n);
+    return {(double(i) - (double(n[0]) - 1) / 2) * h, (double(j) - (double(n[1]) - 1) / 2) * h,
+            (double(l) - (double(n[2]) - 1) / 2) * h, double(n[0]) * h, double(n[1]) * h, double(n[2]) * h};
+}
+
+constexpr double sigma = charge_width;
+// Manufactured parts: amplitude and width of a Gaussian envelope times a periodic mode.
+constexpr double amplitude = 0.5, envelope = 1.5 * charge_width;
+
+}  // namespace
+
+// free: a unit Gaussian charge, φ = erf(r/(√2σ))/r.
+// wire: a Gaussian line charge of unit density along z, φ = −ln ρ² − E1(ρ²/2σ²),
+//   plus φ_m = A e^(−ρ²/2s²) cos(2πz/Lz) and its ρ_m = −∇²φ_m/4π.
+// surface: a Gaussian sheet of unit density, φ = −2π (z erf(z/√2σ) + σ √(2/π) e^(−z²/2σ²)),
+//   plus φ_m = A e^(−z²/2s²) cos(2πx/Lx) sin(2πy/Ly).
+// periodic: φ = sin(2πx/Lx) cos(4πy/Ly) sin(2πz/Lz) + A cos(6πx/Lx), ρ = Σ |k|² φ_k / 4π.
+double TestProblem::phi(index_t i, index_t j, index_t l) const {
+    const auto p = coordinates(n, i, j, l);
+    switch (boundary) {  // one analytic solution per boundary class
+        case Boundary::free: {
+            const double r = std::sqrt(p.x * p.x + p.y * p.y + p.z * p.z);
+            return r > 0 ? std::erf(r / (std::sqrt(2.0) * sigma)) / r : std::sqrt(2 / pi) / sigma;
+        }
+        case Boundary::wire: {
+            const double r2 = p.x * p.x + p.y * p.y;
+            const double line = r2 > 0 ? -std::log(r2) + std::expint(-r2 / (2 * sigma * sigma))
+                                       : -(std::log(2 * sigma * sigma) - euler_gamma);
+            return line + amplitude * std::exp(-r2 / (2 * envelope * envelope)) * std::cos(2 * pi * p.z / p.lz);
+        }
+        case Boundary::surface: {
+            const double sheet = -2 * pi * (p.z * std::erf(p.z / (std::sqrt(2.0) * sigma)) +
+                                            sigma * std::sqrt(2 / pi) * std::exp(-p.z * p.z / (2 * sigma * sigma)));
+            return sheet + amplitude * std::exp(-p.z * p.z / (2 * envelope * envelope)) * std::cos(2 * pi * p.x / p.lx) *
+                               std::sin(2 * pi * p.y / p.ly);
+        }
+        case Boundary::periodic:
+            return std::sin(2 * pi * p.x / p.lx) * std::cos(4 * pi * p.y / p.ly) * std::sin(2 * pi * p.z / p.lz) +
+                   amplitude * std::cos(6 * pi * p.x / p.lx);
+    }
+    return 0;
+}
+
+double TestProblem::rho(index_t i, index_t j, index_t l) const {
+    const auto p = coordinates(n, i, j, l);
+    const double s2 = envelope * envelope;
+    switch (boundary) {  // −∇²φ / 4π of each solution above
+        case Boundary::free: {
+            const double r2 = p.x * p.x + p.y * p.y + p.z * p.z;
+            return std::exp(-r2 / (2 * sigma * sigma)) / std::pow(2 * pi * sigma * sigma, 1.5);
+        }
+        case Boundary::wire: {
+            const double r2 = p.x * p.x + p.y * p.y, kz = 2 * pi / p.lz;
+            const double line = std::exp(-r2 / (2 * sigma * sigma)) / (2 * pi * sigma * sigma);
+            const double f = amplitude * std::exp(-r2 / (2 * s2)) * std::cos(kz * p.z);
+            return line - f * (r2 / (s2 * s2) - 2 / s2 - kz * kz) / (4 * pi);
+        }
+        case Boundary::surface: {
+            const double kx = 2 * pi / p.lx, ky = 2 * pi / p.ly;
+            const double sheet = std::exp(-p.z * p.z / (2 * sigma * sigma)) / (std::sqrt(2 * pi) * sigma);
+            const double f = amplitude * std::exp(-p.z * p.z / (2 * s2)) * std::cos(kx * p.x) * std::sin(ky * p.y);
+            return sheet - f * (p.z * p.z / (s2 * s2) - 1 / s2 - kx * kx - ky * ky) / (4 * pi);
+        }
+        case Boundary::periodic: {
+            const double kx = 2 * pi / p.lx, ky = 4 * pi / p.ly, kz = 2 * pi / p.lz, k3 = 6 * pi / p.lx;
+            return ((kx * kx + ky * ky + kz * kz) * std::sin(kx * p.x) * std::cos(ky * p.y) * std::sin(kz * p.z) +
+                    k3 * k3 * amplitude * std::cos(k3 * p.x)) /
+                   (4 * pi);
+        }
+    }
+    return 0;
+}
+
+double tolerance(const Size& n, Boundary b, Kernel k, bool single) {
+    const double floor = single ? 2e-4 : 1e-11;
+    if (b == Boundary::periodic) return std::max(floor, 1e-11);
+    // C from the convergence runs (README.md), about 3x the largest measured.
+    const double c = k == Kernel::hockney ? 0.1 : 1.0;
+    return std::max(floor, c * std::pow(spacing(n) / charge_width, kernel_order(k)));
+}
+
+}  // namespace fftune::poisson

@@ -1,0 +1,242 @@
+// The poisson family (README.md beside this file): ∇²φ = −4πρ with free,
+// wire, surface or periodic boundaries, by the padded or the zero-skipping
+// algorithm (solver.hpp), validated against an analytic solution per boundary.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "core/base/registry.hpp"
+#include "core/platform/mpi_util.hpp"
+#include "core/run/family.hpp"
+#include "families/fft3d/fft3d.hpp"
+#include "families/poisson/solver.hpp"
+
+namespace fftune::poisson {
+namespace {
+
+using json = nlohmann::json;
+
+// The engine's keys a padded point takes from the testcase (fft3d parses them).
+const std::vector<std::string> engine_keys{"decomposition", "layout", "redistribution", "redistribution_phases",
+                                           "process_grid", "backend", "gpu_aware"};
+
+struct PoissonAxes : FamilyAxes {
+    std::vector<Size> sizes;
+    std::vector<Boundary> boundaries;
+    std::vector<Kernel> kernels;
+    std::vector<std::string> algorithms;
+    std::vector<Precision> precisions;
+    std::vector<std::string> backends;
+    std::vector<std::string> methods;  // zero_skipping's slab reshape: every method the testcase names
+    std::shared_ptr<const FamilyAxes> engine;  // fft3d's axes: the padded transform's configurations
+};
+
+json config_of(const std::string& algorithm, const json& engine_config) {
+    json c = engine_config;
+    c["algorithm"] = algorithm;
+    return c;
+}
+
+class PoissonWorkload final : public Workload {
+public:
+    explicit PoissonWorkload(const Point& pt) : problem_(pt.problem.get<Problem>()), config_(pt.config) {}
+
+    void setup(MPI_Comm comm) override { solver_ = make_solver(comm, problem_, config_); }
+    Backend& backend() override { return solver_->backend(); }
+    void prepare(MPI_Comm comm) override {
+        all_or_none(comm, [&] { solver_->load_rho(sample_rho({problem_.n, problem_.boundary}, solver_->physical_box())); });
+    }
+    std::unique_ptr<PhaseClock> make_clock() override { return solver_->make_clock(); }
+    std::vector<std::string> phase_names() override { return solver_->phase_names(); }
+    void step() override { solver_->solve(); }
+    std::vector<double> collect_phase_times() override { return solver_->collect_phase_times(); }
+    Footprint footprint() const override {
+        Footprint f;
+        f.backend_bytes = solver_->backend_bytes();
+        f.workspace_bytes = solver_->workspace_bytes();
+        f.host_staging_bytes = solver_->host_staging_bytes();
+        return f;
+    }
+    std::vector<PhaseTraffic> traffic() const override { return solver_->traffic(); }
+
+    // Max and L2 relative error against the analytic solution, over every rank's part.
+    ValidationResult validate(MPI_Comm comm) override {
+        const TestProblem t{problem_.n, problem_.boundary};
+        const Box3 box = solver_->physical_box();
+        const auto phi = solver_->phi();
+        double local[4] = {0, 0, 0, 0};  // max |e|, max |φ|, Σ e², Σ φ²
+        std::size_t k = 0;
+        for (index_t i = box.lo[0]; i < box.hi[0]; ++i)
+            for (index_t j = box.lo[1]; j < box.hi[1]; ++j)
+                for (index_t l = box.lo[2]; l < box.hi[2]; ++l) {
+                    const double exact = t.phi(i, j, l), e = phi[k++] - exact;
+                    local[0] = std::max(local[0], std::abs(e));
+                    local[1] = std::max(local[1], std::abs(exact));
+                    local[2] += e * e;
+                    local[3] += exact * exact;
+                }
+        double mx[2], sum[2];
+        FFTUNE_MPI_CHECK(MPI_Allreduce(local, mx, 2, MPI_DOUBLE, MPI_MAX, comm));
+        FFTUNE_MPI_CHECK(MPI_Allreduce(local + 2, sum, 2, MPI_DOUBLE, MPI_SUM, comm));
+        const double max_rel = mx[1] > 0 ? mx[0] / mx[1] : mx[0];
+        Check c = make_check("analytic_" + to_string(problem_.boundary), std::isnan(max_rel) ? max_rel : max_rel,
+                             tolerance(problem_.n, problem_.boundary, problem_.kernel,
+                                       problem_.precision == Precision::single));
+        c.l2_rel_error = sum[1] > 0 ? std::sqrt(sum[0] / sum[1]) : std::sqrt(sum[0]);
+        return {{c}};
+    }
+    void annotate(MPI_Comm, json& record) override {
+        json d = solver_->details();
+        d["kernel_setup_ms"] = solver_->kernel_setup_ms();
+        record["poisson"] = d;
+    }
+
+private:
+    Problem problem_;
+    json config_;
+    std::unique_ptr<Solver> solver_;
+};
+
+class PoissonFamily final : public Family {
+public:
+    std::string name() const override { return "poisson"; }
+    std::string summary() const override {
+        return "Poisson solver, free/wire/surface/periodic boundaries (Dugan et al.): padded or zero-skipping "
+               "convolution with the Green's function";
+    }
+    std::vector<std::string> testcase_keys() const override {
+        std::vector<std::string> k{"sizes", "boundary", "kernel", "algorithm", "precision"};
+        k.insert(k.end(), engine_keys.begin(), engine_keys.end());
+        return k;
+    }
+
+    std::shared_ptr<const FamilyAxes> parse(const TestcaseParser& ps, const json& j,
+                                            const std::vector<int>& ranks) const override {
+        auto a = std::make_shared<PoissonAxes>();
+        if (!j.contains("sizes")) ps.fail("/sizes", "missing required key");
+        a->sizes = ps.sizes(j.at("sizes"), "/sizes", index_t{1} << 36);
+        a->boundaries = ps.enum_axis<Boundary>(TestcaseParser::value_or(j, "boundary", "all"), "/boundary");
+        a->kernels = ps.enum_axis<Kernel>(TestcaseParser::value_or(j, "kernel", "hockney"), "/kernel");
+        a->algorithms = ps.names_axis(TestcaseParser::value_or(j, "algorithm", "all"), "/algorithm",
+                                      Registry<Solver>::instance().names());
+        a->precisions = ps.enum_axis<Precision>(TestcaseParser::value_or(j, "precision", "double"), "/precision");
+        // A kernel no listed boundary takes is refused (regularized4: free only).
+        for (std::size_t i = 0; i < a->kernels.size(); ++i) {
+            std::string why;
+            bool any = false;
+            for (auto b : a->boundaries) {
+                const auto w = kernel_not_applicable(b, a->kernels[i]);
+                any = any || !w;
+                if (w) why = *w;
+            }
+            if (!any)
+                ps.fail(a->kernels.size() > 1 || (j.contains("kernel") && j.at("kernel").is_array())
+                            ? fmt::format("/kernel/{}", i)
+                            : "/kernel",
+                        why + " (allowed with /boundary as given: hockney)");
+        }
+        // The engine's axes, as fft3d reads them (its errors name the same paths).
+        json e{{"sizes", 8}};
+        for (const auto& k : engine_keys)
+            if (j.contains(k)) e[k] = j.at(k);
+        a->engine = family_named("fft3d").parse(ps, e, ranks);
+        a->backends = fft3d_axes(*a->engine).backends;
+        for (const auto& phase : fft3d_axes(*a->engine).redistribution)
+            for (const auto& m : phase)
+                if (std::find(a->methods.begin(), a->methods.end(), m) == a->methods.end()) a->methods.push_back(m);
+        return a;
+    }
+
+    std::vector<Point> points(const FamilyAxes& any, int ranks) const override {
+        const auto& a = dynamic_cast<const PoissonAxes&>(any);
+        // The padded transform's configurations at this rank count.
+        std::vector<json> engine;
+        for (const auto& pt : family_named("fft3d").points(*a.engine, ranks))
+            if (std::find(engine.begin(), engine.end(), pt.config) == engine.end()) engine.push_back(pt.config);
+        std::vector<Point> out;
+        for (const auto& size : a.sizes)
+            for (auto b : a.boundaries)
+                for (auto k : a.kernels) {
+                    if (kernel_not_applicable(b, k)) continue;
+                    for (auto precision : a.precisions)
+                        for (const auto& algorithm : a.algorithms) {
+                            std::vector<json> configs;
+                            // Algorithms of their own (zero_skipping) take backends and methods only.
+                            if (solver({{"algorithm", algorithm}}).takes_engine_configurations()) {
+                                for (const auto& c : engine) configs.push_back(config_of(algorithm, c));
+                            } else {
+                                for (const auto& be : a.backends)
+                                    for (const auto& method : a.methods)
+                                        configs.push_back({{"algorithm", algorithm},
+                                                           {"backend", be},
+                                                           {"redistribution", {method}}});
+                            }
+                            for (const auto& c : configs) {
+                                Point pt;
+                                pt.index = static_cast<int>(out.size());
+                                pt.problem = Problem{size, b, k, precision, ranks};
+                                pt.config = c;
+                                pt.key = config_key(c);
+                                pt.label = fmt::format("{} {} {} {} {}", size_string(size), to_string(b), to_string(k),
+                                                       to_string(precision), pt.key);
+                                out.push_back(std::move(pt));
+                            }
+                        }
+                }
+        return out;
+    }
+
+    std::optional<std::string> not_applicable(const json& problem, const json& config) const override {
+        const Problem p = problem.get<Problem>();
+        if (auto why = kernel_not_applicable(p.boundary, p.kernel)) return why;
+        return solver(config).not_applicable(p, config);
+    }
+    std::unique_ptr<Workload> workload(const Point& point) const override {
+        return std::make_unique<PoissonWorkload>(point);
+    }
+
+    std::string config_key(const json& c) const override {
+        return c.at("algorithm").get<std::string>() + "/" + solver(c).key(c);
+    }
+    std::vector<ProblemAxis> problem_axes() const override {
+        using Role = ProblemAxis::Role;
+        return {{"size", Role::size, {}, "", 3, "Nx Ny Nz of the grid (not padded)"},
+                {"boundary", Role::category, all_names<Boundary>(), "free", 0, "free, wire, surface or periodic"},
+                {"kernel", Role::category, all_names<Kernel>(), "hockney", 0, "Green's function: hockney or regularized4"},
+                {"precision", Role::category, all_names<Precision>(), "double", 0, "single or double"}};
+    }
+    std::vector<std::string> config_axes() const override {
+        return {"algorithm", "backend", "decomposition", "layout", "redistribution", "process_grid", "gpu_aware"};
+    }
+    json default_config(const json& problem) const override {
+        const Problem p = problem.get<Problem>();
+        return config_of("padded", fftune::default_config({"fft3d", padded_size(p.n, p.boundary), p.precision,
+                                                           Direction::forward, p.ranks}));
+    }
+    std::vector<Adapted> adapt_to_ranks(const json& config, int ranks) const override {
+        if (!config.contains("decomposition")) return {{config, ""}};
+        std::vector<Adapted> out;
+        for (auto& a : family_named("fft3d").adapt_to_ranks(config, ranks))
+            out.push_back({config_of(config.at("algorithm").get<std::string>(), a.config), a.change});
+        return out;
+    }
+
+private:
+    const Solver& solver(const json& config) const {
+        const std::string a = config.at("algorithm").get<std::string>();
+        static std::mutex mutex;
+        static std::map<std::string, std::unique_ptr<Solver>> made;  // stateless until setup
+        std::lock_guard lock(mutex);
+        auto& s = made[a];
+        if (!s) s = Registry<Solver>::instance().create(a);
+        return *s;
+    }
+};
+
+const bool registered = register_variant<Family, PoissonFamily>("poisson");
+
+}  // namespace
+}  // namespace fftune::poisson

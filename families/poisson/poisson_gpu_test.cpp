@@ -1,0 +1,48 @@
+// The poisson family on the GPU (label gpu): each algorithm and boundary on
+// the cuda backend gives the CPU backend's φ on the same input, within
+// 1e-12 (double) and 2e-5 (single) of max |φ|, and passes its validation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/registry.hpp"
+#include "core/testing/world.hpp"
+#include "families/poisson/solver.hpp"
+
+namespace fftune::poisson {
+namespace {
+
+using json = nlohmann::json;
+
+std::vector<double> solve(const Problem& p, json config, const std::string& backend) {
+    config["backend"] = backend;
+    auto s = make_solver(MPI_COMM_WORLD, p, config);
+    s->load_rho(sample_rho({p.n, p.boundary}, s->physical_box()));
+    s->solve();
+    return s->phi();
+}
+
+TEST(PoissonGpu, CudaAgreesWithTheCpuBackend) {
+    if (testing::world_size() != 1) GTEST_SKIP() << "one rank";
+    if (Registry<Backend>::instance().create("cuda")->unavailable()) GTEST_SKIP() << "no usable GPU";
+    const json padded{{"algorithm", "padded"}, {"decomposition", "slab_2d1d"}, {"layout", "default"},
+                      {"process_grid", {1, 1}}, {"redistribution", {"a2a_sync"}}, {"gpu_aware", false}};
+    const json skipping{{"algorithm", "zero_skipping"}, {"redistribution", {"a2a_sync"}}};
+    for (auto precision : {Precision::double_, Precision::single})
+        for (auto b : all_values<Boundary>())
+            for (const auto& config : {padded, skipping}) {
+                const Problem p{{36, 30, 28}, b, Kernel::hockney, precision, 1};
+                const auto cpu = solve(p, config, "fftw"), gpu = solve(p, config, "cuda");
+                ASSERT_EQ(cpu.size(), gpu.size());
+                double diff = 0, scale = 0;
+                for (std::size_t i = 0; i < cpu.size(); ++i)
+                    diff = std::max(diff, std::abs(cpu[i] - gpu[i])), scale = std::max(scale, std::abs(cpu[i]));
+                EXPECT_LT(diff / scale, precision == Precision::double_ ? 1e-12 : 2e-5)
+                    << to_string(b) << " " << config.at("algorithm") << " " << to_string(precision);
+            }
+}
+
+}  // namespace
+}  // namespace fftune::poisson

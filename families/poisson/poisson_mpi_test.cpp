@@ -1,0 +1,173 @@
+// The poisson family at 1-4 ranks on the CPU backend: every boundary x kernel
+// x algorithm x decomposition that applies solves its analytic problem within
+// the stored tolerance (uneven sizes); zero_skipping and padded give the same
+// φ; and at one rank each kernel converges at its order.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/base/registry.hpp"
+#include "core/engine/decomposition.hpp"
+#include "core/run/family.hpp"
+#include "core/testing/world.hpp"
+#include "families/poisson/solver.hpp"
+
+namespace fftune::poisson {
+namespace {
+
+using json = nlohmann::json;
+using testing::world_rank;
+using testing::world_size;
+
+json engine_config(const std::string& decomposition, int p) {
+    const bool grid = Registry<Decomposition>::instance().create(decomposition)->uses_process_grid();
+    const int phases = Registry<Decomposition>::instance().create(decomposition)->redistribution_phases();
+    return {{"algorithm", "padded"},
+            {"backend", "fftw"},
+            {"decomposition", decomposition},
+            {"layout", "default"},
+            {"process_grid", grid ? auto_grid(p) : std::array<int, 2>{p, 1}},
+            {"redistribution", std::vector<std::string>(phases, "a2a_sync")},
+            {"gpu_aware", false}};
+}
+
+json zero_skipping(const std::string& method = "a2a_sync") {
+    return {{"algorithm", "zero_skipping"}, {"backend", "fftw"}, {"redistribution", {method}}};
+}
+
+// Validation of one point through the family's workload; nothing when it
+// does not apply. `phi`: the whole φ, gathered from every rank's part.
+std::optional<ValidationResult> run(const Problem& p, const json& config, std::vector<double>* phi = nullptr) {
+    const Family& f = family_named("poisson");
+    const json problem = p;
+    if (f.not_applicable(problem, config)) return std::nullopt;
+    auto s = make_solver(MPI_COMM_WORLD, p, config);
+    s->load_rho(sample_rho({p.n, p.boundary}, s->physical_box()));
+    s->solve();
+    s->solve();  // a second solve gives the same: the padding stayed zero
+    if (phi) {
+        const Box3 box = s->physical_box();
+        const auto part = s->phi();
+        std::vector<double> mine(static_cast<std::size_t>(p.n[0] * p.n[1] * p.n[2]), 0.0);
+        std::size_t k = 0;
+        for (index_t i = box.lo[0]; i < box.hi[0]; ++i)
+            for (index_t j = box.lo[1]; j < box.hi[1]; ++j)
+                for (index_t l = box.lo[2]; l < box.hi[2]; ++l) mine[(i * p.n[1] + j) * p.n[2] + l] = part[k++];
+        phi->assign(mine.size(), 0.0);
+        MPI_Allreduce(mine.data(), phi->data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+    Point pt;
+    pt.problem = problem;
+    pt.config = config;
+    auto w = f.workload(pt);
+    w->setup(MPI_COMM_WORLD);
+    w->prepare(MPI_COMM_WORLD);
+    w->step();
+    return w->validate(MPI_COMM_WORLD);
+}
+
+TEST(Poisson, EveryBoundaryKernelAlgorithmAndDecompositionSolvesItsProblem) {
+    const int p = world_size();
+    int ran = 0;
+    for (auto b : all_values<Boundary>())
+        for (auto k : all_values<Kernel>()) {
+            if (kernel_not_applicable(b, k)) continue;
+            const Problem prob{{28, 24, 22}, b, k, Precision::double_, p};
+            std::vector<json> configs{zero_skipping(), zero_skipping("p2p_streams"), zero_skipping("a2a_mpi_type")};
+            for (const auto& d : Registry<Decomposition>::instance().names()) configs.push_back(engine_config(d, p));
+            for (const auto& c : configs) {
+                const auto v = run(prob, c);
+                if (!v) continue;
+                ++ran;
+                if (world_rank() == 0 && c.at("algorithm") == "zero_skipping")
+                    std::printf("%s %s: max rel %.3g (tolerance %.3g), L2 rel %.3g\n", to_string(b).c_str(),
+                                to_string(k).c_str(), v->primary().max_rel_error, v->primary().tolerance,
+                                *v->primary().l2_rel_error);
+                EXPECT_TRUE(v->passed()) << to_string(b) << " " << to_string(k) << " " << c.dump() << ": max rel "
+                                         << v->primary().max_rel_error << " > " << v->primary().tolerance;
+                EXPECT_GT(v->primary().max_rel_error, 0);
+                ASSERT_TRUE(v->primary().l2_rel_error);
+            }
+        }
+    // 4 boundaries and the free-space kernel: 5 problems, each by zero_skipping
+    // with 3 methods and by the padded transform of every decomposition that applies.
+    EXPECT_GE(ran, p == 1 ? 5 * (3 + 4) : 5 * (3 + 3));
+}
+
+TEST(Poisson, SinglePrecisionSolvesWithinItsTolerance) {
+    const int p = world_size();
+    const auto v = run({{24, 20, 18}, Boundary::free, Kernel::hockney, Precision::single, p}, engine_config("slab_2d1d", p));
+    ASSERT_TRUE(v);
+    EXPECT_TRUE(v->passed()) << v->primary().max_rel_error << " > " << v->primary().tolerance;
+}
+
+TEST(Poisson, ZeroSkippingGivesThePaddedSolution) {
+    const int p = world_size();
+    for (auto b : all_values<Boundary>()) {
+        const Problem prob{{20, 18, 16}, b, Kernel::hockney, Precision::double_, p};
+        std::vector<double> skip, padded;
+        ASSERT_TRUE(run(prob, zero_skipping(), &skip));
+        ASSERT_TRUE(run(prob, engine_config("slab_2d1d", p), &padded));  // both x-slabs of the N grid
+        ASSERT_EQ(skip.size(), padded.size());
+        double diff = 0, scale = 0;
+        for (std::size_t i = 0; i < skip.size(); ++i)
+            diff = std::max(diff, std::abs(skip[i] - padded[i])), scale = std::max(scale, std::abs(padded[i]));
+        EXPECT_LT(diff / scale, 1e-12) << to_string(b);
+    }
+}
+
+// Halving the spacing divides the error by 2^order (hockney 2, regularized4 4).
+TEST(Poisson, KernelsConvergeAtTheirOrder) {
+    if (world_size() != 1) GTEST_SKIP() << "one rank";
+    for (auto k : all_values<Kernel>()) {
+        double e[3];
+        const index_t sizes[3] = {16, 32, 64};
+        for (int i = 0; i < 3; ++i) {
+            const index_t n = sizes[i];
+            e[i] = run({{n, n, n}, Boundary::free, k, Precision::double_, 1},
+                       zero_skipping())
+                       ->primary()
+                       .max_rel_error;
+        }
+        const double order = std::log2(e[1] / e[2]);
+        std::printf("%s: max rel error %.3g, %.3g, %.3g at N = 16, 32, 64: order %.2f\n", to_string(k).c_str(), e[0],
+                    e[1], e[2], order);
+        EXPECT_NEAR(order, kernel_order(k), 0.5) << to_string(k);
+        EXPECT_LT(e[2], e[1]);
+    }
+}
+
+TEST(Poisson, ZeroSkippingNeedsAPlanePerRank) {
+    const json problem = Problem{{3, 16, 16}, Boundary::free, Kernel::hockney, Precision::double_, 4};
+    const auto why = family_named("poisson").not_applicable(problem, zero_skipping());
+    ASSERT_TRUE(why);
+    EXPECT_EQ(*why, "zero_skipping splits x (Nx = 3) and the padded y (My = 32) over the 4 ranks: too few planes");
+}
+
+// Only x < Nx crosses the reshapes: what a rank sends is what the padded
+// transform's slab reshape would send of the nonzero half.
+TEST(Poisson, ZeroSkippingNeverSendsThePadding) {
+    const int p = world_size();
+    const Problem prob{{20, 18, 16}, Boundary::free, Kernel::hockney, Precision::double_, p};
+    auto skip = make_solver(MPI_COMM_WORLD, prob, zero_skipping());
+    auto padded = make_solver(MPI_COMM_WORLD, prob, engine_config("slab_2d1d", p));
+    auto sent = [](const Solver& s) {  // over all ranks: the slabs split Nx and 2 Nx differently
+        unsigned long long b = 0, all = 0;
+        for (const auto& t : s.traffic()) b += t.sent_bytes;
+        MPI_Allreduce(&b, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        return all;
+    };
+    if (p == 1) {
+        EXPECT_EQ(sent(*skip), 0u);
+        return;
+    }
+    // Per exchange, x-slab rows of the N grid (not 2N) to every other rank: at most half the padded bytes.
+    EXPECT_GT(sent(*skip), 0u);
+    EXPECT_LE(2 * sent(*skip), sent(*padded) + 1);
+}
+
+}  // namespace
+}  // namespace fftune::poisson

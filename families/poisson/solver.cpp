@@ -1,0 +1,61 @@
+#include "families/poisson/solver.hpp"
+
+#include <fmt/format.h>
+
+#include "core/platform/mpi_util.hpp"
+
+namespace fftune {
+FFTUNE_DEFINE_REGISTRY(poisson::Solver);
+}  // namespace fftune
+
+namespace fftune::poisson {
+
+using json = nlohmann::json;
+
+void to_json(json& j, const Problem& p) {
+    j = json{{"kind", "poisson"},
+             {"size", p.n},
+             {"boundary", to_string(p.boundary)},
+             {"kernel", to_string(p.kernel)},
+             {"precision", to_string(p.precision)},
+             {"ranks", p.ranks}};
+}
+
+void from_json(const json& j, Problem& p) {
+    p.n = j.at("size").get<Size>();
+    p.boundary = parse<Boundary>(j.at("boundary").get<std::string>());
+    p.kernel = parse<Kernel>(j.at("kernel").get<std::string>());
+    p.precision = parse<Precision>(j.at("precision").get<std::string>());
+    p.ranks = j.at("ranks").get<int>();
+}
+
+std::unique_ptr<Solver> make_solver(MPI_Comm comm, const Problem& problem, const json& config) {
+    auto s = Registry<Solver>::instance().create(config.at("algorithm").get<std::string>());
+    s->setup(comm, problem, config);
+    return s;
+}
+
+std::vector<double> sample_rho(const TestProblem& t, const Box3& box) {
+    std::vector<double> out;
+    out.reserve(static_cast<std::size_t>(box.count()));
+    for (index_t i = box.lo[0]; i < box.hi[0]; ++i)
+        for (index_t j = box.lo[1]; j < box.hi[1]; ++j)
+            for (index_t l = box.lo[2]; l < box.hi[2]; ++l) out.push_back(t.rho(i, j, l));
+    return out;
+}
+
+Buffer kernel_buffer(Backend& backend, const std::vector<double>& kernel, Precision precision) {
+    const std::size_t bytes = kernel.size() * real_bytes(precision);
+    Buffer b(backend, bytes);
+    if (bytes == 0) return b;
+    if (precision == Precision::single) {
+        const std::vector<float> f(kernel.begin(), kernel.end());
+        backend.copy_from_host(b.data(), f.data(), bytes);
+    } else {
+        backend.copy_from_host(b.data(), kernel.data(), bytes);
+    }
+    backend.synchronize();
+    return b;
+}
+
+}  // namespace fftune::poisson

@@ -1,0 +1,96 @@
+// A Poisson solve, ∇²φ = −4πρ, by convolution with the boundary's Green's
+// function on the padded grid (green.hpp): forward transform of ρ, multiply
+// by the spectral kernel, inverse transform. Each algorithm is a registered
+// variant (README.md):
+//   padded         the engine's distributed r2c transform (core/engine/plan.hpp)
+//                  of the whole padded grid, zeros stored and sent: every
+//                  decomposition, layout and transport
+//   zero_skipping  1D passes that skip the rows known to be zero (forward) or
+//                  not needed (inverse), the padding never transformed
+//                  (Dugan et al. section 3): one rank
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+#include <nlohmann/json.hpp>
+
+#include "core/base/registry.hpp"
+#include "core/platform/backend.hpp"
+#include "core/platform/phase_timer.hpp"
+#include "families/poisson/green.hpp"
+
+namespace fftune::poisson {
+
+struct Problem {
+    Size n{0, 0, 0};
+    Boundary boundary = Boundary::free;
+    Kernel kernel = Kernel::hockney;
+    Precision precision = Precision::double_;
+    int ranks = 1;
+};
+void to_json(nlohmann::json& j, const Problem& p);  // the record's "problem" (kind poisson)
+void from_json(const nlohmann::json& j, Problem& p);
+
+class Solver {
+public:
+    static constexpr const char* kind = "poisson algorithm";
+    virtual ~Solver() = default;
+
+    // Why `config` (its "algorithm", "backend" and the algorithm's fields)
+    // cannot solve `problem`, or nothing; pure. Called on a fresh instance.
+    virtual std::optional<std::string> not_applicable(const Problem& problem, const nlohmann::json& config) const = 0;
+    // Whether its configurations are the engine's (fftune::Config fields: every
+    // decomposition, layout and transport), or only "backend".
+    virtual bool takes_engine_configurations() const { return false; }
+    // The configuration's key without the algorithm's name.
+    virtual std::string key(const nlohmann::json& config) const = 0;
+
+    // Collective: plans, buffers, and the spectral kernel (its host time is kernel_setup_ms()).
+    virtual void setup(MPI_Comm comm, const Problem& problem, const nlohmann::json& config) = 0;
+    virtual Backend& backend() = 0;
+    // This rank's part of the N grid; ρ and φ are exchanged over it, x slowest, z fastest.
+    virtual Box3 physical_box() const = 0;
+    // Rank-local: ρ into the input array (the padding stays zero).
+    virtual void load_rho(const std::vector<double>& rho) = 0;
+    // Collective: one solve.
+    virtual void solve() = 0;
+    // Rank-local: φ of the last solve, on the host.
+    virtual std::vector<double> phi() = 0;
+
+    virtual std::vector<std::string> phase_names() const = 0;
+    virtual std::vector<double> collect_phase_times() = 0;
+    virtual std::vector<PhaseTraffic> traffic() const = 0;
+    virtual std::unique_ptr<PhaseClock> make_clock() = 0;
+    // Backend memory: all of it, and what is besides ρ and φ.
+    virtual std::size_t backend_bytes() const = 0;
+    virtual std::size_t workspace_bytes() const = 0;
+    virtual std::size_t host_staging_bytes() const { return 0; }
+    double kernel_setup_ms() const { return kernel_setup_ms_; }
+    // The algorithm's own record fields (annotate).
+    virtual nlohmann::json details() const { return nlohmann::json::object(); }
+
+protected:
+    double kernel_setup_ms_ = 0;
+};
+}  // namespace fftune::poisson
+
+namespace fftune {
+FFTUNE_DECLARE_REGISTRY(poisson::Solver);
+}  // namespace fftune
+
+namespace fftune::poisson {
+
+// The solver of `config`'s algorithm, set up (collective).
+std::unique_ptr<Solver> make_solver(MPI_Comm comm, const Problem& problem, const nlohmann::json& config);
+
+// ρ of the test problem over `box` (x slowest, z fastest).
+std::vector<double> sample_rho(const TestProblem& t, const Box3& box);
+
+// The spectral kernel for a backend: converted to the problem's precision.
+Buffer kernel_buffer(Backend& backend, const std::vector<double>& kernel, Precision precision);
+
+}  // namespace fftune::poisson

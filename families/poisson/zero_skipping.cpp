@@ -1,0 +1,286 @@
+// The zero-skipping algorithm (Dugan et al. section 3): the padded grid's
+// transform as three passes of batched 1D FFTs that skip what is known to be
+// zero. Forward, along z the rows with x < Nx and y < Ny only (the rest of the
+// padded input is zero), along y the rows with x < Nx, along x all of them;
+// the inverse in reverse order computes only what the next pass reads. With
+// every axis free that is (1/4 + 1/2 + 1)/3 = 7/12 of the padded transform's
+// 1D FFT work (other boundaries: README.md). The
+// padding is zeroed once and never written. Along z the spread into it and
+// the compaction out of it are region copies; along y the z-FFT writes into
+// and reads from the padded array directly; along x the spread and the
+// truncation are the slab reshape's: it moves only x < Nx (a rank's x-slab in
+// real space, its y-slab of the padded grid in Fourier space), so the padding
+// is never sent.
+#include <chrono>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "core/engine/redistribution.hpp"
+#include "core/platform/mpi_util.hpp"
+#include "families/poisson/solver.hpp"
+
+namespace fftune::poisson {
+namespace {
+
+using json = nlohmann::json;
+
+// An array of extents {a0, a1, a2}, x slowest, z fastest.
+struct Shape {
+    index_t a0 = 0, a1 = 0, a2 = 0;
+    index_t count() const { return a0 * a1 * a2; }
+    // The region [0, e0) x [0, e1) x [0, e2) of it.
+    StridedRegion region(index_t e0, index_t e1, index_t e2) const { return {{e0, e1, e2}, {a1 * a2, a2, 1}, 0}; }
+};
+
+class ZeroSkipping final : public Solver {
+public:
+    std::optional<std::string> not_applicable(const Problem& p, const json& c) const override {
+        const Size m = padded_size(p.n, p.boundary);
+        if (p.n[0] < p.ranks || m[1] < p.ranks)
+            return fmt::format("zero_skipping splits x (Nx = {}) and the padded y (My = {}) over the {} ranks: too few "
+                               "planes",
+                               p.n[0], m[1], p.ranks);
+        const std::string be = c.at("backend").get<std::string>();
+        if (!Registry<Backend>::instance().contains(be)) throw std::invalid_argument("unknown backend '" + be + "'");
+        const auto backend = Registry<Backend>::instance().create(be);
+        if (auto why = backend->unavailable()) return why;
+        return Redistribution::not_applicable(method(c), *backend);
+    }
+    std::string key(const json& c) const override { return c.at("backend").get<std::string>() + "/" + method(c); }
+
+    void setup(MPI_Comm comm, const Problem& p, const json& c) override {
+        problem_ = p;
+        FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+        all_or_none(comm, [&] {
+            backend_ = Registry<Backend>::instance().create(c.at("backend").get<std::string>());
+            if (auto why = backend_->unavailable()) throw Unsupported(*why);
+        });
+        build(comm, method(c));
+    }
+    Backend& backend() override { return *backend_; }
+    Box3 physical_box() const override { return x_slab(rank_); }
+
+    void load_rho(const std::vector<double>& rho) override {
+        auto load = [&](auto zero) {
+            using T = decltype(zero);
+            const std::vector<T> host(rho.begin(), rho.end());
+            if (!host.empty()) backend_->copy_from_host(rho_.data(), host.data(), host.size() * sizeof(T));
+        };
+        if (single()) load(float{});
+        else load(double{});
+        backend_->synchronize();
+    }
+
+    void solve() override {
+        for (auto& st : stages_) {
+            if (st.phase < 0) {  // a reshape: its transport times pack, exchange and unpack
+                st.run();
+                continue;
+            }
+            PhaseScope s(*timer_, st.phase);
+            st.run();
+        }
+    }
+
+    std::vector<double> phi() override {
+        auto read = [&](auto zero) {
+            using T = decltype(zero);
+            std::vector<T> host(static_cast<std::size_t>(physical_box().count()));
+            if (!host.empty()) backend_->copy_to_host(host.data(), phi_.data(), host.size() * sizeof(T));
+            backend_->synchronize();
+            return std::vector<double>(host.begin(), host.end());
+        };
+        return single() ? read(float{}) : read(double{});
+    }
+
+    std::vector<std::string> phase_names() const override { return timer_->names(); }
+    std::vector<double> collect_phase_times() override { return timer_->collect(); }
+    std::vector<PhaseTraffic> traffic() const override {
+        std::vector<PhaseTraffic> out(timer_->names().size());
+        for (const auto& st : stages_) out[st.phase].device_bytes += st.bytes;
+        for (const auto* r : {to_x_.get(), from_x_.get()})
+            for (const auto& [id, t] : r->traffic()) {
+                out[id].device_bytes += t.device_bytes;
+                out[id].sent_bytes += t.sent_bytes;
+                out[id].received_bytes += t.received_bytes;
+            }
+        return out;
+    }
+    std::unique_ptr<PhaseClock> make_clock() override { return backend_->make_clock(); }
+    std::size_t backend_bytes() const override { return allocated_ + to_x_->device_bytes() + from_x_->device_bytes(); }
+    std::size_t workspace_bytes() const override { return backend_bytes() - rho_.bytes() - phi_.bytes(); }
+    std::size_t host_staging_bytes() const override { return to_x_->host_bytes() + from_x_->host_bytes(); }
+    json details() const override {
+        return {{"padded_size", padded_size(problem_.n, problem_.boundary)},
+                {"fft_rows_fraction", fft_rows_ / padded_rows_}};
+    }
+
+private:
+    struct Stage {
+        int phase = 0;
+        std::size_t bytes = 0;  // read + written on the device
+        std::function<void()> run;
+    };
+
+    bool single() const { return problem_.precision == Precision::single; }
+    std::size_t rb() const { return real_bytes(problem_.precision); }
+    std::size_t cb() const { return complex_bytes(problem_.precision); }
+
+    Buffer make(std::size_t bytes, bool zeroed) {
+        Buffer b(*backend_, bytes);
+        allocated_ += bytes;
+        if (zeroed && bytes > 0) {
+            const std::vector<char> zeros(bytes, 0);
+            backend_->copy_from_host(b.data(), zeros.data(), bytes);
+        }
+        return b;
+    }
+
+    // A batched 1D FFT stage: `n` points along the dimension of stride
+    // (in_stride, out_stride), batched over two dimensions.
+    void fft(const std::string& name, FftKind kind, index_t n, index_t in_stride, index_t out_stride,
+             std::vector<FftDim> batch, void* in, index_t in_elems, void* out, index_t out_elems,
+             std::size_t in_elem_bytes, std::size_t out_elem_bytes) {
+        FftDescriptor d;
+        d.precision = problem_.precision;
+        d.kind = kind;
+        d.dims = {{n, in_stride, out_stride}};
+        d.batch = batch;
+        d.in_elements = in_elems;
+        d.out_elements = out_elems;
+        auto plan = backend_->make_fft(d);
+        work_bytes_ = std::max(work_bytes_, plan->work_bytes());
+        FftPlan* raw = plan.get();
+        plans_.push_back(std::move(plan));
+        index_t rows = 1;
+        for (const auto& b : batch) rows *= b.n;
+        // Work ~ rows x length, a real transform half of a complex one.
+        fft_rows_ += double(rows) * n * (kind == FftKind::r2c || kind == FftKind::c2r ? 0.5 : 1.0);
+        const index_t in_n = kind == FftKind::c2r ? n / 2 + 1 : n, out_n = kind == FftKind::r2c ? n / 2 + 1 : n;
+        stages_.push_back({timer_->phase(name), std::size_t(rows) * (in_n * in_elem_bytes + out_n * out_elem_bytes),
+                           [raw, in, out] { raw->execute(in, out); }});
+    }
+    void copy(const std::string& name, void* dst, const StridedRegion& d, const void* src, const StridedRegion& s,
+              std::size_t elem) {
+        stages_.push_back({timer_->phase(name), 2 * std::size_t(s.count()) * elem,
+                           [this, dst, d, src, s, elem] { backend_->copy_region(dst, d, src, s, elem); }});
+    }
+
+    static std::string method(const json& c) {
+        return c.contains("redistribution") ? c.at("redistribution").at(0).get<std::string>() : "a2a_sync";
+    }
+    int ranks() const { return problem_.ranks; }
+    // Real space: x-slabs of the N grid; Fourier space: y-slabs of the padded grid.
+    Box3 x_slab(int r) const {
+        const auto& n = problem_.n;
+        return {{split_lo(n[0], ranks(), r), 0, 0}, {split_hi(n[0], ranks(), r), n[1], n[2]}};
+    }
+    index_t y_lo(int r) const { return split_lo(padded_size(problem_.n, problem_.boundary)[1], ranks(), r); }
+    index_t y_hi(int r) const { return split_hi(padded_size(problem_.n, problem_.boundary)[1], ranks(), r); }
+
+    void build(MPI_Comm comm, const std::string& transport) {
+        const Size n = problem_.n, m = padded_size(n, problem_.boundary);
+        const index_t kz = m[2] / 2 + 1;
+        const int p = ranks();
+        const index_t nx = x_slab(rank_).extent(0), ny = y_hi(rank_) - y_lo(rank_);
+        // What the padded transform would run: every row of every pass, both ways.
+        padded_rows_ = 2.0 * (0.5 * double(m[0]) * m[1] * m[2] + double(m[0]) * kz * m[1] + double(m[1]) * kz * m[0]) / p;
+
+        // The slab reshapes: x-slabs {x < Nx of rank r, all My, all kz} <-> y-slabs
+        // {all Mx, ky of rank r, all kz}; only x < Nx moves either way.
+        std::vector<Layout> xs, ys;
+        std::vector<Box3> ys_moving;
+        for (int r = 0; r < p; ++r) {
+            const Box3 x = x_slab(r);
+            xs.push_back({{{x.lo[0], 0, 0}, {x.hi[0], m[1], kz}}, order_xyz});
+            ys.push_back({{{0, y_lo(r), 0}, {m[0], y_hi(r), kz}}, order_xyz});
+            ys_moving.push_back({{0, y_lo(r), 0}, {n[0], y_hi(r), kz}});
+        }
+        const Shape rho{nx, n[1], n[2]}, r{nx, n[1], m[2]}, c2{nx, m[1], kz}, c4{m[0], ny, kz};
+        using K = FftKind;
+        // Rank-local parts agreed before each collective one, stages in execution order.
+        all_or_none(comm, [&] {
+            timer_ = std::make_unique<PhaseTimer>(*backend_);
+            rho_ = make(rho.count() * rb(), false);
+            phi_ = make(rho.count() * rb(), false);
+            // Padding stays zero: the spread and the z-FFT write these, only outside it.
+            r_in_ = &rho_;
+            if (m[2] != n[2]) r_in_ = &(r_ = make(r.count() * rb(), true));
+            c2_ = make(c2.count() * cb(), true);
+            c3_ = make(c2.count() * cb(), false);
+            c4_ = make(c4.count() * cb(), true);
+            c5_ = make(c4.count() * cb(), false);
+            c6_ = make(c4.count() * cb(), false);
+            c2b_ = make(c2.count() * cb(), false);
+            r_out_ = &phi_;
+            if (m[2] != n[2]) r_out_ = &(r2_ = make(r.count() * rb(), false));
+            // Forward: z (r2c) on the rows that hold ρ, written into the y-padded
+            // array; y on the x < Nx planes.
+            if (r_in_ != &rho_)
+                copy("spread.z", r_in_->data(), r.region(nx, n[1], n[2]), rho_.data(), rho.region(nx, n[1], n[2]), rb());
+            fft("fft.z", K::r2c, m[2], 1, 1, {FftDim{nx, n[1] * m[2], m[1] * kz}, FftDim{n[1], m[2], kz}},
+                r_in_->data(), r.count(), c2_.data(), c2.count(), rb(), cb());
+            fft("fft.y", K::c2c_forward, m[1], kz, kz, {FftDim{nx, m[1] * kz, m[1] * kz}, FftDim{kz, 1, 1}}, c2_.data(),
+                c2.count(), c3_.data(), c2.count(), cb(), cb());
+        });
+        // The reshape to y-slabs; x >= Nx of the destination stays zero.
+        to_x_ = std::make_unique<Redistribution>(comm, *backend_, transport, 0, xs, ys, cb(), *timer_);
+        stages_.push_back({-1, 0, [this] { to_x_->execute(c3_.data(), c4_.data()); }});
+        all_or_none(comm, [&] {
+            fft("fft.x", K::c2c_forward, m[0], ny * kz, ny * kz, {FftDim{ny * kz, 1, 1}}, c4_.data(), c4.count(),
+                c5_.data(), c4.count(), cb(), cb());
+            const index_t spectrum = c4.count();
+            stages_.push_back({timer_->phase("kernel"), std::size_t(spectrum) * (2 * cb() + rb()), [this, spectrum] {
+                                   backend_->multiply_real(c5_.data(), kernel_.data(), spectrum, problem_.precision);
+                               }});
+            // Inverse: x on all.
+            fft("ifft.x", K::c2c_backward, m[0], ny * kz, ny * kz, {FftDim{ny * kz, 1, 1}}, c5_.data(), c4.count(),
+                c6_.data(), c4.count(), cb(), cb());
+        });
+        // The reshape back: only x < Nx is sent.
+        from_x_ = std::make_unique<Redistribution>(comm, *backend_, transport, 1, ys, xs, cb(), *timer_, ys_moving);
+        stages_.push_back({-1, 0, [this] { from_x_->execute(c6_.data(), c3_.data()); }});
+        all_or_none(comm, [&] {
+            // y on the x-slab, z (c2r) on the rows φ needs.
+            fft("ifft.y", K::c2c_backward, m[1], kz, kz, {FftDim{nx, m[1] * kz, m[1] * kz}, FftDim{kz, 1, 1}},
+                c3_.data(), c2.count(), c2b_.data(), c2.count(), cb(), cb());
+            fft("ifft.z", K::c2r, m[2], 1, 1, {FftDim{nx, m[1] * kz, n[1] * m[2]}, FftDim{n[1], kz, m[2]}},
+                c2b_.data(), c2.count(), r_out_->data(), r.count(), cb(), rb());
+            if (r_out_ != &phi_)
+                copy("compact.z", phi_.data(), rho.region(nx, n[1], n[2]), r_out_->data(), r.region(nx, n[1], n[2]),
+                     rb());
+        });
+        all_or_none(comm, [&] {
+            if (work_bytes_ > 0) {
+                area_ = make(work_bytes_, false);
+                for (auto& pl : plans_) pl->set_work_area(area_.data());
+            }
+            const Layout spectrum_layout = ys[rank_];
+            const auto t0 = std::chrono::steady_clock::now();
+            kernel_ = kernel_buffer(*backend_, spectral_kernel(n, problem_.boundary, problem_.kernel, spectrum_layout),
+                                    problem_.precision);
+            kernel_setup_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            allocated_ += kernel_.bytes();
+            backend_->synchronize();
+        });
+    }
+
+    Problem problem_;
+    int rank_ = 0;
+    std::unique_ptr<Backend> backend_;
+    std::unique_ptr<PhaseTimer> timer_;
+    Buffer rho_, phi_, r_, c2_, c3_, c4_, c5_, c6_, c2b_, r2_, kernel_, area_;
+    Buffer* r_in_ = nullptr;   // the z-padded input (rho_ itself along a periodic z)
+    Buffer* r_out_ = nullptr;  // the c2r's output (phi_ itself along a periodic z)
+    std::unique_ptr<Redistribution> to_x_, from_x_;
+    std::vector<std::unique_ptr<FftPlan>> plans_;
+    std::vector<Stage> stages_;
+    std::size_t work_bytes_ = 0, allocated_ = 0;
+    double fft_rows_ = 0, padded_rows_ = 1;
+};
+
+const bool registered = register_variant<Solver, ZeroSkipping>("zero_skipping");
+
+}  // namespace
+}  // namespace fftune::poisson
