@@ -10,7 +10,8 @@
 // and reads from the padded array directly; along x the spread and the
 // truncation are the slab reshape's: it moves only x < Nx (a rank's x-slab in
 // real space, its y-slab of the padded grid in Fourier space), so the padding
-// is never sent.
+// is never sent. At one rank there is no reshape: the y-passes write and read
+// the x-padded arrays in place.
 #include <chrono>
 #include <functional>
 
@@ -100,7 +101,7 @@ public:
         std::vector<PhaseTraffic> out(timer_->names().size());
         for (const auto& st : stages_) out[st.phase].device_bytes += st.bytes;
         for (const auto* r : {to_x_.get(), from_x_.get()})
-            for (const auto& [id, t] : r->traffic()) {
+            for (const auto& [id, t] : r ? r->traffic() : std::vector<std::pair<int, PhaseTraffic>>{}) {
                 out[id].device_bytes += t.device_bytes;
                 out[id].sent_bytes += t.sent_bytes;
                 out[id].received_bytes += t.received_bytes;
@@ -108,9 +109,11 @@ public:
         return out;
     }
     std::unique_ptr<PhaseClock> make_clock() override { return backend_->make_clock(); }
-    std::size_t backend_bytes() const override { return allocated_ + to_x_->device_bytes() + from_x_->device_bytes(); }
+    std::size_t backend_bytes() const override {
+        return allocated_ + (to_x_ ? to_x_->device_bytes() + from_x_->device_bytes() : 0);
+    }
     std::size_t workspace_bytes() const override { return backend_bytes() - rho_.bytes() - phi_.bytes(); }
-    std::size_t host_staging_bytes() const override { return to_x_->host_bytes() + from_x_->host_bytes(); }
+    std::size_t host_staging_bytes() const override { return to_x_ ? to_x_->host_bytes() + from_x_->host_bytes() : 0; }
     json details() const override {
         return {{"padded_size", padded_size(problem_.n, problem_.boundary)},
                 {"fft_rows_fraction", fft_rows_ / padded_rows_}};
@@ -208,7 +211,7 @@ private:
             r_in_ = &rho_;
             if (m[2] != n[2]) r_in_ = &(r_ = make(r.count() * rb(), true));
             c2_ = make(c2.count() * cb(), true);
-            c3_ = make(c2.count() * cb(), false);
+            if (p > 1) c3_ = make(c2.count() * cb(), false);
             c4_ = make(c4.count() * cb(), true);
             c5_ = make(c4.count() * cb(), false);
             c6_ = make(c4.count() * cb(), false);
@@ -221,12 +224,16 @@ private:
                 copy("spread.z", r_in_->data(), r.region(nx, n[1], n[2]), rho_.data(), rho.region(nx, n[1], n[2]), rb());
             fft("fft.z", K::r2c, m[2], 1, 1, {FftDim{nx, n[1] * m[2], m[1] * kz}, FftDim{n[1], m[2], kz}},
                 r_in_->data(), r.count(), c2_.data(), c2.count(), rb(), cb());
+            // One rank: the y-pass writes straight into the x-padded array (the
+            // x < Nx planes, the same strides), with no reshape between.
             fft("fft.y", K::c2c_forward, m[1], kz, kz, {FftDim{nx, m[1] * kz, m[1] * kz}, FftDim{kz, 1, 1}}, c2_.data(),
-                c2.count(), c3_.data(), c2.count(), cb(), cb());
+                c2.count(), p == 1 ? c4_.data() : c3_.data(), c2.count(), cb(), cb());
         });
         // The reshape to y-slabs; x >= Nx of the destination stays zero.
-        to_x_ = std::make_unique<Redistribution>(comm, *backend_, transport, 0, xs, ys, cb(), *timer_);
-        stages_.push_back({-1, 0, [this] { to_x_->execute(c3_.data(), c4_.data()); }});
+        if (p > 1) {
+            to_x_ = std::make_unique<Redistribution>(comm, *backend_, transport, 0, xs, ys, cb(), *timer_);
+            stages_.push_back({-1, 0, [this] { to_x_->execute(c3_.data(), c4_.data()); }});
+        }
         all_or_none(comm, [&] {
             fft("fft.x", K::c2c_forward, m[0], ny * kz, ny * kz, {FftDim{ny * kz, 1, 1}}, c4_.data(), c4.count(),
                 c5_.data(), c4.count(), cb(), cb());
@@ -238,13 +245,15 @@ private:
             fft("ifft.x", K::c2c_backward, m[0], ny * kz, ny * kz, {FftDim{ny * kz, 1, 1}}, c5_.data(), c4.count(),
                 c6_.data(), c4.count(), cb(), cb());
         });
-        // The reshape back: only x < Nx is sent.
-        from_x_ = std::make_unique<Redistribution>(comm, *backend_, transport, 1, ys, xs, cb(), *timer_, ys_moving);
-        stages_.push_back({-1, 0, [this] { from_x_->execute(c6_.data(), c3_.data()); }});
+        // The reshape back: only x < Nx is sent (one rank: the y-pass reads the x < Nx planes in place).
+        if (p > 1) {
+            from_x_ = std::make_unique<Redistribution>(comm, *backend_, transport, 1, ys, xs, cb(), *timer_, ys_moving);
+            stages_.push_back({-1, 0, [this] { from_x_->execute(c6_.data(), c3_.data()); }});
+        }
         all_or_none(comm, [&] {
             // y on the x-slab, z (c2r) on the rows φ needs.
             fft("ifft.y", K::c2c_backward, m[1], kz, kz, {FftDim{nx, m[1] * kz, m[1] * kz}, FftDim{kz, 1, 1}},
-                c3_.data(), c2.count(), c2b_.data(), c2.count(), cb(), cb());
+                p == 1 ? c6_.data() : c3_.data(), c2.count(), c2b_.data(), c2.count(), cb(), cb());
             fft("ifft.z", K::c2r, m[2], 1, 1, {FftDim{nx, m[1] * kz, n[1] * m[2]}, FftDim{n[1], kz, m[2]}},
                 c2b_.data(), c2.count(), r_out_->data(), r.count(), cb(), rb());
             if (r_out_ != &phi_)

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "families/fft3d/fft3d.hpp"
 #include "core/engine/decomposition.hpp"
 #include "core/engine/plan.hpp"
 #include "core/records/provenance.hpp"
@@ -53,7 +54,7 @@ TEST(ReferenceCufftxt, RunsAndValidatesOrIsSkippedWithTheReason) {
     for (const std::array<index_t, 3> n : {std::array<index_t, 3>{64, 48, 40}, {45, 27, 21}})
         for (auto precision : all_values<Precision>())
             for (auto direction : all_values<Direction>()) {
-                Point pt;
+                Fft3dPoint pt;
                 pt.problem = {"fft3d", n, precision, direction, 1};
                 pt.config = cufftxt;
                 const json r = run_point(MPI_COMM_WORLD, pt, options, machine);
@@ -114,7 +115,7 @@ TEST(ReferenceCufftxt, DescriptorsThatCannotFitAreSkippedBeforeAllocating) {
     void* hog = nullptr;
     ASSERT_EQ(cudaMalloc(&hog, free - leave), cudaSuccess);
     cudaSetDevice(current);
-    Point pt;
+    Fft3dPoint pt;
     pt.problem = problem;
     pt.config = cufftxt;
     const json r = run_point(MPI_COMM_WORLD, pt, RunOptions{0, 1, false, {"reference_cufftxt_gpu_test"}}, machine_info());
