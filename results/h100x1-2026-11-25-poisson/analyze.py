@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Tables of README.md from the records in this folder (python3 analyze.py)."""
+import json
+import os
+import re
+
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def load(name):
+    with open(os.path.join(here, name)) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def fft_phases(r):
+    return sum(v["median"] for k, v in r["timing"]["phases"].items() if "fft" in k)
+
+
+fft = {(r["problem"]["size"][0], r["problem"]["precision"], r["problem"]["direction"]): r["timing"]["total"]["median"]
+       for r in load("gpu_poisson_fft-9baccad-r1.jsonl")}
+solves = {(r["problem"]["size"][0], r["problem"]["precision"], r["config"]["algorithm"]): r
+          for r in load("gpu_poisson-9baccad-r1.jsonl")}
+print("| N | precision | zero_skipping ms (99% CI) | padded ms (99% CI) | ratio (CI) | FFT phases ratio | padded 2N FFTs fwd+inv ms | that / zero_skipping | max rel error |")
+print("|---|---|---|---|---|---|---|---|---|")
+for n in (128, 256, 384, 512):
+    for prec in ("double", "single"):
+        z, p = solves[(n, prec, "zero_skipping")], solves[(n, prec, "padded")]
+        tz, tp = z["timing"]["total"], p["timing"]["total"]
+        f = fft[(2 * n, prec, "forward")] + fft[(2 * n, prec, "inverse")]
+        print(f"| {n}³ | {prec} | {tz['median']:.4g} ({tz['ci99'][0]:.4g}–{tz['ci99'][1]:.4g}) | "
+              f"{tp['median']:.4g} ({tp['ci99'][0]:.4g}–{tp['ci99'][1]:.4g}) | {tz['median'] / tp['median']:.3f} "
+              f"({tz['ci99'][0] / tp['ci99'][1]:.3f}–{tz['ci99'][1] / tp['ci99'][0]:.3f}) | "
+              f"{fft_phases(z) / fft_phases(p):.3f} | {f:.4g} | {f / tz['median']:.2f} | {z['validation']['max_rel_error']:.2g} |")
+
+# CPU backend (FFTW, one thread), from the progress lines of its log (its records did not come back from the machine).
+cpu = {}
+for line in open(os.path.join(here, "gpu_poisson_cpu-9baccad.log")):
+    m = re.search(r"(\d+)x\d+x\d+ free hockney double (padded|zero_skipping)/fftw\S*: ok ([0-9.]+) ms", line)
+    if m:
+        cpu[(int(m.group(1)), m.group(2))] = float(m.group(3))
+print()
+print("| N | algorithm | CPU ms (FFTW, 1 core) | GPU ms | GPU ÷ CPU |")
+print("|---|---|---|---|---|")
+for (n, alg), t in sorted(cpu.items()):
+    g = solves[(n, "double", alg)]["timing"]["total"]["median"]
+    print(f"| {n}³ | {alg} | {t:.4g} | {g:.4g} | {g / t:.2e} ({t / g:.0f}× faster) |")
+
+print()
+print("| ranks | boundary | kernel | configuration | ms | max rel error | L2 rel error | zero_skipping FFT work fraction | sent per rank GB |")
+print("|---|---|---|---|---|---|---|---|---|")
+for name in ("gpu_poisson_boundaries-9baccad-r1.jsonl", "gpu_poisson_boundaries-9baccad-r4.jsonl"):
+    for r in load(name):
+        if r["status"] != "ok":
+            continue
+        p, v = r["problem"], r["validation"]
+        sent = sum(t["sent_bytes"] for t in r.get("traffic", {}).values())
+        frac = r.get("poisson", {}).get("fft_rows_fraction")
+        print(f"| {p['ranks']} | {p['boundary']} | {p['kernel']} | `{r['key']}` | {r['timing']['total']['median']:.4g} | "
+              f"{v['max_rel_error']:.2g} | {v['checks'][0].get('l2_rel_error', 0):.2g} | "
+              f"{'' if frac is None else f'{frac:.3f}'} | {sent / 1e9:.3g} |")
