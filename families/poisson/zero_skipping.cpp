@@ -5,9 +5,9 @@
 // the inverse in reverse order computes only what the next pass reads. With
 // every axis free that is (1/4 + 1/2 + 1)/3 = 7/12 of the padded transform's
 // 1D FFT work (other boundaries: README.md). The
-// padding is zeroed once and never written. Along z the spread into it and
-// the compaction out of it are region copies; along y the z-FFT writes into
-// and reads from the padded array directly; along x the spread and the
+// padding is zeroed once and never written. Along z, ρ and φ are stored in
+// rows of M_z (the z-passes read and write them directly); along y the z-FFT
+// writes into and reads from the padded array directly; along x the spread and the
 // truncation are the slab reshape's: it moves only x < Nx (a rank's x-slab in
 // real space, its y-slab of the padded grid in Fourier space), so the padding
 // is never sent. At one rank there is no reshape: the y-passes write and read
@@ -30,8 +30,6 @@ using json = nlohmann::json;
 struct Shape {
     index_t a0 = 0, a1 = 0, a2 = 0;
     index_t count() const { return a0 * a1 * a2; }
-    // The region [0, e0) x [0, e1) x [0, e2) of it.
-    StridedRegion region(index_t e0, index_t e1, index_t e2) const { return {{e0, e1, e2}, {a1 * a2, a2, 1}, 0}; }
 };
 
 class ZeroSkipping final : public Solver {
@@ -62,10 +60,16 @@ public:
     Backend& backend() override { return *backend_; }
     Box3 physical_box() const override { return x_slab(rank_); }
 
+    // ρ and φ are stored in z rows of M_z, the first N_z used (as FFTW pads the
+    // rows of an in-place r2c): the z-passes read and write them directly. The
+    // padding of ρ's rows is zero: solve() never writes ρ.
     void load_rho(const std::vector<double>& rho) override {
+        const index_t nz = problem_.n[2], mz = row();
         auto load = [&](auto zero) {
             using T = decltype(zero);
-            const std::vector<T> host(rho.begin(), rho.end());
+            std::vector<T> host(rho.size() / nz * mz, T(0));
+            for (std::size_t r = 0; r < rho.size() / nz; ++r)
+                for (index_t z = 0; z < nz; ++z) host[r * mz + z] = T(rho[r * nz + z]);
             if (!host.empty()) backend_->copy_from_host(rho_.data(), host.data(), host.size() * sizeof(T));
         };
         if (single()) load(float{});
@@ -85,12 +89,18 @@ public:
     }
 
     std::vector<double> phi() override {
+        const index_t nz = problem_.n[2], mz = row();
         auto read = [&](auto zero) {
             using T = decltype(zero);
-            std::vector<T> host(static_cast<std::size_t>(physical_box().count()));
+            const std::size_t rows = static_cast<std::size_t>(physical_box().count() / nz);
+            std::vector<T> host(rows * mz);
             if (!host.empty()) backend_->copy_to_host(host.data(), phi_.data(), host.size() * sizeof(T));
             backend_->synchronize();
-            return std::vector<double>(host.begin(), host.end());
+            std::vector<double> out;
+            out.reserve(rows * nz);
+            for (std::size_t r = 0; r < rows; ++r)
+                for (index_t z = 0; z < nz; ++z) out.push_back(double(host[r * mz + z]));
+            return out;
         };
         return single() ? read(float{}) : read(double{});
     }
@@ -126,6 +136,7 @@ private:
         std::function<void()> run;
     };
 
+    index_t row() const { return padded_size(problem_.n, problem_.boundary)[2]; }
     bool single() const { return problem_.precision == Precision::single; }
     std::size_t rb() const { return real_bytes(problem_.precision); }
     std::size_t cb() const { return complex_bytes(problem_.precision); }
@@ -164,11 +175,6 @@ private:
         stages_.push_back({timer_->phase(name), std::size_t(rows) * (in_n * in_elem_bytes + out_n * out_elem_bytes),
                            [raw, in, out] { raw->execute(in, out); }});
     }
-    void copy(const std::string& name, void* dst, const StridedRegion& d, const void* src, const StridedRegion& s,
-              std::size_t elem) {
-        stages_.push_back({timer_->phase(name), 2 * std::size_t(s.count()) * elem,
-                           [this, dst, d, src, s, elem] { backend_->copy_region(dst, d, src, s, elem); }});
-    }
 
     static std::string method(const json& c) {
         return c.contains("redistribution") ? c.at("redistribution").at(0).get<std::string>() : "a2a_sync";
@@ -200,30 +206,24 @@ private:
             ys.push_back({{{0, y_lo(r), 0}, {m[0], y_hi(r), kz}}, order_xyz});
             ys_moving.push_back({{0, y_lo(r), 0}, {n[0], y_hi(r), kz}});
         }
-        const Shape rho{nx, n[1], n[2]}, r{nx, n[1], m[2]}, c2{nx, m[1], kz}, c4{m[0], ny, kz};
+        const Shape r{nx, n[1], m[2]}, c2{nx, m[1], kz}, c4{m[0], ny, kz};
         using K = FftKind;
         // Rank-local parts agreed before each collective one, stages in execution order.
         all_or_none(comm, [&] {
             timer_ = std::make_unique<PhaseTimer>(*backend_);
-            rho_ = make(rho.count() * rb(), false);
-            phi_ = make(rho.count() * rb(), false);
-            // Padding stays zero: the spread and the z-FFT write these, only outside it.
-            r_in_ = &rho_;
-            if (m[2] != n[2]) r_in_ = &(r_ = make(r.count() * rb(), true));
+            rho_ = make(r.count() * rb(), true);
+            phi_ = make(r.count() * rb(), false);
+            // Padding stays zero: the z-FFT writes these, only outside it.
             c2_ = make(c2.count() * cb(), true);
             if (p > 1) c3_ = make(c2.count() * cb(), false);
             c4_ = make(c4.count() * cb(), true);
             c5_ = make(c4.count() * cb(), false);
             c6_ = make(c4.count() * cb(), false);
             c2b_ = make(c2.count() * cb(), false);
-            r_out_ = &phi_;
-            if (m[2] != n[2]) r_out_ = &(r2_ = make(r.count() * rb(), false));
             // Forward: z (r2c) on the rows that hold ρ, written into the y-padded
             // array; y on the x < Nx planes.
-            if (r_in_ != &rho_)
-                copy("spread.z", r_in_->data(), r.region(nx, n[1], n[2]), rho_.data(), rho.region(nx, n[1], n[2]), rb());
             fft("fft.z", K::r2c, m[2], 1, 1, {FftDim{nx, n[1] * m[2], m[1] * kz}, FftDim{n[1], m[2], kz}},
-                r_in_->data(), r.count(), c2_.data(), c2.count(), rb(), cb());
+                rho_.data(), r.count(), c2_.data(), c2.count(), rb(), cb());
             // One rank: the y-pass writes straight into the x-padded array (the
             // x < Nx planes, the same strides), with no reshape between.
             fft("fft.y", K::c2c_forward, m[1], kz, kz, {FftDim{nx, m[1] * kz, m[1] * kz}, FftDim{kz, 1, 1}}, c2_.data(),
@@ -255,10 +255,7 @@ private:
             fft("ifft.y", K::c2c_backward, m[1], kz, kz, {FftDim{nx, m[1] * kz, m[1] * kz}, FftDim{kz, 1, 1}},
                 p == 1 ? c6_.data() : c3_.data(), c2.count(), c2b_.data(), c2.count(), cb(), cb());
             fft("ifft.z", K::c2r, m[2], 1, 1, {FftDim{nx, m[1] * kz, n[1] * m[2]}, FftDim{n[1], kz, m[2]}},
-                c2b_.data(), c2.count(), r_out_->data(), r.count(), cb(), rb());
-            if (r_out_ != &phi_)
-                copy("compact.z", phi_.data(), rho.region(nx, n[1], n[2]), r_out_->data(), r.region(nx, n[1], n[2]),
-                     rb());
+                c2b_.data(), c2.count(), phi_.data(), r.count(), cb(), rb());
         });
         all_or_none(comm, [&] {
             if (work_bytes_ > 0) {
@@ -279,9 +276,7 @@ private:
     int rank_ = 0;
     std::unique_ptr<Backend> backend_;
     std::unique_ptr<PhaseTimer> timer_;
-    Buffer rho_, phi_, r_, c2_, c3_, c4_, c5_, c6_, c2b_, r2_, kernel_, area_;
-    Buffer* r_in_ = nullptr;   // the z-padded input (rho_ itself along a periodic z)
-    Buffer* r_out_ = nullptr;  // the c2r's output (phi_ itself along a periodic z)
+    Buffer rho_, phi_, c2_, c3_, c4_, c5_, c6_, c2b_, kernel_, area_;  // rho_, phi_: z rows of M_z
     std::unique_ptr<Redistribution> to_x_, from_x_;
     std::vector<std::unique_ptr<FftPlan>> plans_;
     std::vector<Stage> stages_;
