@@ -18,19 +18,33 @@ def fft_phases(r):
 
 fft = {(r["problem"]["size"][0], r["problem"]["precision"], r["problem"]["direction"]): r["timing"]["total"]["median"]
        for r in load("gpu_poisson_fft-9baccad-r1.jsonl")}
-solves = {(r["problem"]["size"][0], r["problem"]["precision"], r["config"]["algorithm"]): r
-          for r in load("gpu_poisson-9baccad-r1.jsonl")}
-print("| N | precision | zero_skipping ms (99% CI) | padded ms (99% CI) | ratio (CI) | FFT phases ratio | padded 2N FFTs fwd+inv ms | that / zero_skipping | max rel error |")
-print("|---|---|---|---|---|---|---|---|---|")
-for n in (128, 256, 384, 512):
-    for prec in ("double", "single"):
-        z, p = solves[(n, prec, "zero_skipping")], solves[(n, prec, "padded")]
-        tz, tp = z["timing"]["total"], p["timing"]["total"]
-        f = fft[(2 * n, prec, "forward")] + fft[(2 * n, prec, "inverse")]
-        print(f"| {n}³ | {prec} | {tz['median']:.4g} ({tz['ci99'][0]:.4g}–{tz['ci99'][1]:.4g}) | "
-              f"{tp['median']:.4g} ({tp['ci99'][0]:.4g}–{tp['ci99'][1]:.4g}) | {tz['median'] / tp['median']:.3f} "
-              f"({tz['ci99'][0] / tp['ci99'][1]:.3f}–{tz['ci99'][1] / tp['ci99'][0]:.3f}) | "
-              f"{fft_phases(z) / fft_phases(p):.3f} | {f:.4g} | {f / tz['median']:.2f} | {z['validation']['max_rel_error']:.2g} |")
+
+
+def solve_table(name):
+    """Zero-skipping / padded in one run; FFT-only: the padded solve's own cuFFT 3D phases (same run)."""
+    solves = {(r["problem"]["size"][0], r["problem"]["precision"], r["config"]["algorithm"]): r for r in load(name)}
+    print(f"{name}:")
+    print("| N | precision | zero_skipping ms (99% CI) | padded ms (99% CI) | ratio (CI) | FFT phases ratio | padded 2N FFTs fwd+inv ms | that / zero_skipping | max rel error |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in (128, 256, 384, 512):
+        for prec in ("double", "single"):
+            z, p = solves[(n, prec, "zero_skipping")], solves[(n, prec, "padded")]
+            tz, tp = z["timing"]["total"], p["timing"]["total"]
+            f = fft_phases(p)
+            print(f"| {n}³ | {prec} | {tz['median']:.4g} ({tz['ci99'][0]:.4g}–{tz['ci99'][1]:.4g}) | "
+                  f"{tp['median']:.4g} ({tp['ci99'][0]:.4g}–{tp['ci99'][1]:.4g}) | {tz['median'] / tp['median']:.3f} "
+                  f"({tz['ci99'][0] / tp['ci99'][1]:.3f}–{tz['ci99'][1] / tp['ci99'][0]:.3f}) | "
+                  f"{fft_phases(z) / f:.3f} | {f:.4g} | {f / tz['median']:.2f} | {z['validation']['max_rel_error']:.2g} |")
+    print()
+    return solves
+
+
+solve_table("gpu_poisson-de787a4-r1.jsonl")
+solves = solve_table("gpu_poisson-9baccad-r1.jsonl")
+print("The plain transforms of gpu_poisson_fft-9baccad-r1.jsonl (same run as 9baccad), forward + inverse ms:")
+print(", ".join(f"{n}³ {p}: {fft[(n, p, 'forward')] + fft[(n, p, 'inverse')]:.4g}" for n in (256, 512, 768, 1024)
+                for p in ("double", "single")))
+print()
 
 # CPU backend (FFTW, one thread), from the progress lines of its log (its records did not come back from the machine).
 cpu = {}
