@@ -1,5 +1,7 @@
 #include "core/platform/process.hpp"
 
+#include "core/platform/log.hpp"
+
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,6 +44,12 @@ std::string self_executable() {
 }
 
 int spawn_and_wait(const std::vector<std::string>& cmd) {
+    std::string line;
+    for (const auto& a : cmd) {
+        if (!line.empty()) line += ' ';
+        line += a;
+    }
+    logging::debug("running: " + line);
     auto args = c_args(cmd);
     pid_t pid = 0;
     if (int rc = posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ); rc != 0)

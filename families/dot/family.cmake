@@ -33,3 +33,9 @@ fftune_cli_test(dot_winners 0 CLI fftune_with_dot ARGS winners --db ${dot_dir}/d
 fftune_cli_test(dot_report 0 CLI fftune_with_dot ARGS report --db ${dot_dir}/db.sqlite --out ${dot_dir}/report
   EXPECT "  dot: 8 figures from 28 records" LABELS "family;plotting")
 set_tests_properties(dot_best_exact dot_best_nearest dot_winners dot_report PROPERTIES FIXTURES_REQUIRED dot_db)
+# Log levels: --verbose shows the launch commands, --quiet hides the notes but
+# never the progress lines or the summary.
+fftune_cli_test(dot_verbose 0 CLI fftune_with_dot ARGS --verbose run ${dot_tc} --ranks 1 --out ${dot_dir}/verbose
+  EXPECT "fftune: running: .*run .*dot.json --out .*--no-launch" "fftune: 1 ranks: points 1\\.\\.8 of 8" "Summary: 8 ok" LABELS family)
+fftune_cli_test(dot_quiet 0 CLI fftune_with_dot ARGS run ${dot_tc} --quiet --ranks 1 --out ${dot_dir}/quiet
+  EXPECT "\\[1 ranks 8/8\\]" "Summary: 8 ok" REJECT "fftune: 1 ranks: points|running:" LABELS family)
