@@ -507,10 +507,16 @@ int main(int argc, char** argv) {
         if (winners->parsed()) {
             fftune::Database db(db_path, true);
             std::string family;  // one table per family, each with its problem columns
+            std::map<std::string, int> not_built;
             for (const auto& p : db.problems(machine)) {
                 const auto w = fftune::pick_winner(p, db.measurements(p, machine));
                 if (!w) continue;
-                const auto& f = fftune::family_named(p.at("kind").get<std::string>());
+                const std::string kind = p.at("kind").get<std::string>();
+                if (!fftune::Registry<fftune::Family>::instance().contains(kind)) {
+                    ++not_built[kind];  // ingested by a build with more families
+                    continue;
+                }
+                const auto& f = fftune::family_named(kind);
                 if (f.name() != family) {
                     std::cout << (family.empty() ? "" : "\n")
                               << fmt::format("{}\n{:>5} {:>5} {}  {:>10}  {:<50} {:>8}  {}\n", f.name(), "ranks",
@@ -524,6 +530,8 @@ int main(int argc, char** argv) {
                                          w->best.median_ms, w->best.key, 100 * w->margin, w->verdict,
                                          w->runner_up ? " (" + w->runner_up->key + ")" : "");
             }
+            for (const auto& [kind, n] : not_built)
+                std::cout << fmt::format("\n{}: {} problems of a family this fftune is not built with\n", kind, n);
             return 0;
         }
         if (model->parsed()) {

@@ -232,8 +232,14 @@ Selection select(MPI_Comm comm, const json& problem, const SelectOptions& option
     FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &rank));
     json here = problem;  // as the runner records it: with this job's ranks per node
     if (per_node(here) == 0) here["ranks_per_node"] = ranks_per_node(comm);
-    std::string text;
-    if (rank == 0) text = json(select(here, options)).dump();
+    // Rank 0's answer, or its error: every rank returns the one or throws the other.
+    std::string text, error;
+    if (rank == 0) try {
+            text = json(select(here, options)).dump();
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+    if (auto err = agree_error(comm, error, /*name_rank=*/false)) throw std::runtime_error(*err);
     int len = static_cast<int>(text.size());
     FFTUNE_MPI_CHECK(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
     text.resize(len);

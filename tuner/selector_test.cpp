@@ -72,8 +72,8 @@ TEST_F(SelectorTest, MaxErrorKeepsOnlyMeasurementsWithinIt) {
     EXPECT_LE(*loose.error, 1.0);
     // Every measurement has a rounding error above 0: none answers.
     const Selection strict = select(problem, {file("db.sqlite"), "", 0.0});
-    EXPECT_NE(strict.rung, "exact") << strict.reason;
-    EXPECT_NE(strict.rung, "nearest") << strict.reason;
+    // Nothing measured answers: the cost model (fitted to this machine's records) or the default.
+    EXPECT_TRUE(strict.rung == "model" || strict.rung == "default") << strict.rung << ": " << strict.reason;
     EXPECT_FALSE(strict.error);
 }
 

@@ -120,7 +120,7 @@ void phase_separable(Round& round) {
         points[r] = tc.points(r);
         for (const auto& p : points[r])
             if (const auto split = family.phase_split(p)) {
-                if (!fixed) fixed = split->methods.back();
+                if (!fixed) fixed = split->methods[1];
                 methods.insert(split->methods.begin(), split->methods.end());
                 mixed = mixed || std::adjacent_find(split->methods.begin(), split->methods.end(),
                                                     std::not_equal_to<>()) != split->methods.end();

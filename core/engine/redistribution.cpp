@@ -49,7 +49,15 @@ Redistribution::Redistribution(MPI_Comm comm, Backend& backend, const std::strin
         phases_.exchange = timer.phase("exchange." + n);
         if (transport_->separate_pack_phases()) phases_.unpack = timer.phase("unpack." + n);
     });
-    all_or_none(comm, [&] { transport_->setup(ctx_); });
+    try {
+        all_or_none(comm, [&] { transport_->setup(ctx_); });
+    } catch (...) {
+        // Every rank is here (agreed): let go of mapped peer buffers before any is freed.
+        const bool mapped = transport_->maps_peer_memory();
+        transport_.reset();
+        if (mapped) MPI_Barrier(comm_);
+        throw;
+    }
 }
 
 Redistribution::~Redistribution() {

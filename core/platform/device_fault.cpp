@@ -38,7 +38,11 @@ void set_device_fault_note(const std::string& result_file) {
 }
 
 void end_job(MPI_Comm comm, const std::string& why, int status, bool write_note, bool may_abort) {
-    logging::error(why + "; ending the job");
+    // The note names the rank for the record; the log's prefix names it already.
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    const std::string own = "rank " + std::to_string(rank) + ": ";
+    logging::error((why.rfind(own, 0) == 0 ? why.substr(own.size()) : why) + "; ending the job");
     if (write_note && !note_path().empty()) std::ofstream(note_path(), std::ios::app) << why << '\n' << std::flush;
     if (may_abort) MPI_Abort(comm, status);
     std::_Exit(status);  // the launcher ends a job whose process exits without MPI_Finalize

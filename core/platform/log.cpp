@@ -28,7 +28,7 @@ struct State {
 State& state() {
     static State s = [] {
         State st;
-        // Unsynchronised stderr sink behind the logger's own mutex: one line per call.
+        // A locked stderr sink: one whole line per call, whatever the threads.
         st.logger = std::make_shared<spdlog::logger>("fftune", std::make_shared<spdlog::sinks::stderr_sink_mt>());
         st.logger->set_pattern("fftune: %v");
         st.logger->flush_on(spdlog::level::debug);  // a job may end at any line: nothing waits in a buffer

@@ -227,7 +227,10 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     unsigned long long host = footprint.host_staging_bytes, host_max = 0;
     FFTUNE_MPI_CHECK(MPI_Allreduce(&host, &host_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     rec["host_staging_bytes"] = host_max;
-    // Floor traffic per phase, max over ranks (every rank reports it, or none does).
+    // Floor traffic per phase, max over ranks; ranks that report fewer phases count 0 for the rest.
+    unsigned long long reported = traffic.size(), most_reported = 0;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&reported, &most_reported, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
+    traffic.resize(most_reported);
     if (!traffic.empty()) {
         std::vector<unsigned long long> bytes, most(3 * traffic.size());
         for (const auto& t : traffic) bytes.insert(bytes.end(), {t.device_bytes, t.sent_bytes, t.received_bytes});

@@ -66,7 +66,10 @@ public:
     }
     Backend& backend() override { return *backend_; }
 
-    void prepare(MPI_Comm) override {
+    void prepare(MPI_Comm comm) override {
+        all_or_none(comm, [&] { fill(); });
+    }
+    void fill() {
         const std::size_t bytes = local() * element();
         x_ = Buffer(*backend_, bytes);
         y_ = Buffer(*backend_, bytes);

@@ -39,3 +39,4 @@ fftune_cli_test(dot_verbose 0 CLI fftune_with_dot ARGS --verbose run ${dot_tc} -
   EXPECT "fftune: running: .*run .*dot.json --out .*--no-launch" "fftune: 1 ranks: points 1\\.\\.8 of 8" "Summary: 8 ok" LABELS family)
 fftune_cli_test(dot_quiet 0 CLI fftune_with_dot ARGS run ${dot_tc} --quiet --ranks 1 --out ${dot_dir}/quiet
   EXPECT "\\[1 ranks 8/8\\]" "Summary: 8 ok" REJECT "fftune: 1 ranks: points|running:" LABELS family)
+set_tests_properties(dot_verbose dot_quiet PROPERTIES FIXTURES_REQUIRED dot_clean)

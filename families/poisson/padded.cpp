@@ -135,7 +135,11 @@ public:
     }
     std::unique_ptr<PhaseClock> make_clock() override { return plan_->make_clock(); }
     std::size_t backend_bytes() const override { return plan_->backend_bytes() + out_.bytes() + kernel_.bytes(); }
-    std::size_t workspace_bytes() const override { return plan_->workspace_bytes() + kernel_.bytes(); }
+    // Besides the padded input and φ: the plan's work arrays, the spectrum and the kernel.
+    std::size_t workspace_bytes() const override {
+        return plan_->workspace_bytes() + spectrum_.bytes() + kernel_.bytes();
+    }
+    int ranks_on_device() const override { return plan_->ranks_on_device(); }
     std::size_t host_staging_bytes() const override { return plan_->host_staging_bytes(); }
     json details() const override { return {{"padded_size", padded_size(problem_.n, problem_.boundary)}}; }
 

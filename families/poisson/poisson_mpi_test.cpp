@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -38,6 +39,56 @@ json zero_skipping(const std::string& method = "a2a_sync") {
     return {{"algorithm", "zero_skipping"}, {"backend", "fftw"}, {"redistribution", {method}}};
 }
 
+// zero_skipping whose φ has one value that is not a number (rank 0's first).
+class NanSolver final : public Solver {
+public:
+    std::optional<std::string> not_applicable(const Problem& p, const json& c) const override {
+        return inner_->not_applicable(p, c);
+    }
+    std::string key(const json& c) const override { return inner_->key(c); }
+    void setup(MPI_Comm comm, const Problem& p, const json& c) override {
+        inner_->setup(comm, p, c);
+        MPI_Comm_rank(comm, &rank_);
+    }
+    Backend& backend() override { return inner_->backend(); }
+    Box3 physical_box() const override { return inner_->physical_box(); }
+    void load_rho(const std::vector<double>& rho) override { inner_->load_rho(rho); }
+    void solve() override { inner_->solve(); }
+    std::vector<double> phi() override {
+        auto v = inner_->phi();
+        if (rank_ == 0 && !v.empty()) v[0] = std::numeric_limits<double>::quiet_NaN();
+        return v;
+    }
+    std::vector<std::string> phase_names() const override { return inner_->phase_names(); }
+    std::vector<double> collect_phase_times() override { return inner_->collect_phase_times(); }
+    std::vector<PhaseTraffic> traffic() const override { return inner_->traffic(); }
+    std::unique_ptr<PhaseClock> make_clock() override { return inner_->make_clock(); }
+    std::size_t backend_bytes() const override { return inner_->backend_bytes(); }
+    std::size_t workspace_bytes() const override { return inner_->workspace_bytes(); }
+
+private:
+    std::unique_ptr<Solver> inner_ = Registry<Solver>::instance().create("zero_skipping");
+    int rank_ = 0;
+};
+const bool nan_registered = register_variant<Solver, NanSolver>("test_nan_phi");
+
+// A φ with a value that is not a number fails its validation on every rank.
+TEST(Poisson, ValidationFailsOnNotANumber) {
+    Point pt;
+    pt.problem = Problem{{16, 16, 16}, Boundary::free, Kernel::hockney, Precision::double_, world_size()};
+    for (const char* algorithm : {"zero_skipping", "test_nan_phi"}) {
+        pt.config = zero_skipping();
+        pt.config["algorithm"] = algorithm;
+        auto w = family_named("poisson").workload(pt);
+        w->setup(MPI_COMM_WORLD);
+        w->prepare(MPI_COMM_WORLD);
+        w->step();
+        const auto v = w->validate(MPI_COMM_WORLD);
+        EXPECT_EQ(v.passed(), std::string(algorithm) == "zero_skipping") << algorithm;
+        if (!v.passed()) EXPECT_TRUE(std::isnan(v.primary().max_rel_error));
+    }
+}
+
 // Validation of one point through the family's workload; nothing when it
 // does not apply. `phi`: the whole φ, gathered from every rank's part.
 std::optional<ValidationResult> run(const Problem& p, const json& config, std::vector<double>* phi = nullptr) {
@@ -47,10 +98,12 @@ std::optional<ValidationResult> run(const Problem& p, const json& config, std::v
     auto s = make_solver(MPI_COMM_WORLD, p, config);
     s->load_rho(sample_rho({p.n, p.boundary}, s->physical_box()));
     s->solve();
+    const auto first = s->phi();
     s->solve();  // a second solve gives the same: the padding stayed zero
+    const auto part = s->phi();
+    EXPECT_EQ(first, part) << config.dump();
     if (phi) {
         const Box3 box = s->physical_box();
-        const auto part = s->phi();
         std::vector<double> mine(static_cast<std::size_t>(p.n[0] * p.n[1] * p.n[2]), 0.0);
         std::size_t k = 0;
         for (index_t i = box.lo[0]; i < box.hi[0]; ++i)
@@ -113,8 +166,10 @@ TEST(Poisson, ZeroSkippingGivesThePaddedSolution) {
         ASSERT_TRUE(run(prob, engine_config("slab_2d1d", p), &padded));  // both x-slabs of the N grid
         ASSERT_EQ(skip.size(), padded.size());
         double diff = 0, scale = 0;
-        for (std::size_t i = 0; i < skip.size(); ++i)
+        for (std::size_t i = 0; i < skip.size(); ++i) {
+            ASSERT_TRUE(std::isfinite(skip[i]) && std::isfinite(padded[i])) << to_string(b) << " at " << i;
             diff = std::max(diff, std::abs(skip[i] - padded[i])), scale = std::max(scale, std::abs(padded[i]));
+        }
         EXPECT_LT(diff / scale, 1e-12) << to_string(b);
     }
 }

@@ -6,8 +6,8 @@
 //                  of the whole padded grid, zeros stored and sent: every
 //                  decomposition, layout and transport
 //   zero_skipping  1D passes that skip the rows known to be zero (forward) or
-//                  not needed (inverse), the padding never transformed
-//                  (Dugan et al. section 3): one rank
+//                  not needed (inverse), the padding never transformed nor
+//                  sent (Dugan et al. section 3): a slab reshape between them
 #pragma once
 
 #include <memory>
@@ -69,6 +69,8 @@ public:
     virtual std::size_t backend_bytes() const = 0;
     virtual std::size_t workspace_bytes() const = 0;
     virtual std::size_t host_staging_bytes() const { return 0; }
+    // Most ranks of the solve sharing one device (1 on host backends).
+    virtual int ranks_on_device() const { return 1; }
     double kernel_setup_ms() const { return kernel_setup_ms_; }
     // The algorithm's own record fields (annotate).
     virtual nlohmann::json details() const { return nlohmann::json::object(); }

@@ -44,13 +44,23 @@ public:
         if (!Registry<Backend>::instance().contains(be)) throw std::invalid_argument("unknown backend '" + be + "'");
         const auto backend = Registry<Backend>::instance().create(be);
         if (auto why = backend->unavailable()) return why;
+        if (p.ranks == 1) return std::nullopt;  // no reshape
+        if (method(c).empty()) return fmt::format("zero_skipping at {} ranks needs a redistribution method", p.ranks);
         return Redistribution::not_applicable(method(c), *backend);
     }
-    std::string key(const json& c) const override { return c.at("backend").get<std::string>() + "/" + method(c); }
+    // "backend/method", or the backend alone at one rank (no reshape).
+    std::string key(const json& c) const override {
+        const std::string m = method(c);
+        return c.at("backend").get<std::string>() + (m.empty() ? "" : "/" + m);
+    }
 
     void setup(MPI_Comm comm, const Problem& p, const json& c) override {
         problem_ = p;
         FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+        int size = 0;
+        FFTUNE_MPI_CHECK(MPI_Comm_size(comm, &size));
+        if (size != p.ranks)
+            throw std::invalid_argument(fmt::format("the problem has {} ranks, the communicator {}", p.ranks, size));
         all_or_none(comm, [&] {
             backend_ = Registry<Backend>::instance().create(c.at("backend").get<std::string>());
             if (auto why = backend_->unavailable()) throw Unsupported(*why);
@@ -109,7 +119,8 @@ public:
     std::vector<double> collect_phase_times() override { return timer_->collect(); }
     std::vector<PhaseTraffic> traffic() const override {
         std::vector<PhaseTraffic> out(timer_->names().size());
-        for (const auto& st : stages_) out[st.phase].device_bytes += st.bytes;
+        for (const auto& st : stages_)
+            if (st.phase >= 0) out[st.phase].device_bytes += st.bytes;  // reshapes: their own below
         for (const auto* r : {to_x_.get(), from_x_.get()})
             for (const auto& [id, t] : r ? r->traffic() : std::vector<std::pair<int, PhaseTraffic>>{}) {
                 out[id].device_bytes += t.device_bytes;
@@ -177,7 +188,9 @@ private:
     }
 
     static std::string method(const json& c) {
-        return c.contains("redistribution") ? c.at("redistribution").at(0).get<std::string>() : "a2a_sync";
+        return c.contains("redistribution") && !c.at("redistribution").empty()
+                   ? c.at("redistribution").at(0).get<std::string>()
+                   : "";
     }
     int ranks() const { return problem_.ranks; }
     // Real space: x-slabs of the N grid; Fourier space: y-slabs of the padded grid.
