@@ -34,11 +34,8 @@ Testcase parse_testcase(const json& j, const std::string& source) {
         ps.fail("/name", fmt::format("{} is not a non-empty string", name.dump()));
     tc.name = name.get<std::string>();
 
-    const json& ranks = require("ranks");
-    if (ranks.is_array() && ranks.empty()) ps.fail("/ranks", "empty list");
-    for (std::size_t i = 0; i < (ranks.is_array() ? ranks.size() : 1); ++i)
-        tc.ranks.push_back(ps.integer(ranks.is_array() ? ranks[i] : ranks,
-                                      ranks.is_array() ? fmt::format("/ranks/{}", i) : "/ranks", 1));
+    // One MPI job per rank count: a count given twice would run its job twice.
+    tc.ranks = ps.int_axis(require("ranks"), "/ranks", 1);
 
     tc.axes = family.parse(ps, j, tc.ranks);
 

@@ -168,6 +168,7 @@ TEST(TestcaseErrors, ImpossibleSizes) {
 TEST(TestcaseErrors, BadRanks) {
     expect_error(with(minimal(), "ranks", 0), {"/ranks", "out of range"});
     expect_error(with(minimal(), "ranks", json::array({1, "two"})), {"/ranks/1", "not an integer"});
+    expect_error(with(minimal(), "ranks", json::array({2, 1, 2})), {"/ranks/2", "2 appears twice"});
 }
 TEST(TestcaseErrors, BadProcessGrid) {
     expect_error(with(minimal(), "process_grid", "square"), {"/process_grid", "\"auto\", \"all\""});
