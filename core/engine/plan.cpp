@@ -22,42 +22,6 @@ enum Slot { user_in = 0, user_out = 1, work_a = 2, work_b = 3, work_c = 4 };
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", bytes / double(1ull << 30)); }
 
-// Refuses, on every rank and before anything is allocated, a plan whose ranks
-// would together need more than the free memory of a device they share. Host
-// backends report no device memory and are not checked. Returns the most
-// ranks that share one device (1 on host backends). Collective.
-int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need) {
-    std::optional<DeviceMemory> mem;
-    all_or_none(comm, [&] { mem = backend.device_memory_info(); });
-    if (!all_ok(comm, mem.has_value())) return 1;
-    MPI_Comm node_comm = MPI_COMM_NULL;
-    FFTUNE_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm));
-    Communicator node(node_comm);
-    constexpr int id_len = 64;
-    char id[id_len] = {};
-    mem->device.copy(id, id_len - 1);
-    const int n = node.size();
-    std::vector<char> ids(static_cast<std::size_t>(n) * id_len);
-    std::vector<unsigned long long> needs(n);
-    unsigned long long mine = need;
-    FFTUNE_MPI_CHECK(MPI_Allgather(id, id_len, MPI_CHAR, ids.data(), id_len, MPI_CHAR, node.get()));
-    FFTUNE_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, needs.data(), 1, MPI_UNSIGNED_LONG_LONG, node.get()));
-    unsigned long long shared_need = 0;
-    int sharers = 0;
-    for (int r = 0; r < n; ++r)
-        if (std::string(&ids[static_cast<std::size_t>(r) * id_len]) == id) shared_need += needs[r], ++sharers;
-    std::string error;
-    if (shared_need > mem->free)
-        error = fmt::format(
-            "does not fit in device memory: {} rank(s) on device {} need {} (this rank {}: input, output, work "
-            "arrays, FFT work area, staging buffers), {} of its {} are free",
-            sharers, mem->device, gib(shared_need), gib(need), gib(mem->free), gib(mem->total));
-    if (auto e = agree_error(comm, error)) throw Unsupported(*e);
-    int most = 0;
-    FFTUNE_MPI_CHECK(MPI_Allreduce(&sharers, &most, 1, MPI_INT, MPI_MAX, comm));
-    return most;
-}
-
 std::string fft_stage_name(const std::vector<int>& axes) {
     std::string s = "fft.";
     for (int a : axes) s += axis_name(a);
@@ -96,6 +60,42 @@ index_t slice_granule(const Layout& a, std::size_t a_elem, const Layout& b, std:
 }
 
 }  // namespace
+
+// (plan.hpp) Refuses, on every rank and before anything is allocated, a plan whose ranks
+// would together need more than the free memory of a device they share. Host
+// backends report no device memory and are not checked. Returns the most
+// ranks that share one device (1 on host backends). Collective.
+int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need) {
+    std::optional<DeviceMemory> mem;
+    all_or_none(comm, [&] { mem = backend.device_memory_info(); });
+    if (!all_ok(comm, mem.has_value())) return 1;
+    MPI_Comm node_comm = MPI_COMM_NULL;
+    FFTUNE_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm));
+    Communicator node(node_comm);
+    constexpr int id_len = 64;
+    char id[id_len] = {};
+    mem->device.copy(id, id_len - 1);
+    const int n = node.size();
+    std::vector<char> ids(static_cast<std::size_t>(n) * id_len);
+    std::vector<unsigned long long> needs(n);
+    unsigned long long mine = need;
+    FFTUNE_MPI_CHECK(MPI_Allgather(id, id_len, MPI_CHAR, ids.data(), id_len, MPI_CHAR, node.get()));
+    FFTUNE_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, needs.data(), 1, MPI_UNSIGNED_LONG_LONG, node.get()));
+    unsigned long long shared_need = 0;
+    int sharers = 0;
+    for (int r = 0; r < n; ++r)
+        if (std::string(&ids[static_cast<std::size_t>(r) * id_len]) == id) shared_need += needs[r], ++sharers;
+    std::string error;
+    if (shared_need > mem->free)
+        error = fmt::format(
+            "does not fit in device memory: {} rank(s) on device {} need {} (this rank {}: input, output, work "
+            "arrays, FFT work area, staging buffers), {} of its {} are free",
+            sharers, mem->device, gib(shared_need), gib(need), gib(mem->free), gib(mem->total));
+    if (auto e = agree_error(comm, error)) throw Unsupported(*e);
+    int most = 0;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&sharers, &most, 1, MPI_INT, MPI_MAX, comm));
+    return most;
+}
 
 struct Plan::Reshape {
     ReshapePlan plan;

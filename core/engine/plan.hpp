@@ -25,6 +25,12 @@
 
 namespace fftune {
 
+// Collective, before allocating: throws Unsupported (on every rank, naming the
+// device and the sizes) when the ranks sharing a device need more than its
+// free memory, `need` bytes each. Returns the most ranks sharing one device
+// (1 on host backends, which report no device memory).
+int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need);
+
 // Why `config` cannot solve `problem` on this build, or nothing. A pure
 // function of its arguments, so every rank reaches the same answer.
 // Throws std::invalid_argument for names that are not registered.

@@ -13,6 +13,7 @@
 #include "core/base/registry.hpp"
 #include "core/engine/decomposition.hpp"
 #include "core/run/family.hpp"
+#include "core/testing/metered_backend.hpp"
 #include "core/testing/world.hpp"
 #include "families/poisson/solver.hpp"
 
@@ -172,6 +173,27 @@ TEST(Poisson, ZeroSkippingGivesThePaddedSolution) {
         }
         EXPECT_LT(diff / scale, 1e-12) << to_string(b);
     }
+}
+
+const bool metered = register_variant<Backend, testing::MeteredBackend>("fftw_metered");
+
+// A zero_skipping point whose arrays would not fit in the (pretend) device is
+// refused before allocating, on every rank, with the device's numbers.
+TEST(Poisson, ZeroSkippingThatDoesNotFitIsRefused) {
+    auto& meter = testing::Meter::instance();
+    const Problem p{{32, 32, 32}, Boundary::free, Kernel::hockney, Precision::double_, world_size()};
+    json config = zero_skipping();
+    config["backend"] = "fftw_metered";
+    meter.capacity = meter.live + (std::size_t(1) << 20);  // 1 MiB free: the spectra alone are ~2 MiB per rank
+    try {
+        make_solver(MPI_COMM_WORLD, p, config);
+        ADD_FAILURE() << "accepted";
+    } catch (const Unsupported& e) {
+        EXPECT_NE(std::string(e.what()).find("does not fit in device memory"), std::string::npos) << e.what();
+    }
+    meter.capacity = std::size_t(1) << 40;
+    auto s = make_solver(MPI_COMM_WORLD, p, config);  // fits now
+    EXPECT_EQ(s->ranks_on_device(), world_size());   // ctest starts every rank on this host: one pretend device
 }
 
 // Halving the spacing divides the error by 2^order (hockney 2, regularized4 4).

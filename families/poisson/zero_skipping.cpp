@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "core/engine/plan.hpp"
 #include "core/engine/redistribution.hpp"
 #include "core/platform/mpi_util.hpp"
 #include "families/poisson/solver.hpp"
@@ -134,6 +135,7 @@ public:
         return allocated_ + (to_x_ ? to_x_->device_bytes() + from_x_->device_bytes() : 0);
     }
     std::size_t workspace_bytes() const override { return backend_bytes() - rho_.bytes() - phi_.bytes(); }
+    int ranks_on_device() const override { return ranks_on_device_; }
     std::size_t host_staging_bytes() const override { return to_x_ ? to_x_->host_bytes() + from_x_->host_bytes() : 0; }
     json details() const override {
         return {{"padded_size", padded_size(problem_.n, problem_.boundary)},
@@ -221,6 +223,12 @@ private:
         }
         const Shape r{nx, n[1], m[2]}, c2{nx, m[1], kz}, c4{m[0], ny, kz};
         using K = FftKind;
+        // Refused before allocating when the ranks sharing a device would not fit:
+        // ρ, φ, the spectra, the kernel and the reshapes' packed buffers (FFT work
+        // areas not counted: known only once the plans are made).
+        const std::size_t need = 2 * r.count() * rb() + (p > 1 ? 4 : 2) * c2.count() * cb() +
+                                 3 * c4.count() * cb() + c4.count() * rb();
+        ranks_on_device_ = require_device_memory(comm, *backend_, need);
         // Rank-local parts agreed before each collective one, stages in execution order.
         all_or_none(comm, [&] {
             timer_ = std::make_unique<PhaseTimer>(*backend_);
@@ -287,6 +295,7 @@ private:
 
     Problem problem_;
     int rank_ = 0;
+    int ranks_on_device_ = 1;
     std::unique_ptr<Backend> backend_;
     std::unique_ptr<PhaseTimer> timer_;
     Buffer rho_, phi_, c2_, c3_, c4_, c5_, c6_, c2b_, kernel_, area_;  // rho_, phi_: z rows of M_z
