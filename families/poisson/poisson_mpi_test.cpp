@@ -221,7 +221,7 @@ TEST(Poisson, ZeroSkippingNeedsAPlanePerRank) {
     const json problem = Problem{{3, 16, 16}, Boundary::free, Kernel::hockney, Precision::double_, 4};
     const auto why = family_named("poisson").not_applicable(problem, zero_skipping());
     ASSERT_TRUE(why);
-    EXPECT_EQ(*why, "zero_skipping splits x (Nx = 3) and the padded y (My = 32) over the 4 ranks: too few planes");
+    EXPECT_EQ(*why, "zero_skipping splits x (N = 3) and the padded y (M = 32) over the 4 ranks: too few planes");
 }
 
 // Only x < Nx crosses the reshapes: what a rank sends is what the padded

@@ -33,14 +33,32 @@ struct Shape {
     index_t count() const { return a0 * a1 * a2; }
 };
 
+// The pipeline's axes (X: sliced and transformed last, Z: the r2c axis) as
+// physical ones: pipeline axis a is physical axis perm[a]. A free axis goes
+// last in the forward passes (X), so that its padding is skipped by both
+// earlier passes: surface (free z) runs as (z, y, x); the others as they are
+// (wire's periodic z is already first).
+struct Geometry {
+    std::array<int, 3> perm{0, 1, 2};
+    Size n{0, 0, 0}, m{0, 0, 0};  // pipeline sizes: the grid's and the padded one's
+};
+
+Geometry geometry(const Problem& p) {
+    Geometry g;
+    if (p.boundary == Boundary::surface) g.perm = {2, 1, 0};  // the free axis z to the pipeline's X
+    const Size m = padded_size(p.n, p.boundary);
+    for (int a = 0; a < 3; ++a) g.n[a] = p.n[g.perm[a]], g.m[a] = m[g.perm[a]];
+    return g;
+}
+
 class ZeroSkipping final : public Solver {
 public:
     std::optional<std::string> not_applicable(const Problem& p, const json& c) const override {
-        const Size m = padded_size(p.n, p.boundary);
-        if (p.n[0] < p.ranks || m[1] < p.ranks)
-            return fmt::format("zero_skipping splits x (Nx = {}) and the padded y (My = {}) over the {} ranks: too few "
+        const Geometry g = geometry(p);
+        if (g.n[0] < p.ranks || g.m[1] < p.ranks)
+            return fmt::format("zero_skipping splits {} (N = {}) and the padded y (M = {}) over the {} ranks: too few "
                                "planes",
-                               p.n[0], m[1], p.ranks);
+                               axis_name(g.perm[0]), g.n[0], g.m[1], p.ranks);
         const std::string be = c.at("backend").get<std::string>();
         if (!Registry<Backend>::instance().contains(be)) throw std::invalid_argument("unknown backend '" + be + "'");
         const auto backend = Registry<Backend>::instance().create(be);
@@ -57,6 +75,7 @@ public:
 
     void setup(MPI_Comm comm, const Problem& p, const json& c) override {
         problem_ = p;
+        geo_ = geometry(p);
         FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
         int size = 0;
         FFTUNE_MPI_CHECK(MPI_Comm_size(comm, &size));
@@ -69,18 +88,38 @@ public:
         build(comm, method(c));
     }
     Backend& backend() override { return *backend_; }
-    Box3 physical_box() const override { return x_slab(rank_); }
+    // The pipeline's X-slab of the N grid, in physical coordinates.
+    Box3 physical_box() const override {
+        const Box3 s = x_slab(rank_);
+        Box3 b;
+        for (int a = 0; a < 3; ++a) b.lo[geo_.perm[a]] = s.lo[a], b.hi[geo_.perm[a]] = s.hi[a];
+        return b;
+    }
 
     // ρ and φ are stored in z rows of M_z, the first N_z used (as FFTW pads the
     // rows of an in-place r2c): the z-passes read and write them directly. The
     // padding of ρ's rows is zero: solve() never writes ρ.
+    // The pipeline array's index of each physical point of physical_box(), in its order.
+    std::vector<std::size_t> pipeline_offsets() const {
+        const Box3 box = physical_box(), s = x_slab(rank_);
+        std::vector<std::size_t> out;
+        out.reserve(static_cast<std::size_t>(box.count()));
+        std::array<index_t, 3> g{};
+        for (g[0] = box.lo[0]; g[0] < box.hi[0]; ++g[0])
+            for (g[1] = box.lo[1]; g[1] < box.hi[1]; ++g[1])
+                for (g[2] = box.lo[2]; g[2] < box.hi[2]; ++g[2]) {
+                    const index_t x = g[geo_.perm[0]] - s.lo[0], y = g[geo_.perm[1]], z = g[geo_.perm[2]];
+                    out.push_back(static_cast<std::size_t>((x * geo_.n[1] + y) * row() + z));
+                }
+        return out;
+    }
+
     void load_rho(const std::vector<double>& rho) override {
-        const index_t nz = problem_.n[2], mz = row();
+        const auto at = pipeline_offsets();
         auto load = [&](auto zero) {
             using T = decltype(zero);
-            std::vector<T> host(rho.size() / nz * mz, T(0));
-            for (std::size_t r = 0; r < rho.size() / nz; ++r)
-                for (index_t z = 0; z < nz; ++z) host[r * mz + z] = T(rho[r * nz + z]);
+            std::vector<T> host(static_cast<std::size_t>(x_slab(rank_).extent(0) * geo_.n[1] * row()), T(0));
+            for (std::size_t k = 0; k < rho.size(); ++k) host[at[k]] = T(rho[k]);
             if (!host.empty()) backend_->copy_from_host(rho_.data(), host.data(), host.size() * sizeof(T));
         };
         if (single()) load(float{});
@@ -100,17 +139,15 @@ public:
     }
 
     std::vector<double> phi() override {
-        const index_t nz = problem_.n[2], mz = row();
+        const auto at = pipeline_offsets();
         auto read = [&](auto zero) {
             using T = decltype(zero);
-            const std::size_t rows = static_cast<std::size_t>(physical_box().count() / nz);
-            std::vector<T> host(rows * mz);
+            std::vector<T> host(static_cast<std::size_t>(x_slab(rank_).extent(0) * geo_.n[1] * row()));
             if (!host.empty()) backend_->copy_to_host(host.data(), phi_.data(), host.size() * sizeof(T));
             backend_->synchronize();
             std::vector<double> out;
-            out.reserve(rows * nz);
-            for (std::size_t r = 0; r < rows; ++r)
-                for (index_t z = 0; z < nz; ++z) out.push_back(double(host[r * mz + z]));
+            out.reserve(at.size());
+            for (std::size_t k : at) out.push_back(double(host[k]));
             return out;
         };
         return single() ? read(float{}) : read(double{});
@@ -139,6 +176,8 @@ public:
     std::size_t host_staging_bytes() const override { return to_x_ ? to_x_->host_bytes() + from_x_->host_bytes() : 0; }
     json details() const override {
         return {{"padded_size", padded_size(problem_.n, problem_.boundary)},
+                {"pass_axes", {std::string(1, axis_name(geo_.perm[2])), std::string(1, axis_name(geo_.perm[1])),
+                               std::string(1, axis_name(geo_.perm[0]))}},
                 {"fft_rows_fraction", fft_rows_ / padded_rows_}};
     }
 
@@ -149,7 +188,7 @@ private:
         std::function<void()> run;
     };
 
-    index_t row() const { return padded_size(problem_.n, problem_.boundary)[2]; }
+    index_t row() const { return geo_.m[2]; }
     bool single() const { return problem_.precision == Precision::single; }
     std::size_t rb() const { return real_bytes(problem_.precision); }
     std::size_t cb() const { return complex_bytes(problem_.precision); }
@@ -196,15 +235,16 @@ private:
     }
     int ranks() const { return problem_.ranks; }
     // Real space: x-slabs of the N grid; Fourier space: y-slabs of the padded grid.
+    // (pipeline coordinates)
     Box3 x_slab(int r) const {
-        const auto& n = problem_.n;
+        const auto& n = geo_.n;
         return {{split_lo(n[0], ranks(), r), 0, 0}, {split_hi(n[0], ranks(), r), n[1], n[2]}};
     }
-    index_t y_lo(int r) const { return split_lo(padded_size(problem_.n, problem_.boundary)[1], ranks(), r); }
-    index_t y_hi(int r) const { return split_hi(padded_size(problem_.n, problem_.boundary)[1], ranks(), r); }
+    index_t y_lo(int r) const { return split_lo(geo_.m[1], ranks(), r); }
+    index_t y_hi(int r) const { return split_hi(geo_.m[1], ranks(), r); }
 
     void build(MPI_Comm comm, const std::string& transport) {
-        const Size n = problem_.n, m = padded_size(n, problem_.boundary);
+        const Size n = geo_.n, m = geo_.m;  // pipeline coordinates
         const index_t kz = m[2] / 2 + 1;
         const int p = ranks();
         const index_t nx = x_slab(rank_).extent(0), ny = y_hi(rank_) - y_lo(rank_);
@@ -283,9 +323,15 @@ private:
                 area_ = make(work_bytes_, false);
                 for (auto& pl : plans_) pl->set_work_area(area_.data());
             }
-            const Layout spectrum_layout = ys[rank_];
+            // This rank's spectrum as a physical layout: pipeline axis a is physical perm[a].
+            Layout spectrum_layout;
+            for (int a = 0; a < 3; ++a) {
+                spectrum_layout.box.lo[geo_.perm[a]] = ys[rank_].box.lo[a];
+                spectrum_layout.box.hi[geo_.perm[a]] = ys[rank_].box.hi[a];
+                spectrum_layout.order[a] = geo_.perm[a];
+            }
             const auto t0 = std::chrono::steady_clock::now();
-            kernel_ = kernel_buffer(*backend_, spectral_kernel(n, problem_.boundary, problem_.kernel, spectrum_layout),
+            kernel_ = kernel_buffer(*backend_, spectral_kernel(problem_.n, problem_.boundary, problem_.kernel, spectrum_layout),
                                     problem_.precision);
             kernel_setup_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             allocated_ += kernel_.bytes();
@@ -294,6 +340,7 @@ private:
     }
 
     Problem problem_;
+    Geometry geo_;
     int rank_ = 0;
     int ranks_on_device_ = 1;
     std::unique_ptr<Backend> backend_;
