@@ -69,21 +69,6 @@ std::vector<int> TestcaseParser::int_axis(const json& j, const std::string& path
     return out;
 }
 
-double TestcaseParser::number(const json& j, const std::string& path, double min, double max) const {
-    if (!j.is_number() || !std::isfinite(j.get<double>())) fail(path, fmt::format("{} is not a number", j.dump()));
-    const double v = j.get<double>();
-    if (v < min || v > max) fail(path, fmt::format("{} is out of range (allowed: {} to {})", v, min, max));
-    return v;
-}
-
-std::vector<double> TestcaseParser::number_axis(const json& j, const std::string& path, double min, double max) const {
-    if (j.is_array() && j.empty()) fail(path, "empty list");
-    std::vector<double> out;
-    for (std::size_t i = 0; i < (j.is_array() ? j.size() : 1); ++i)
-        out.push_back(number(j.is_array() ? j[i] : j, j.is_array() ? fmt::format("{}/{}", path, i) : path, min, max));
-    return out;
-}
-
 bool TestcaseParser::boolean(const json& j, const std::string& path) const {
     if (!j.is_boolean()) fail(path, fmt::format("{} is not a boolean", j.dump()));
     return j.get<bool>();

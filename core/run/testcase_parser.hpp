@@ -40,10 +40,6 @@ public:
     int integer(const nlohmann::json& j, const std::string& path, int min, int max = 1 << 30) const;
     // An axis of integers in [min, max]: one or a non-empty list of distinct values.
     std::vector<int> int_axis(const nlohmann::json& j, const std::string& path, int min, int max = 1 << 30) const;
-    // A number in [min, max] (finite).
-    double number(const nlohmann::json& j, const std::string& path, double min, double max) const;
-    // An axis of numbers in [min, max].
-    std::vector<double> number_axis(const nlohmann::json& j, const std::string& path, double min, double max) const;
     bool boolean(const nlohmann::json& j, const std::string& path) const;
     // Grid sizes: N (a cube) or [Nx, Ny, Nz], or a list of them; positive, at
     // most `max_points` points each.
