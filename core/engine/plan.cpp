@@ -210,8 +210,8 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
     return std::nullopt;
 }
 
-Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config)
-    : problem_(problem), config_(config), comm_(Communicator::duplicate(comm)) {
+Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config, InverseInput inverse_input)
+    : problem_(problem), config_(config), inverse_input_(inverse_input), comm_(Communicator::duplicate(comm)) {
     // Rank-local work (checks, planning, allocation) is agreed before each
     // collective step, so that a rank that fails leaves with the others
     // instead of leaving them waiting in a call it never makes (all_or_none).
@@ -516,7 +516,7 @@ void Plan::build(Direction dir) {
             stage.fft_phase = pipe->timer.phase(stage.name, multi_->make_clock());
         } else if (step.kind == ChainStep::Kind::fft) {
             const FftKind kind = fft_kind(i);
-            if (kind == FftKind::c2r && stage.in == user_in) {
+            if (kind == FftKind::c2r && stage.in == user_in && inverse_input_ == InverseInput::preserve) {
                 // c2r may overwrite its input (FFTW, cuFFT): transform a copy.
                 Stage copy;
                 copy.name = "copy.in";

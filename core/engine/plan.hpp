@@ -36,11 +36,18 @@ int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t nee
 // Throws std::invalid_argument for names that are not registered.
 std::optional<std::string> check_applicable(const Problem& problem, const Config& config);
 
+// What inverse() may do to its input. `preserve`: the caller's spectrum is kept,
+// so a c2r reading it (cuFFT's and FFTW's overwrite their input) reads a copy
+// (phase copy.in). `destroy`: it reads the caller's array in place, as
+// FFTW_DESTROY_INPUT; for callers that discard the spectrum (a convolution).
+enum class InverseInput { preserve, destroy };
+
 class Plan {
 public:
     // Collective over `comm`, whose size must equal problem.ranks. Throws
     // std::invalid_argument when the configuration does not apply.
-    Plan(MPI_Comm comm, const Problem& problem, const Config& config);
+    Plan(MPI_Comm comm, const Problem& problem, const Config& config,
+         InverseInput inverse_input = InverseInput::preserve);
     ~Plan();
     Plan(const Plan&) = delete;
     Plan& operator=(const Plan&) = delete;
@@ -85,7 +92,8 @@ public:
     // backends; transforms over every device): host code may read them directly.
     bool buffers_on_host() const;
 
-    // Collective. `in` is preserved; `out` must not alias it.
+    // Collective. `out` must not alias `in`. `in` is preserved, except by
+    // inverse() on a plan made with InverseInput::destroy.
     void forward(const void* in, void* out);
     void inverse(const void* in, void* out);
 
@@ -195,6 +203,7 @@ private:
 
     Problem problem_;
     Config config_;
+    InverseInput inverse_input_ = InverseInput::preserve;
     Communicator comm_;
     std::unique_ptr<Backend> backend_;
     std::unique_ptr<MultiDeviceFft> multi_;  // a chain of one all-devices step; destroyed before backend_

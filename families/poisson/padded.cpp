@@ -54,7 +54,8 @@ public:
 
     void setup(MPI_Comm comm, const Problem& p, const json& c) override {
         problem_ = p;
-        plan_ = std::make_unique<Plan>(comm, engine_problem(p), engine_config(c));
+        // The spectrum is discarded after the inverse: no copy of it (InverseInput::destroy).
+        plan_ = std::make_unique<Plan>(comm, engine_problem(p), engine_config(c), InverseInput::destroy);
         Backend& be = plan_->backend();
         all_or_none(comm, [&] {
             in_ = plan_->allocate_input();
