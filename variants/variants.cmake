@@ -18,11 +18,10 @@ if(CMAKE_CUDA_COMPILER)
   target_sources(fftune PRIVATE
     variants/backends/cuda_backend.cpp
     variants/backends/cuda_copy.cu
-    variants/backends/cufft_scale_callback.cpp
     variants/backends/cufftxt.cpp
     variants/decompositions/reference_cufftxt.cpp
     variants/transports/cuda_ipc.cpp)
-  target_link_libraries(fftune PRIVATE CUDA::cudart CUDA::cufft CUDA::nvrtc)
+  target_link_libraries(fftune PRIVATE CUDA::cudart CUDA::cufft)
   if(FFTUNE_NCCL_LIBRARY AND FFTUNE_NCCL_INCLUDE_DIR)
     target_sources(fftune PRIVATE
       variants/transports/nccl_common.cpp

@@ -38,11 +38,6 @@ struct FftDescriptor {
     index_t in_elements = 0;   // size of the input array the plan may touch
     index_t out_elements = 0;  // size of the output array
     int queue = 0;             // backend queue the plan runs on (Backend::overlap_queue for slices)
-    // When set, each element the plan writes, at offset i of `out`, is multiplied
-    // by scale_output[i] (real, this precision, backend memory, out_elements of
-    // them): a solver's spectral kernel applied as the transform stores its
-    // output (cuFFT: a store callback). Complex outputs only (r2c, c2c).
-    const void* scale_output = nullptr;
 };
 
 class FftPlan {

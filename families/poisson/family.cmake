@@ -30,7 +30,7 @@ if(FFTUNE_BUILD_TESTS)
     set_tests_properties(poisson_sweep PROPERTIES FIXTURES_REQUIRED poisson_clean FIXTURES_SETUP poisson_db
       PROCESSORS 4 TIMEOUT 900)
     fftune_cli_test(poisson_best_exact 0 ARGS best --problem poisson --size 20 18 16 --ranks 3 --boundary wire
-      --db ${pdir}/db.sqlite EXPECT "^(padded|zero_skipping|zero_skipping_fused)/fftw/.*  \\[exact\\]  fastest of [0-9]+ validated" LABELS poisson)
+      --db ${pdir}/db.sqlite EXPECT "^(padded|zero_skipping)/fftw/.*  \\[exact\\]  fastest of [0-9]+ validated" LABELS poisson)
     fftune_cli_test(poisson_best_nearest 0 ARGS best --problem poisson --size 24 --ranks 2 --boundary free
       --kernel regularized4 --db ${pdir}/db.sqlite
       EXPECT "\\[nearest\\]  fastest applicable configuration of the nearest measured problem 20x18x16" LABELS poisson)

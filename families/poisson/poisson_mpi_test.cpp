@@ -36,8 +36,8 @@ json engine_config(const std::string& decomposition, int p) {
             {"gpu_aware", false}};
 }
 
-json zero_skipping(const std::string& method = "a2a_sync", const std::string& algorithm = "zero_skipping") {
-    return {{"algorithm", algorithm}, {"backend", "fftw"}, {"redistribution", {method}}};
+json zero_skipping(const std::string& method = "a2a_sync") {
+    return {{"algorithm", "zero_skipping"}, {"backend", "fftw"}, {"redistribution", {method}}};
 }
 
 // zero_skipping whose φ has one value that is not a number (rank 0's first).
@@ -130,8 +130,7 @@ TEST(Poisson, EveryBoundaryKernelAlgorithmAndDecompositionSolvesItsProblem) {
         for (auto k : all_values<Kernel>()) {
             if (kernel_not_applicable(b, k)) continue;
             const Problem prob{{28, 24, 22}, b, k, Precision::double_, p};
-            std::vector<json> configs{zero_skipping(), zero_skipping("p2p_streams"), zero_skipping("a2a_mpi_type"),
-                                      zero_skipping("a2a_sync", "zero_skipping_fused")};
+            std::vector<json> configs{zero_skipping(), zero_skipping("p2p_streams"), zero_skipping("a2a_mpi_type")};
             for (const auto& d : Registry<Decomposition>::instance().names()) configs.push_back(engine_config(d, p));
             for (const auto& c : configs) {
                 const auto v = run(prob, c);
@@ -148,9 +147,8 @@ TEST(Poisson, EveryBoundaryKernelAlgorithmAndDecompositionSolvesItsProblem) {
             }
         }
     // 4 boundaries and the free-space kernel: 5 problems, each by zero_skipping
-    // with 3 methods, zero_skipping_fused, and by the padded transform of every
-    // decomposition that applies.
-    EXPECT_GE(ran, p == 1 ? 5 * (4 + 4) : 5 * (4 + 3));
+    // with 3 methods and by the padded transform of every decomposition that applies.
+    EXPECT_GE(ran, p == 1 ? 5 * (3 + 4) : 5 * (3 + 3));
 }
 
 TEST(Poisson, SinglePrecisionSolvesWithinItsTolerance) {
@@ -164,41 +162,17 @@ TEST(Poisson, ZeroSkippingGivesThePaddedSolution) {
     const int p = world_size();
     for (auto b : all_values<Boundary>()) {
         const Problem prob{{20, 18, 16}, b, Kernel::hockney, Precision::double_, p};
-        std::vector<double> padded;
+        std::vector<double> skip, padded;
+        ASSERT_TRUE(run(prob, zero_skipping(), &skip));
         ASSERT_TRUE(run(prob, engine_config("slab_2d1d", p), &padded));  // both x-slabs of the N grid
-        for (const char* algorithm : {"zero_skipping", "zero_skipping_fused"}) {
-            std::vector<double> skip;
-            ASSERT_TRUE(run(prob, zero_skipping("a2a_sync", algorithm), &skip));
-            ASSERT_EQ(skip.size(), padded.size());
-            double diff = 0, scale = 0;
-            for (std::size_t i = 0; i < skip.size(); ++i) {
-                ASSERT_TRUE(std::isfinite(skip[i]) && std::isfinite(padded[i])) << to_string(b) << " at " << i;
-                diff = std::max(diff, std::abs(skip[i] - padded[i])), scale = std::max(scale, std::abs(padded[i]));
-            }
-            EXPECT_LT(diff / scale, 1e-12) << to_string(b) << " " << algorithm;
+        ASSERT_EQ(skip.size(), padded.size());
+        double diff = 0, scale = 0;
+        for (std::size_t i = 0; i < skip.size(); ++i) {
+            ASSERT_TRUE(std::isfinite(skip[i]) && std::isfinite(padded[i])) << to_string(b) << " at " << i;
+            diff = std::max(diff, std::abs(skip[i] - padded[i])), scale = std::max(scale, std::abs(padded[i]));
         }
+        EXPECT_LT(diff / scale, 1e-12) << to_string(b);
     }
-}
-
-// Fused, the kernel multiply is no pass of its own: the x-pass reads the
-// kernel (one real per output element) as it stores.
-TEST(Poisson, FusedZeroSkippingHasNoKernelPass) {
-    const int p = world_size();
-    const Problem prob{{20, 18, 16}, Boundary::free, Kernel::hockney, Precision::double_, p};
-    auto plain = make_solver(MPI_COMM_WORLD, prob, zero_skipping());
-    auto fused = make_solver(MPI_COMM_WORLD, prob, zero_skipping("a2a_sync", "zero_skipping_fused"));
-    auto names = plain->phase_names();
-    const auto kernel = std::find(names.begin(), names.end(), "kernel") - names.begin();
-    ASSERT_LT(kernel, static_cast<long>(names.size()));
-    const auto x = std::find(names.begin(), names.end(), "fft.x") - names.begin();
-    names.erase(names.begin() + kernel);
-    std::replace(names.begin(), names.end(), std::string("fft.x"), std::string("fft.x+kernel"));
-    EXPECT_EQ(fused->phase_names(), names);
-    // Its bytes: the x-pass's plus one real read per spectrum element, the multiply's 2 complex + 1 real less.
-    const auto a = plain->traffic(), b = fused->traffic();
-    const std::size_t spectrum = a[kernel].device_bytes / (2 * 16 + 8);
-    EXPECT_EQ(b[x].device_bytes, a[x].device_bytes + spectrum * 8);
-    EXPECT_EQ(fused->details().at("kernel_multiply"), "fused into fft.x");
 }
 
 const bool metered = register_variant<Backend, testing::MeteredBackend>("fftw_metered");

@@ -12,10 +12,6 @@
 // real space, its y-slab of the padded grid in Fourier space), so the padding
 // is never sent. At one rank there is no reshape: the y-passes write and read
 // the x-padded arrays in place.
-//
-// zero_skipping_fused: the same, with the kernel multiply fused into the last
-// forward pass (FftDescriptor::scale_output; a cuFFT store callback), which saves
-// a read and a write of the whole padded spectrum.
 #include <chrono>
 #include <functional>
 
@@ -55,9 +51,8 @@ Geometry geometry(const Problem& p) {
     return g;
 }
 
-class ZeroSkipping : public Solver {
+class ZeroSkipping final : public Solver {
 public:
-    explicit ZeroSkipping(bool fused = false) : fused_(fused) {}
     std::optional<std::string> not_applicable(const Problem& p, const json& c) const override {
         const Geometry g = geometry(p);
         if (g.n[0] < p.ranks || g.m[1] < p.ranks)
@@ -183,8 +178,7 @@ public:
         return {{"padded_size", padded_size(problem_.n, problem_.boundary)},
                 {"pass_axes", {std::string(1, axis_name(geo_.perm[2])), std::string(1, axis_name(geo_.perm[1])),
                                std::string(1, axis_name(geo_.perm[0]))}},
-                {"fft_rows_fraction", fft_rows_ / padded_rows_},
-                {"kernel_multiply", fused_ ? "fused into fft.x" : "separate"}};
+                {"fft_rows_fraction", fft_rows_ / padded_rows_}};
     }
 
 private:
@@ -213,7 +207,7 @@ private:
     // (in_stride, out_stride), batched over two dimensions.
     void fft(const std::string& name, FftKind kind, index_t n, index_t in_stride, index_t out_stride,
              std::vector<FftDim> batch, void* in, index_t in_elems, void* out, index_t out_elems,
-             std::size_t in_elem_bytes, std::size_t out_elem_bytes, const void* scale = nullptr) {
+             std::size_t in_elem_bytes, std::size_t out_elem_bytes) {
         FftDescriptor d;
         d.precision = problem_.precision;
         d.kind = kind;
@@ -221,7 +215,6 @@ private:
         d.batch = batch;
         d.in_elements = in_elems;
         d.out_elements = out_elems;
-        d.scale_output = scale;
         auto plan = backend_->make_fft(d);
         work_bytes_ = std::max(work_bytes_, plan->work_bytes());
         FftPlan* raw = plan.get();
@@ -231,9 +224,7 @@ private:
         // Work ~ rows x length, a real transform half of a complex one.
         fft_rows_ += double(rows) * n * (kind == FftKind::r2c || kind == FftKind::c2r ? 0.5 : 1.0);
         const index_t in_n = kind == FftKind::c2r ? n / 2 + 1 : n, out_n = kind == FftKind::r2c ? n / 2 + 1 : n;
-        const std::size_t scale_bytes = scale ? rb() : 0;  // one real factor read per output element
-        stages_.push_back({timer_->phase(name),
-                           std::size_t(rows) * (in_n * in_elem_bytes + out_n * (out_elem_bytes + scale_bytes)),
+        stages_.push_back({timer_->phase(name), std::size_t(rows) * (in_n * in_elem_bytes + out_n * out_elem_bytes),
                            [raw, in, out] { raw->execute(in, out); }});
     }
 
@@ -305,31 +296,12 @@ private:
             stages_.push_back({-1, 0, [this] { to_x_->execute(c3_.data(), c4_.data()); }});
         }
         all_or_none(comm, [&] {
-            // The kernel (before the x-pass, which reads it when fused).
-            // This rank's spectrum as a physical layout: pipeline axis a is physical perm[a].
-            Layout spectrum_layout;
-            for (int a = 0; a < 3; ++a) {
-                spectrum_layout.box.lo[geo_.perm[a]] = ys[rank_].box.lo[a];
-                spectrum_layout.box.hi[geo_.perm[a]] = ys[rank_].box.hi[a];
-                spectrum_layout.order[a] = geo_.perm[a];
-            }
-            const auto t0 = std::chrono::steady_clock::now();
-            kernel_ = kernel_buffer(*backend_, spectral_kernel(problem_.n, problem_.boundary, problem_.kernel, spectrum_layout),
-                                    problem_.precision);
-            kernel_setup_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-            allocated_ += kernel_.bytes();
-            backend_->synchronize();
-            if (fused_) {
-                fft("fft.x+kernel", K::c2c_forward, m[0], ny * kz, ny * kz, {FftDim{ny * kz, 1, 1}}, c4_.data(),
-                    c4.count(), c5_.data(), c4.count(), cb(), cb(), kernel_.data());
-            } else {
-                fft("fft.x", K::c2c_forward, m[0], ny * kz, ny * kz, {FftDim{ny * kz, 1, 1}}, c4_.data(), c4.count(),
-                    c5_.data(), c4.count(), cb(), cb());
-                const index_t spectrum = c4.count();
-                stages_.push_back({timer_->phase("kernel"), std::size_t(spectrum) * (2 * cb() + rb()), [this, spectrum] {
-                                       backend_->multiply_real(c5_.data(), kernel_.data(), spectrum, problem_.precision);
-                                   }});
-            }
+            fft("fft.x", K::c2c_forward, m[0], ny * kz, ny * kz, {FftDim{ny * kz, 1, 1}}, c4_.data(), c4.count(),
+                c5_.data(), c4.count(), cb(), cb());
+            const index_t spectrum = c4.count();
+            stages_.push_back({timer_->phase("kernel"), std::size_t(spectrum) * (2 * cb() + rb()), [this, spectrum] {
+                                   backend_->multiply_real(c5_.data(), kernel_.data(), spectrum, problem_.precision);
+                               }});
             // Inverse: x on all.
             fft("ifft.x", K::c2c_backward, m[0], ny * kz, ny * kz, {FftDim{ny * kz, 1, 1}}, c5_.data(), c4.count(),
                 c6_.data(), c4.count(), cb(), cb());
@@ -351,10 +323,22 @@ private:
                 area_ = make(work_bytes_, false);
                 for (auto& pl : plans_) pl->set_work_area(area_.data());
             }
+            // This rank's spectrum as a physical layout: pipeline axis a is physical perm[a].
+            Layout spectrum_layout;
+            for (int a = 0; a < 3; ++a) {
+                spectrum_layout.box.lo[geo_.perm[a]] = ys[rank_].box.lo[a];
+                spectrum_layout.box.hi[geo_.perm[a]] = ys[rank_].box.hi[a];
+                spectrum_layout.order[a] = geo_.perm[a];
+            }
+            const auto t0 = std::chrono::steady_clock::now();
+            kernel_ = kernel_buffer(*backend_, spectral_kernel(problem_.n, problem_.boundary, problem_.kernel, spectrum_layout),
+                                    problem_.precision);
+            kernel_setup_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            allocated_ += kernel_.bytes();
+            backend_->synchronize();
         });
     }
 
-    bool fused_ = false;
     Problem problem_;
     Geometry geo_;
     int rank_ = 0;
@@ -369,13 +353,7 @@ private:
     double fft_rows_ = 0, padded_rows_ = 1;
 };
 
-class ZeroSkippingFused final : public ZeroSkipping {
-public:
-    ZeroSkippingFused() : ZeroSkipping(true) {}
-};
-
 const bool registered = register_variant<Solver, ZeroSkipping>("zero_skipping");
-const bool registered_fused = register_variant<Solver, ZeroSkippingFused>("zero_skipping_fused");
 
 }  // namespace
 }  // namespace fftune::poisson

@@ -191,59 +191,6 @@ TYPED_TEST(BackendTyped, RealStagesMatchNaiveDftAndInvert) {
     }
 }
 
-// FftDescriptor::scale_output: the transform's output times a real factor of
-// the same offset, on the shapes a solver fuses its kernel into (x along the
-// slowest axis, r2c along z), against the plain transform times the factor.
-TYPED_TEST(BackendTyped, ScaledOutputIsTheTransformTimesTheFactor) {
-    using T = TypeParam;
-    using C = std::complex<T>;
-    auto be = make_backend();
-    const Layout real_l{real_box, order_xyz}, half_l{half_box, order_xyz};
-    struct Case {
-        const char* what;
-        Layout in;
-        std::vector<int> axes;
-        FftKind kind;
-    };
-    for (const Case& c : {Case{"c2c x", half_l, {axis_x}, FftKind::c2c_forward},
-                          Case{"c2c x backward", half_l, {axis_x}, FftKind::c2c_backward},
-                          Case{"r2c z", real_l, {axis_z}, FftKind::r2c}}) {
-        auto d = fft_descriptor(c.in, half_l, c.axes, c.kind, precision_of<T>(), 7);
-        ASSERT_TRUE(d.has_value());
-        const std::size_t in_bytes = c.in.box.count() * (c.kind == FftKind::r2c ? sizeof(T) : sizeof(C));
-        const std::size_t n = half_box.count();
-        const auto in_host = random_values<T>(in_bytes / sizeof(T), 7);
-        const auto factor_host = random_values<T>(n, 8);
-        Buffer in(*be, in_bytes), plain(*be, n * sizeof(C)), scaled(*be, n * sizeof(C)), factor(*be, n * sizeof(T));
-        be->copy_from_host(in.data(), in_host.data(), in_bytes);
-        be->copy_from_host(factor.data(), factor_host.data(), n * sizeof(T));
-        make_standalone_fft(*be, *d)->execute(in.data(), plain.data());
-        d->scale_output = factor.data();
-        make_standalone_fft(*be, *d)->execute(in.data(), scaled.data());
-        std::vector<C> want(n), got(n);
-        be->copy_to_host(want.data(), plain.data(), n * sizeof(C));
-        be->copy_to_host(got.data(), scaled.data(), n * sizeof(C));
-        double err = 0, size = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            err = std::max(err, std::abs(std::complex<double>(got[i]) - std::complex<double>(want[i]) * double(factor_host[i])));
-            size = std::max(size, std::abs(std::complex<double>(want[i])));
-        }
-        EXPECT_GT(size, 0.1) << c.what;
-        EXPECT_LT(err, tolerance<T>() * 10 * size) << c.what;
-    }
-    // A real output has nothing to scale.
-    auto c2r = fft_descriptor(half_l, real_l, {axis_z}, FftKind::c2r, precision_of<T>(), 7);
-    Buffer f(*be, half_box.count() * sizeof(T));
-    c2r->scale_output = f.data();
-    EXPECT_THROW(make_standalone_fft(*be, *c2r), std::invalid_argument);
-    // y in xyz: cuFFT batches z and loops over x, so its store offsets are not
-    // the array's; the cuda backend refuses it rather than scale the wrong elements.
-    auto y = fft_descriptor(half_l, half_l, {axis_y}, FftKind::c2c_forward, precision_of<T>(), 7);
-    y->scale_output = f.data();
-    if (be->name() == "cuda") EXPECT_THROW(make_standalone_fft(*be, *y), Unsupported);
-    else EXPECT_NO_THROW(make_standalone_fft(*be, *y));
-}
-
 // One plan run again and again, on the same buffers and on others: a y-FFT in
 // xyz batches z and loops over x (on cuda a CUDA graph per buffer pair).
 TEST(Backend, APlanRerunsOnTheSameAndOtherBuffers) {

@@ -20,7 +20,6 @@
 #include "core/platform/backend.hpp"
 #include "core/base/registry.hpp"
 #include "variants/backends/cuda_copy.hpp"
-#include "variants/backends/cufft_scale_callback.hpp"
 #include "variants/backends/cufftxt.hpp"
 
 namespace fftune {
@@ -134,16 +133,10 @@ public:
         check(cufftSetStream(plan_, stream), "cufftSetStream");
         // The Plan hands every stage one shared work area (FftPlan::work_bytes).
         check(cufftSetAutoAllocation(plan_, 0), "cufftSetAutoAllocation");
-        if (d.scale_output) attach_scale_callback(plan_, d.precision, d.scale_output);
-        const cufftResult made = cufftMakePlanMany64(
-            plan_, static_cast<int>(layout_.n.size()), layout_.n.data(), layout_.inembed.data(), layout_.istride,
-            layout_.idist, layout_.onembed.data(), layout_.ostride, layout_.odist, type_, layout_.batch, &work_);
-        if (made != CUFFT_SUCCESS && d.scale_output) {  // JIT linking the callback in can fail (resources)
-            cufftDestroy(plan_);
-            throw Unsupported(fmt::format("cuFFT could not plan with the scale callback (cufftMakePlanMany64: error {})",
-                                          static_cast<int>(made)));
-        }
-        check(made, "cufftMakePlanMany64");
+        check(cufftMakePlanMany64(plan_, static_cast<int>(layout_.n.size()), layout_.n.data(), layout_.inembed.data(),
+                                  layout_.istride, layout_.idist, layout_.onembed.data(), layout_.ostride, layout_.odist,
+                                  type_, layout_.batch, &work_),
+              "cufftMakePlanMany64");
         in_elem_ = (d.kind == FftKind::r2c ? 1 : 2) * (single ? 4 : 8);
         out_elem_ = (d.kind == FftKind::c2r ? 1 : 2) * (single ? 4 : 8);
     }
@@ -424,10 +417,6 @@ class CufftPlan final : public FftPlan {
 public:
     CufftPlan(const FftDescriptor& d, cudaStream_t stream) : stream_(stream) {
         std::optional<Reorder> r = reorder(d);
-        if (d.kind == FftKind::c2r && d.scale_output) throw std::invalid_argument("scale_output needs a complex output");
-        // The callback's offset is the output's own only for one cuFFT call over the whole array.
-        if (d.scale_output && (r || cufft_passes(d).size() != 1 || !advanced_layout(d).loops.empty()))
-            throw Unsupported("a scaled output (store callback) needs a transform cuFFT runs as one call");
         for (const FftDescriptor& p : cufft_passes(r ? r->fft : d)) {
             passes_.push_back(std::make_unique<CufftPass>(p, stream));
             cufft_work_ = std::max(cufft_work_, passes_.back()->work_bytes());

@@ -81,8 +81,6 @@ class FftwPlan final : public FftPlan {
 
 public:
     explicit FftwPlan(const FftDescriptor& desc) : desc_(desc) {
-        if (desc.scale_output && desc.kind == FftKind::c2r)
-            throw std::invalid_argument("scale_output needs a complex output (r2c or c2c), not c2r");
         // FFTW_ESTIMATE neither reads nor writes the arrays while planning; they
         // only fix the alignment the plan assumes (fftw_malloc: SIMD-aligned).
         probe_in_ = fftw_malloc(64);
@@ -109,27 +107,9 @@ public:
             case FftKind::c2r: F::exec_c2r(p, in, out); break;
             default: F::exec_dft(p, in, out); break;
         }
-        if (desc_.scale_output) scale(static_cast<R*>(out));
     }
 
 private:
-    // out[i] *= scale_output[i] at every complex offset i the plan wrote: the
-    // output side of each transformed and batch dimension (r2c: n/2+1 along the halved one).
-    void scale(R* out) const {
-        std::vector<FftDim> dims = desc_.batch;
-        dims.insert(dims.end(), desc_.dims.begin(), desc_.dims.end());
-        if (desc_.kind == FftKind::r2c) dims.back().n = dims.back().n / 2 + 1;
-        const R* f = static_cast<const R*>(desc_.scale_output);
-        auto walk = [&](auto& self, std::size_t k, index_t offset) -> void {
-            if (k == dims.size()) {
-                out[2 * offset] *= f[offset], out[2 * offset + 1] *= f[offset];
-                return;
-            }
-            for (index_t i = 0; i < dims[k].n; ++i) self(self, k + 1, offset + i * dims[k].out_stride);
-        };
-        walk(walk, 0, 0);
-    }
-
     typename F::plan make(unsigned flags) {
         auto to_iodims = [](const std::vector<FftDim>& v) {
             std::vector<fftw_iodim64> out;
