@@ -226,7 +226,9 @@ TEST(Plan, InverseThatMayDestroyItsInputCopiesNothing) {
         keeps.forward(in.data(), spectrum.data());
         keeps.forward(in.data(), again.data());
         keeps.inverse(spectrum.data(), out_kept.data());
+        be.synchronize();  // each plan has a backend (a stream) of its own
         destroys.inverse(again.data(), out_destroyed.data());
+        destroys.backend().synchronize();
         std::vector<double> a(real.size()), b(real.size());
         if (!real.empty()) {
             be.copy_to_host(a.data(), out_kept.data(), keeps.input_bytes());
