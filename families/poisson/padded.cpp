@@ -57,6 +57,12 @@ public:
         // The spectrum is discarded after the inverse: no copy of it (InverseInput::destroy).
         plan_ = std::make_unique<Plan>(comm, engine_problem(p), engine_config(c), InverseInput::destroy);
         Backend& be = plan_->backend();
+        // The plan checked its own arrays; the padded ρ, the spectrum, φ and the
+        // kernel must fit beside them too (else cudaMalloc fails mid-setup).
+        // (Not for a transform over every device: its arrays are pinned host memory.)
+        if (!(plan_->buffers_on_host() && be.device_memory()))
+            require_device_memory(comm, be, 2 * plan_->input_bytes() + plan_->output_bytes() +
+                                                 std::size_t(plan_->output_count()) * real_bytes(p.precision));
         all_or_none(comm, [&] {
             in_ = plan_->allocate_input();
             spectrum_ = plan_->allocate_output();

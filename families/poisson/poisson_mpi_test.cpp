@@ -196,6 +196,38 @@ TEST(Poisson, ZeroSkippingThatDoesNotFitIsRefused) {
     EXPECT_EQ(s->ranks_on_device(), world_size());   // ctest starts every rank on this host: one pretend device
 }
 
+// Likewise a padded point: the plan fits, but not with the solver's own arrays
+// beside it (its padded ρ, spectrum, φ and kernel).
+TEST(Poisson, PaddedThatDoesNotFitIsRefused) {
+    // Each process meters only its own allocations, so at several ranks the
+    // plan's work arrays on the others are invisible to this rank's free memory.
+    if (world_size() != 1) GTEST_SKIP() << "one rank: the pretend device sees one process's allocations";
+    auto& meter = testing::Meter::instance();
+    const int p = 1;
+    const Problem prob{{16, 16, 16}, Boundary::free, Kernel::hockney, Precision::double_, p};
+    json config = engine_config("slab_2d1d", p);
+    config["backend"] = "fftw_metered";
+    meter.capacity = std::size_t(1) << 40;
+    std::size_t total = 0;
+    {
+        const std::size_t live0 = meter.live;
+        auto s = make_solver(MPI_COMM_WORLD, prob, config);
+        total = meter.live - live0;
+        EXPECT_EQ(total, s->backend_bytes());
+    }
+    const std::size_t all = total;
+    meter.capacity = meter.live + all - 1;
+    try {
+        make_solver(MPI_COMM_WORLD, prob, config);
+        ADD_FAILURE() << "accepted";
+    } catch (const Unsupported& e) {
+        EXPECT_NE(std::string(e.what()).find("does not fit in device memory"), std::string::npos) << e.what();
+    }
+    meter.capacity = meter.live + all;
+    EXPECT_NO_THROW(make_solver(MPI_COMM_WORLD, prob, config));
+    meter.capacity = std::size_t(1) << 40;
+}
+
 // Halving the spacing divides the error by 2^order (hockney 2, regularized4 4).
 TEST(Poisson, KernelsConvergeAtTheirOrder) {
     if (world_size() != 1) GTEST_SKIP() << "one rank";
