@@ -72,3 +72,39 @@ for name in ("gpu_poisson_boundaries-9baccad-r1.jsonl", "gpu_poisson_boundaries-
         print(f"| {p['ranks']} | {p['boundary']} | {p['kernel']} | `{r['key']}` | {r['timing']['total']['median']:.4g} | "
               f"{v['max_rel_error']:.2g} | {v['checks'][0].get('l2_rel_error', 0):.2g} | "
               f"{'' if frac is None else f'{frac:.3f}'} | {sent / 1e9:.3g} |")
+
+# Second session (6c8e409 / 86bad32): the padded solve without its copy of the
+# spectrum (InverseInput::destroy), surface with its free axis last, the largest sizes.
+print()
+print("gpu_poisson-6c8e409-r1.jsonl: zero_skipping / copy-free padded, same run")
+print("| N | precision | zero_skipping ms (99% CI) | padded ms (99% CI) | ratio (CI) | FFT phases ratio | kernel multiply ms | ratio without the multiply |")
+print("|---|---|---|---|---|---|---|---|")
+new = {(r["problem"]["size"][0], r["problem"]["precision"], r["config"]["algorithm"]): r
+       for r in load("gpu_poisson-6c8e409-r1.jsonl") if r["status"] == "ok"}
+for n in (128, 256, 384, 512):
+    for prec in ("double", "single"):
+        z, p = new[(n, prec, "zero_skipping")], new[(n, prec, "padded")]
+        tz, tp = z["timing"]["total"], p["timing"]["total"]
+        kz, kp = z["timing"]["phases"]["kernel"]["median"], p["timing"]["phases"]["kernel"]["median"]
+        print(f"| {n}³ | {prec} | {tz['median']:.4g} ({tz['ci99'][0]:.4g}–{tz['ci99'][1]:.4g}) | "
+              f"{tp['median']:.4g} ({tp['ci99'][0]:.4g}–{tp['ci99'][1]:.4g}) | {tz['median'] / tp['median']:.3f} "
+              f"({tz['ci99'][0] / tp['ci99'][1]:.3f}–{tz['ci99'][1] / tp['ci99'][0]:.3f}) | "
+              f"{fft_phases(z) / fft_phases(p):.3f} | {kz:.3g} | {(tz['median'] - kz) / (tp['median'] - kp):.3f} |")
+print()
+for name in ("gpu_poisson_surface-86bad32-r1.jsonl", "gpu_poisson_largest-86bad32-r1.jsonl"):
+    print(name)
+    print("| N | boundary | precision | algorithm | status | ms (99% CI) | max rel error | device memory GB | kernel set-up s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in load(name):
+        p, t = r["problem"], r.get("timing", {}).get("total")
+        why = "" if r["status"] == "ok" else (r.get("reason") or r.get("error") or "")[:60]
+        print(f"| {p['size'][0]}³ | {p['boundary']} | {p['precision']} | {r['config']['algorithm']} | {r['status']} {why} | "
+              + (f"{t['median']:.4g} ({t['ci99'][0]:.4g}–{t['ci99'][1]:.4g}) | {r['validation']['max_rel_error']:.2g} | "
+                 f"{r['memory_bytes'] / 1e9:.1f} | {r['poisson']['kernel_setup_ms'] / 1e3:.1f} |" if t else " | | | |"))
+    print()
+cpu2 = {r["config"]["algorithm"]: r["timing"]["total"]["median"] for r in load("gpu_poisson_cpu-86bad32-r1.jsonl")}
+print("| N | algorithm | CPU ms (FFTW, 1 core, 86bad32) | GPU ms (6c8e409) | CPU ÷ GPU |")
+print("|---|---|---|---|---|")
+for alg, t in sorted(cpu2.items()):
+    g = new[(256, "double", alg)]["timing"]["total"]["median"]
+    print(f"| 256³ | {alg} | {t:.4g} | {g:.4g} | {t / g:.0f}× |")
