@@ -1,0 +1,108 @@
+// The CPU backend's Krylov kernels: plain loops split over the rank's host
+// threads (core/platform/parallel.hpp); the oracle the other backends' are
+// checked against. Reductions sum per-thread partials in thread order.
+#include <mutex>
+#include <vector>
+
+#include "core/platform/parallel.hpp"
+#include "families/krylov/kernels.hpp"
+
+namespace fftune {
+FFTUNE_DEFINE_REGISTRY(krylov::KrylovKernels);
+}
+
+namespace fftune::krylov {
+namespace {
+
+constexpr std::int64_t grain = 4096;
+
+// Sum of body(lo, hi) over chunks of [0, n), in chunk order.
+template <class F>
+double reduce(index_t n, F body) {
+    const int threads = host_threads();
+    const index_t chunks = std::max<index_t>(1, std::min<index_t>(threads, (n + grain - 1) / grain));
+    std::vector<double> part(static_cast<std::size_t>(chunks), 0.0);
+    parallel_for(0, chunks, [&](std::int64_t c0, std::int64_t c1) {
+        for (std::int64_t c = c0; c < c1; ++c) part[c] = body(c * n / chunks, (c + 1) * n / chunks);
+    }, threads);
+    double s = 0;
+    for (double p : part) s += p;
+    return s;
+}
+
+class CpuKernels final : public KrylovKernels {
+public:
+    double spmv(const DeviceMatrix& a, const double* x, double* y, bool dot) override {
+        const index_t rows = a.slab.rows(), plane = a.slab.plane(), n = a.slab.n;
+        return reduce(rows, [&](index_t lo, index_t hi) {
+            double s = 0;
+            for (index_t i = lo; i < hi; ++i) {
+                double v = 0;
+                switch (a.format) {
+                    case Format::csr:
+                        for (auto j = a.row_ptr[i]; j < a.row_ptr[i + 1]; ++j) v += a.val[j] * x[a.col[j]];
+                        break;
+                    case Format::ell:
+                        for (int k = 0; k < a.ell_width; ++k) v += a.val[k * rows + i] * x[a.col[k * rows + i]];
+                        break;
+                    case Format::matrix_free: {
+                        const index_t xi = i % n, yi = (i / n) % n, zi = a.slab.z0 + i / plane, own = i + plane;
+                        v = 6 * x[own];
+                        if (xi > 0) v -= x[own - 1];
+                        if (xi + 1 < n) v -= x[own + 1];
+                        if (yi > 0) v -= x[own - n];
+                        if (yi + 1 < n) v -= x[own + n];
+                        if (zi > 0) v -= x[own - plane];
+                        if (zi + 1 < n) v -= x[own + plane];
+                        break;
+                    }
+                }
+                y[i] = v;
+                if (dot) s += x[i + plane] * v;
+            }
+            return s;
+        });
+    }
+    double dot(const double* a, const double* b, index_t n) override {
+        return reduce(n, [&](index_t lo, index_t hi) {
+            double s = 0;
+            for (index_t i = lo; i < hi; ++i) s += a[i] * b[i];
+            return s;
+        });
+    }
+    void axpy(double alpha, const double* x, double* y, index_t n) override {
+        parallel_for(0, n, [&](std::int64_t lo, std::int64_t hi) {
+            for (auto i = lo; i < hi; ++i) y[i] += alpha * x[i];
+        }, host_threads(), grain);
+    }
+    void xpay(const double* x, double beta, double* y, index_t n) override {
+        parallel_for(0, n, [&](std::int64_t lo, std::int64_t hi) {
+            for (auto i = lo; i < hi; ++i) y[i] = x[i] + beta * y[i];
+        }, host_threads(), grain);
+    }
+    void scale(const double* inv_diag, const double* r, double* z, index_t n) override {
+        parallel_for(0, n, [&](std::int64_t lo, std::int64_t hi) {
+            for (auto i = lo; i < hi; ++i) z[i] = inv_diag[i] * r[i];
+        }, host_threads(), grain);
+    }
+    double fused_update(double alpha, const double* p, const double* q, double* x, double* r, const double* inv_diag,
+                        double* z, index_t n) override {
+        return reduce(n, [&](index_t lo, index_t hi) {
+            double s = 0;
+            for (index_t i = lo; i < hi; ++i) {
+                x[i] += alpha * p[i];
+                const double ri = r[i] - alpha * q[i];
+                r[i] = ri;
+                const double zi = inv_diag ? inv_diag[i] * ri : ri;
+                if (inv_diag) z[i] = zi;
+                s += ri * zi;
+            }
+            return s;
+        });
+    }
+};
+
+const bool registered = register_variant<KrylovKernels, CpuKernels>("fftw");
+
+}  // namespace
+}  // namespace fftune::krylov

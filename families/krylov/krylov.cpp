@@ -1,0 +1,407 @@
+// The krylov family (README.md beside this file): CG on the 7-point Poisson
+// operator (Commer et al.), every storage format x fusion x preconditioner,
+// z-slabs over the ranks with a halo exchange before each SpMV. A timed step
+// is a fixed number of iterations from x = 0; validation solves to a relative
+// residual of 1e-8 and recomputes the true one.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <type_traits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/base/registry.hpp"
+#include "core/platform/backend.hpp"
+#include "core/platform/mpi_util.hpp"
+#include "core/platform/phase_timer.hpp"
+#include "core/run/family.hpp"
+#include "families/krylov/kernels.hpp"
+
+namespace fftune::krylov {
+namespace {
+
+using json = nlohmann::json;
+
+const std::vector<std::string> solvers{"cg"};
+const std::vector<std::string> operators{"poisson7"};
+const std::vector<std::string> fusions{"none", "fused"};
+const std::vector<std::string> preconditioners{"none", "jacobi"};
+constexpr double target_residual = 1e-8;
+
+struct KrylovAxes : FamilyAxes {
+    std::vector<index_t> sizes;
+    std::vector<std::string> operators, solvers, formats, fusions, preconditioners, backends;
+    int iterations = 1000;
+};
+
+class CgWorkload final : public Workload {
+public:
+    explicit CgWorkload(const Point& pt)
+        : n_(pt.problem.at("size")[0].get<index_t>()),
+          iterations_(pt.problem.at("iterations")[0].get<int>()),
+          format_(parse_format(pt.config.at("format").get<std::string>())),
+          fused_(pt.config.at("fusion") == "fused"),
+          jacobi_(pt.config.at("preconditioner") == "jacobi"),
+          backend_name_(pt.backend()) {}
+
+    void setup(MPI_Comm comm) override {
+        comm_ = comm;
+        FFTUNE_MPI_CHECK(MPI_Comm_size(comm, &ranks_));
+        FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
+        all_or_none(comm, [&] {
+            backend_ = Registry<Backend>::instance().create(backend_name_);
+            if (auto why = backend_->unavailable()) throw Unsupported(*why);
+            kernels_ = Registry<KrylovKernels>::instance().create(backend_name_);
+            host_ = assemble_poisson7(slab_of(n_, ranks_, rank_));
+            const Slab& s = host_.slab;
+            a_.format = format_;
+            a_.slab = s;
+            if (format_ == Format::csr) {
+                row_ptr_ = upload(host_.row_ptr);
+                col_ = upload(host_.col);
+                val_ = upload(host_.val);
+            } else if (format_ == Format::ell) {
+                col_ = upload(host_.ell_col);
+                val_ = upload(host_.ell_val);
+                a_.ell_width = host_.ell_width;
+            }
+            a_.row_ptr = static_cast<const std::int64_t*>(row_ptr_.data());
+            a_.col = static_cast<const std::int32_t*>(col_.data());
+            a_.val = static_cast<const double*>(val_.data());
+            const std::size_t rows = bytes(s.rows()), haloed = bytes(s.haloed());
+            for (Buffer* v : {&x_, &r_, &q_, &b_}) *v = Buffer(*backend_, rows);
+            if (jacobi_) {
+                z_ = Buffer(*backend_, rows);
+                std::vector<double> inv(host_.diag.size());
+                for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = 1 / host_.diag[i];
+                inv_diag_ = upload(inv);
+            }
+            p_ = Buffer(*backend_, haloed);
+            std::vector<double> zeros(static_cast<std::size_t>(s.haloed()), 0.0);
+            if (haloed > 0) backend_->copy_from_host(p_.data(), zeros.data(), haloed);  // halos outside the domain stay 0
+            timer_ = std::make_unique<PhaseTimer>(*backend_);
+            for (const char* ph : {"halo", "spmv", "update", "reduce"}) timer_->phase(ph);
+        });
+    }
+    Backend& backend() override { return *backend_; }
+
+    // b = A x*, rank-locally: x* is known on the halo planes too.
+    void prepare(MPI_Comm comm) override {
+        all_or_none(comm, [&] {
+            const Slab& s = host_.slab;
+            std::vector<double> xs(static_cast<std::size_t>(s.haloed()), 0.0), b(static_cast<std::size_t>(s.rows()));
+            for (index_t z = s.z0 - 1; z <= s.z1; ++z) {
+                if (z < 0 || z >= s.n) continue;
+                for (index_t k = 0; k < s.plane(); ++k)
+                    xs[static_cast<std::size_t>((z - s.z0 + 1) * s.plane() + k)] = manufactured(z * s.plane() + k);
+            }
+            poisson7_reference(s, xs.data(), b.data());
+            if (!b.empty()) backend_->copy_from_host(b_.data(), b.data(), bytes(s.rows()));
+            backend_->synchronize();
+        });
+    }
+    std::unique_ptr<PhaseClock> make_clock() override { return backend_->make_clock(); }
+    std::vector<std::string> phase_names() override { return timer_->names(); }
+    // Untimed, between steps: x = 0, r = b, z = D^-1 r, p = z.
+    void stage() override { restart(); }
+    void restage() override { restart(); }
+    void step() override {
+        rz_ = allreduce(timed(3, [&] { return kernels_->dot(r(), z(), rows()); }));
+        for (int k = 0; k < iterations_; ++k) iterate();
+    }
+    std::vector<double> collect_phase_times() override { return timer_->collect(); }
+    Footprint footprint() const override {
+        Footprint f;
+        for (const Buffer* b : {&row_ptr_, &col_, &val_, &x_, &r_, &q_, &b_, &z_, &inv_diag_, &p_})
+            f.backend_bytes += b->bytes();
+        f.workspace_bytes = f.backend_bytes - b_.bytes() - x_.bytes();
+        return f;
+    }
+    // Per step (iterations_ iterations; the first (r, z) once).
+    std::vector<PhaseTraffic> traffic() const override {
+        const std::size_t k = static_cast<std::size_t>(iterations_), v = bytes(rows());
+        const std::size_t halo = bytes(host_.slab.plane()) * ((host_.slab.below ? 1 : 0) + (host_.slab.above ? 1 : 0));
+        // update: x += αp and r -= αq (3 streams each; fused: p, q, x, r read, x, r written),
+        // z = D^-1 r (3; fused 2: r is at hand), p = z + βp (3)
+        const std::size_t update = 6 * v + (jacobi_ ? (fused_ ? 2 : 3) * v : 0) + 3 * v;
+        // unfused: (p, q) and (r, z) as passes of their own ((r, r): one stream)
+        const std::size_t reduce = fused_ ? 0 : 2 * v + (jacobi_ ? 2 : 1) * v;
+        return {{0, k * halo, k * halo}, {k * spmv_bytes(format_, host_), 0, 0}, {k * update, 0, 0}, {k * reduce + 2 * v, 0, 0}};
+    }
+
+    // The format's SpMV against the stencil oracle on a random vector; then a
+    // solve to 1e-8 with the true residual recomputed; the error to x*.
+    ValidationResult validate(MPI_Comm comm) override {
+        ValidationResult v;
+        double local[3] = {0, 0, 0};  // max |spmv - oracle|, max |oracle|, not finite
+        all_or_none(comm, [&] {
+            const Slab& s = host_.slab;
+            std::mt19937 rng(1234 + rank_);
+            std::uniform_real_distribution<double> u(-1, 1);
+            std::vector<double> xh(static_cast<std::size_t>(s.haloed()), 0.0), want(static_cast<std::size_t>(s.rows()));
+            for (index_t i = (s.below ? 0 : s.plane()); i < s.haloed() - (s.above ? 0 : s.plane()); ++i) xh[i] = u(rng);
+            poisson7_reference(s, xh.data(), want.data());
+            Buffer in(*backend_, bytes(s.haloed())), out(*backend_, bytes(s.rows()));
+            backend_->copy_from_host(in.data(), xh.data(), bytes(s.haloed()));
+            kernels_->spmv(a_, static_cast<const double*>(in.data()), static_cast<double*>(out.data()), false);
+            std::vector<double> got(want.size());
+            if (!got.empty()) backend_->copy_to_host(got.data(), out.data(), bytes(s.rows()));
+            backend_->synchronize();
+            for (std::size_t i = 0; i < got.size(); ++i) {
+                if (!std::isfinite(got[i])) local[2] = 1;
+                local[0] = std::max(local[0], std::abs(got[i] - want[i]));
+                local[1] = std::max(local[1], std::abs(want[i]));
+            }
+        });
+        double mx[3];
+        FFTUNE_MPI_CHECK(MPI_Allreduce(local, mx, 3, MPI_DOUBLE, MPI_MAX, comm));
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+
+        // The solve: converged in at most 50 n + 100 iterations (CG needs O(n) here).
+        restart();
+        const double bb = allreduce(kernels_->dot(b(), b(), rows()));
+        rz_ = allreduce(kernels_->dot(r(), z(), rows()));
+        double rr = bb;
+        converged_iterations_ = 0;
+        const int max_iterations = static_cast<int>(50 * n_ + 100);
+        while (converged_iterations_ < max_iterations && std::sqrt(rr / bb) > target_residual) {
+            iterate();
+            rr = allreduce(kernels_->dot(r(), r(), rows()));
+            ++converged_iterations_;
+        }
+        recurrence_ = std::sqrt(rr / bb);
+        // True residual: b - A x, x through p's haloed buffer.
+        const Slab& s = host_.slab;
+        all_or_none(comm, [&] {
+            backend_->copy_region(p_.data(), {{1, 1, s.rows()}, {0, 0, 1}, s.plane()}, x_.data(), {{1, 1, s.rows()}, {0, 0, 1}, 0}, 8);
+        });
+        exchange();
+        kernels_->spmv(a_, static_cast<const double*>(p_.data()), q(), false);
+        kernels_->axpy(-1, b(), q(), rows());  // q = A x - b
+        true_residual_ = std::sqrt(allreduce(kernels_->dot(q(), q(), rows())) / bb);
+        // Error to the manufactured solution.
+        double err[2] = {0, 0};
+        all_or_none(comm, [&] {
+            std::vector<double> x(static_cast<std::size_t>(s.rows()));
+            if (!x.empty()) backend_->copy_to_host(x.data(), x_.data(), bytes(s.rows()));
+            backend_->synchronize();
+            for (index_t i = 0; i < s.rows(); ++i) {
+                const double e = x[i] - manufactured(s.z0 * s.plane() + i);
+                err[0] += e * e;
+                err[1] += manufactured(s.z0 * s.plane() + i) * manufactured(s.z0 * s.plane() + i);
+            }
+        });
+        double sum[2];
+        FFTUNE_MPI_CHECK(MPI_Allreduce(err, sum, 2, MPI_DOUBLE, MPI_SUM, comm));
+        // ||x - x*|| / ||x*|| <= cond(A) * residual; cond(A) < (n + 1)^2 / 2 for this operator.
+        const double cond = 0.5 * double(n_ + 1) * double(n_ + 1);
+        v.checks.push_back(make_check("true_residual", true_residual_, 2 * target_residual));
+        v.checks.push_back(make_check("recurrence_residual", recurrence_, target_residual));
+        v.checks.push_back(make_check("residual_gap", std::abs(true_residual_ - recurrence_), 1e-10));
+        Check e = make_check("manufactured_solution", std::sqrt(sum[0] / sum[1]), cond * 2 * target_residual);
+        e.l2_rel_error = std::sqrt(sum[0] / sum[1]);
+        v.checks.push_back(e);
+        v.checks.push_back(make_check("spmv_oracle", mx[2] > 0 ? nan : mx[0] / std::max(mx[1], 1e-300), 1e-14));
+        return v;
+    }
+    void annotate(MPI_Comm, json& record) override {
+        const Slab& s = host_.slab;
+        record["krylov"] = {{"iterations_per_step", iterations_},
+                            {"converged_iterations", converged_iterations_},
+                            {"recurrence_residual", recurrence_},
+                            {"true_residual", true_residual_},
+                            {"nnz", host_.nnz()},
+                            {"spmv_bytes", spmv_bytes(format_, host_)},
+                            {"halo_bytes_per_iteration", bytes(s.plane()) * ((s.below ? 1 : 0) + (s.above ? 1 : 0))}};
+    }
+
+private:
+    static std::size_t bytes(index_t n) { return static_cast<std::size_t>(n) * sizeof(double); }
+    index_t rows() const { return host_.slab.rows(); }
+    double* x() { return static_cast<double*>(x_.data()); }
+    double* r() { return static_cast<double*>(r_.data()); }
+    double* z() { return jacobi_ ? static_cast<double*>(z_.data()) : r(); }
+    double* q() { return static_cast<double*>(q_.data()); }
+    const double* b() { return static_cast<const double*>(b_.data()); }
+    double* p() { return static_cast<double*>(p_.data()) + host_.slab.plane(); }
+    const double* inv_diag() { return jacobi_ ? static_cast<const double*>(inv_diag_.data()) : nullptr; }
+
+    template <class T>
+    Buffer upload(const std::vector<T>& v) {
+        Buffer b(*backend_, v.size() * sizeof(T));
+        if (!v.empty()) backend_->copy_from_host(b.data(), v.data(), v.size() * sizeof(T));
+        return b;
+    }
+    template <class F>
+    std::invoke_result_t<F> timed(int phase, F f) {
+        PhaseScope s(*timer_, phase);
+        return f();
+    }
+    double allreduce(double local) {
+        double sum = 0;
+        PhaseScope s(*timer_, 3);
+        FFTUNE_MPI_CHECK(MPI_Allreduce(&local, &sum, 1, MPI_DOUBLE, MPI_SUM, comm_));
+        return sum;
+    }
+    void restart() {
+        const index_t n = rows();
+        const StridedRegion all{{1, 1, n}, {0, 0, 1}, 0};
+        if (n > 0) {
+            const std::vector<double> zeros(static_cast<std::size_t>(n), 0.0);
+            backend_->copy_from_host(x_.data(), zeros.data(), bytes(n));
+            backend_->copy_region(r_.data(), all, b_.data(), all, 8);
+            if (jacobi_) kernels_->scale(inv_diag(), r(), z(), n);
+            backend_->copy_region(p(), all, z(), all, 8);
+        }
+        backend_->synchronize();
+    }
+    // p's own first and last planes to the neighbours, theirs into p's halos.
+    void exchange() {
+        PhaseScope s(*timer_, 0);
+        const Slab& sl = host_.slab;
+        const int plane = static_cast<int>(sl.plane());
+        double* ph = static_cast<double*>(p_.data());
+        const int down = sl.below ? rank_ - 1 : MPI_PROC_NULL, up = sl.above ? rank_ + 1 : MPI_PROC_NULL;
+        backend_->synchronize();
+        FFTUNE_MPI_CHECK(MPI_Sendrecv(ph + sl.plane(), plane, MPI_DOUBLE, down, 0, ph + sl.rows() + sl.plane(), plane,
+                                      MPI_DOUBLE, up, 0, comm_, MPI_STATUS_IGNORE));
+        FFTUNE_MPI_CHECK(MPI_Sendrecv(ph + sl.rows(), plane, MPI_DOUBLE, up, 1, ph, plane, MPI_DOUBLE, down, 1, comm_,
+                                      MPI_STATUS_IGNORE));
+    }
+    // One preconditioned CG iteration (README.md).
+    void iterate() {
+        const index_t n = rows();
+        exchange();
+        double pq = timed(1, [&] { return kernels_->spmv(a_, static_cast<const double*>(p_.data()), q(), fused_); });
+        if (!fused_) pq = timed(3, [&] { return kernels_->dot(p(), q(), n); });
+        const double alpha = rz_ / allreduce(pq);
+        double rz_local = 0;
+        if (fused_) {
+            rz_local = timed(2, [&] { return kernels_->fused_update(alpha, p(), q(), x(), r(), inv_diag(), z(), n); });
+        } else {
+            timed(2, [&] {
+                kernels_->axpy(alpha, p(), x(), n);
+                kernels_->axpy(-alpha, q(), r(), n);
+                if (jacobi_) kernels_->scale(inv_diag(), r(), z(), n);
+            });
+            rz_local = timed(3, [&] { return kernels_->dot(r(), z(), n); });
+        }
+        const double rz_new = allreduce(rz_local);
+        const double beta = rz_new / rz_;
+        rz_ = rz_new;
+        timed(2, [&] { kernels_->xpay(z(), beta, p(), n); });
+    }
+
+    index_t n_;
+    int iterations_;
+    Format format_;
+    bool fused_, jacobi_;
+    std::string backend_name_;
+    MPI_Comm comm_ = MPI_COMM_NULL;
+    int ranks_ = 1, rank_ = 0;
+    std::unique_ptr<Backend> backend_;
+    std::unique_ptr<KrylovKernels> kernels_;
+    std::unique_ptr<PhaseTimer> timer_;
+    LocalMatrix host_;
+    DeviceMatrix a_;
+    Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_;
+    double rz_ = 0, recurrence_ = 0, true_residual_ = 0;
+    int converged_iterations_ = 0;
+};
+
+class KrylovFamily final : public Family {
+public:
+    std::string name() const override { return "krylov"; }
+    std::string summary() const override {
+        return "Krylov solvers (Commer et al.): CG on the 7-point Poisson operator, CSR/ELL/matrix-free, fused or not, "
+               "Jacobi";
+    }
+    std::vector<std::string> testcase_keys() const override {
+        return {"sizes", "operator", "solver", "format", "fusion", "preconditioner", "precision", "backend",
+                "krylov_iterations"};
+    }
+    std::shared_ptr<const FamilyAxes> parse(const TestcaseParser& ps, const json& j,
+                                            const std::vector<int>&) const override {
+        auto a = std::make_shared<KrylovAxes>();
+        if (!j.contains("sizes")) ps.fail("/sizes", "missing required key");
+        const auto sizes = ps.sizes(j.at("sizes"), "/sizes", index_t{1} << 31);
+        for (std::size_t i = 0; i < sizes.size(); ++i) {
+            const auto& s = sizes[i];
+            if (s[0] != s[1] || s[1] != s[2])
+                ps.fail(j.at("sizes").is_array() ? fmt::format("/sizes/{}", i) : "/sizes",
+                        fmt::format("krylov grids are cubes n^3, not {}x{}x{}", s[0], s[1], s[2]));
+            a->sizes.push_back(s[0]);
+        }
+        a->operators = ps.names_axis(TestcaseParser::value_or(j, "operator", "poisson7"), "/operator", operators);
+        a->solvers = ps.names_axis(TestcaseParser::value_or(j, "solver", "cg"), "/solver", solvers);
+        a->formats = ps.names_axis(TestcaseParser::value_or(j, "format", "all"), "/format", format_names());
+        a->fusions = ps.names_axis(TestcaseParser::value_or(j, "fusion", "all"), "/fusion", fusions);
+        a->preconditioners =
+            ps.names_axis(TestcaseParser::value_or(j, "preconditioner", "all"), "/preconditioner", preconditioners);
+        ps.names_axis(TestcaseParser::value_or(j, "precision", "double"), "/precision", {"double"});
+        a->backends = ps.names_axis(TestcaseParser::value_or(j, "backend", "fftw"), "/backend",
+                                    Registry<KrylovKernels>::instance().names());
+        a->iterations = ps.int_axis(TestcaseParser::value_or(j, "krylov_iterations", 1000), "/krylov_iterations", 1).at(0);
+        return a;
+    }
+    std::vector<Point> points(const FamilyAxes& any, int ranks) const override {
+        const auto& a = dynamic_cast<const KrylovAxes&>(any);
+        std::vector<Point> out;
+        for (index_t n : a.sizes)
+            for (const auto& op : a.operators)
+                for (const auto& solver : a.solvers)
+                    for (const auto& format : a.formats)
+                        for (const auto& fusion : a.fusions)
+                            for (const auto& pre : a.preconditioners)
+                                for (const auto& backend : a.backends) {
+                                    Point pt;
+                                    pt.index = static_cast<int>(out.size());
+                                    pt.problem = {{"kind", "krylov"}, {"ranks", ranks}, {"size", {n, n, n}},
+                                                  {"operator", op}, {"precision", "double"},
+                                                  {"iterations", {a.iterations}}};
+                                    pt.config = {{"solver", solver}, {"format", format}, {"fusion", fusion},
+                                                 {"preconditioner", pre}, {"backend", backend}};
+                                    pt.key = config_key(pt.config);
+                                    pt.label = fmt::format("krylov {}^3 {} {}", n, op, pt.key);
+                                    out.push_back(std::move(pt));
+                                }
+        return out;
+    }
+    std::optional<std::string> not_applicable(const json& problem, const json& config) const override {
+        const index_t n = problem.at("size")[0].get<index_t>();
+        const int p = problem.at("ranks").get<int>();
+        if (n < p) return fmt::format("{} z-planes over {} ranks: every rank needs a plane", n, p);
+        if (!Registry<KrylovKernels>::instance().contains(config.at("backend").get<std::string>()))
+            return "backend " + config.at("backend").get<std::string>() + " has no Krylov kernels (have: " +
+                   Registry<KrylovKernels>::instance().joined_names() + ")";
+        return std::nullopt;
+    }
+    std::unique_ptr<Workload> workload(const Point& point) const override {
+        return std::make_unique<CgWorkload>(point);
+    }
+    std::string config_key(const json& c) const override {
+        return fmt::format("{}/{}/{}/{}/{}", c.at("solver").get<std::string>(), c.at("format").get<std::string>(),
+                           c.at("fusion").get<std::string>(), c.at("preconditioner").get<std::string>(),
+                           c.at("backend").get<std::string>());
+    }
+    std::vector<ProblemAxis> problem_axes() const override {
+        using Role = ProblemAxis::Role;
+        return {{"size", Role::size, {}, "", 3, "n n n: the grid of unknowns (a cube)"},
+                {"operator", Role::category, operators, "poisson7", 0, "poisson7"},
+                {"precision", Role::category, {"double"}, "double", 0, "double"},
+                {"iterations", Role::size, {}, "", 1, "timed iterations per step (default 1000)"}};
+    }
+    std::vector<std::string> config_axes() const override {
+        return {"solver", "format", "fusion", "preconditioner", "backend"};
+    }
+    json default_config(const json&) const override {
+        return {{"solver", "cg"}, {"format", "csr"}, {"fusion", "none"}, {"preconditioner", "none"}, {"backend", "fftw"}};
+    }
+};
+
+const bool registered = register_variant<Family, KrylovFamily>("krylov");
+
+}  // namespace
+}  // namespace fftune::krylov

@@ -1,0 +1,132 @@
+// The krylov family at 1-4 ranks on the CPU backend: every format x fusion x
+// preconditioner converges to 1e-8 with the true residual recomputed and the
+// SpMV equal to the stencil oracle; the formats hold the operator's nonzeros;
+// fused and unfused iterate alike; the halo bytes are the planes a rank shares.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "core/run/family.hpp"
+#include "core/testing/world.hpp"
+#include "families/krylov/operator.hpp"
+
+namespace fftune::krylov {
+namespace {
+
+using json = nlohmann::json;
+using testing::world_rank;
+using testing::world_size;
+
+Point point(index_t n, int iterations, const std::string& format, const std::string& fusion, const std::string& pre) {
+    Point pt;
+    pt.problem = {{"kind", "krylov"}, {"ranks", world_size()}, {"size", {n, n, n}}, {"operator", "poisson7"},
+                  {"precision", "double"}, {"iterations", {iterations}}};
+    pt.config = {{"solver", "cg"}, {"format", format}, {"fusion", fusion}, {"preconditioner", pre}, {"backend", "fftw"}};
+    return pt;
+}
+
+struct Ran {
+    ValidationResult v;
+    json record;
+    std::vector<PhaseTraffic> traffic;
+};
+Ran run(const Point& pt) {
+    auto w = family_named("krylov").workload(pt);
+    w->setup(MPI_COMM_WORLD);
+    w->prepare(MPI_COMM_WORLD);
+    w->stage();
+    w->step();
+    Ran out;
+    out.traffic = w->traffic();
+    out.v = w->validate(MPI_COMM_WORLD);
+    w->annotate(MPI_COMM_WORLD, out.record);
+    return out;
+}
+
+TEST(Krylov, EveryFormatFusionAndPreconditionerConverges) {
+    int ran = 0;
+    for (index_t n : {13, 10})  // uneven slabs at 2-4 ranks
+        for (const auto& format : format_names())
+            for (const char* fusion : {"none", "fused"})
+                for (const char* pre : {"none", "jacobi"}) {
+                    const Point pt = point(n, 5, format, fusion, pre);
+                    ASSERT_FALSE(family_named("krylov").not_applicable(pt.problem, pt.config));
+                    const Ran r = run(pt);
+                    for (const auto& c : r.v.checks)
+                        EXPECT_TRUE(c.passed) << n << " " << format << " " << fusion << " " << pre << " " << c.method
+                                              << ": " << c.max_rel_error << " > " << c.tolerance;
+                    ASSERT_EQ(r.v.checks.size(), 5u);
+                    EXPECT_EQ(r.v.checks[0].method, "true_residual");
+                    const int its = r.record["krylov"]["converged_iterations"];
+                    EXPECT_GT(its, 5);
+                    EXPECT_LT(its, 10 * n);
+                    ++ran;
+                }
+    EXPECT_EQ(ran, 2 * 3 * 2 * 2);
+}
+
+// CG's iterates do not depend on the format or on fusing the vector updates
+// (the sums differ in order only): the same iteration count, residuals equal
+// to rounding.
+TEST(Krylov, FormatsAndFusionIterateAlike) {
+    const Ran base = run(point(12, 3, "csr", "none", "none"));
+    for (const auto& format : format_names())
+        for (const char* fusion : {"none", "fused"}) {
+            const Ran r = run(point(12, 3, format, fusion, "none"));
+            EXPECT_EQ(r.record["krylov"]["converged_iterations"], base.record["krylov"]["converged_iterations"])
+                << format << " " << fusion;
+            const double a = r.record["krylov"]["true_residual"], b = base.record["krylov"]["true_residual"];
+            EXPECT_NEAR(a, b, 1e-3 * b) << format << " " << fusion;
+        }
+}
+
+// Whole operator: 7 n^3 - 6 n^2 nonzeros (each face drops one neighbour per row).
+TEST(Krylov, RanksHoldTheWholeOperator) {
+    const index_t n = 11;
+    const LocalMatrix m = assemble_poisson7(slab_of(n, world_size(), world_rank()));
+    long long mine[2] = {m.nnz(), m.slab.rows()}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_EQ(all[0], 7 * n * n * n - 6 * n * n);
+    EXPECT_EQ(all[1], n * n * n);
+    for (index_t i = 0; i < m.slab.rows(); ++i)  // ELL holds the CSR rows, padded with zeros
+        for (int k = 0; k < m.ell_width; ++k) {
+            const auto j = m.row_ptr[i] + k;
+            if (j < m.row_ptr[i + 1]) {
+                ASSERT_EQ(m.ell_col[k * m.slab.rows() + i], m.col[j]);
+                ASSERT_EQ(m.ell_val[k * m.slab.rows() + i], m.val[j]);
+            } else {
+                ASSERT_EQ(m.ell_val[k * m.slab.rows() + i], 0.0);
+            }
+        }
+}
+
+// Per step, a rank sends and receives one plane to each neighbour per iteration.
+TEST(Krylov, HaloTrafficIsThePlanesShared) {
+    const int p = world_size(), iterations = 4;
+    const index_t n = 9;
+    const Ran r = run(point(n, iterations, "ell", "fused", "jacobi"));
+    ASSERT_EQ(r.traffic.size(), 4u);  // halo, spmv, update, reduce
+    unsigned long long sent = r.traffic[0].sent_bytes, all = 0;
+    MPI_Allreduce(&sent, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_EQ(all, static_cast<unsigned long long>(iterations) * 2 * (p - 1) * n * n * 8);
+    EXPECT_EQ(r.traffic[0].received_bytes, r.traffic[0].sent_bytes);
+    const Slab s = slab_of(n, p, world_rank());
+    EXPECT_EQ(r.record["krylov"]["halo_bytes_per_iteration"].get<std::size_t>(),
+              std::size_t((s.below ? 1 : 0) + (s.above ? 1 : 0)) * n * n * 8);
+}
+
+TEST(Krylov, TooFewPlanesIsNotApplicable) {
+    const Point pt = point(3, 5, "csr", "none", "none");
+    const auto why = family_named("krylov").not_applicable(pt.problem, pt.config);
+    if (world_size() > 3) {
+        ASSERT_TRUE(why);
+        EXPECT_NE(why->find("3 z-planes over 4 ranks"), std::string::npos) << *why;
+    } else {
+        EXPECT_FALSE(why);
+    }
+}
+
+}  // namespace
+}  // namespace fftune::krylov
