@@ -40,6 +40,7 @@ public:
                 double v = 0;
                 switch (a.format) {
                     case Format::csr:
+                    case Format::cusparse_csr:  // not applicable here (krylov.cpp); the same arrays
                         for (auto j = a.row_ptr[i]; j < a.row_ptr[i + 1]; ++j) v += a.val[j] * x[a.col[j]];
                         break;
                     case Format::ell:

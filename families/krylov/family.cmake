@@ -3,8 +3,15 @@ target_sources(fftune PRIVATE
   families/krylov/operator.cpp
   families/krylov/cpu_kernels.cpp
   families/krylov/krylov.cpp)
+if(CMAKE_CUDA_COMPILER)
+  target_sources(fftune PRIVATE families/krylov/cuda_launch.cu families/krylov/cuda_kernels.cpp)
+  target_link_libraries(fftune PRIVATE CUDA::cublas CUDA::cusparse)
+endif()
 if(FFTUNE_BUILD_TESTS)
   fftune_add_test(krylov_mpi_test SOURCES families/krylov/krylov_mpi_test.cpp LABELS "krylov" MPI_RANKS 1 2 3 4)
+  if(CMAKE_CUDA_COMPILER)
+    fftune_add_test(krylov_gpu_test SOURCES families/krylov/krylov_gpu_test.cpp LABELS gpu MPI_RANKS 1 2)
+  endif()
 
   # The CPU validation sweep at 1-4 ranks through the CLI, tuned into a
   # database that `fftune best --problem krylov` and `fftune report` read.
@@ -12,7 +19,7 @@ if(FFTUNE_BUILD_TESTS)
   add_test(NAME krylov_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${kdir})
   set_tests_properties(krylov_clean PROPERTIES FIXTURES_SETUP krylov_clean LABELS krylov)
   fftune_cli_test(krylov_bad_format 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/bad_format.json
-    EXPECT "/format/1: unknown value 'coo' \\(allowed: csr, ell, matrix_free, or \"all\"\\)" LABELS krylov)
+    EXPECT "/format/1: unknown value 'coo' \\(allowed: csr, ell, matrix_free, cusparse_csr, or \"all\"\\)" LABELS krylov)
   fftune_cli_test(krylov_not_a_cube 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/not_a_cube.json
     EXPECT "/sizes/1: krylov grids are cubes n\\^3, not 16x16x8" LABELS krylov)
   if(FFTUNE_HAVE_TUNER)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/base/registry.hpp"
+#include "core/platform/backend.hpp"
 #include "families/krylov/operator.hpp"
 
 namespace fftune::krylov {
@@ -13,7 +14,8 @@ namespace fftune::krylov {
 struct DeviceMatrix {
     Format format = Format::csr;
     Slab slab;
-    const std::int64_t* row_ptr = nullptr;
+    const std::int64_t* row_ptr = nullptr;    // csr
+    const std::int32_t* row_ptr32 = nullptr;  // cusparse_csr (cuSPARSE takes one index type)
     const std::int32_t* col = nullptr;
     const double* val = nullptr;
     int ell_width = 0;
@@ -23,6 +25,9 @@ class KrylovKernels {
 public:
     static constexpr const char* kind = "krylov kernels";
     virtual ~KrylovKernels() = default;
+    // Before the first call: the backend whose memory and queue the kernels use,
+    // and the operator they will multiply by (library handles are made here).
+    virtual void bind(Backend& backend, const DeviceMatrix& a) { (void)backend, (void)a; }
     // y = A x (x haloed, y not). With `dot`, returns (x, y) over the own rows
     // in the same pass (fused); else 0.
     virtual double spmv(const DeviceMatrix& a, const double* x_haloed, double* y, bool dot) = 0;

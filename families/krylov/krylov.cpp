@@ -62,12 +62,19 @@ public:
                 row_ptr_ = upload(host_.row_ptr);
                 col_ = upload(host_.col);
                 val_ = upload(host_.val);
+            } else if (format_ == Format::cusparse_csr) {
+                if (host_.nnz() > std::numeric_limits<std::int32_t>::max())
+                    throw Unsupported("cusparse_csr takes 32-bit indices: too many nonzeros on a rank");
+                row_ptr_ = upload(std::vector<std::int32_t>(host_.row_ptr.begin(), host_.row_ptr.end()));
+                col_ = upload(host_.col);
+                val_ = upload(host_.val);
             } else if (format_ == Format::ell) {
                 col_ = upload(host_.ell_col);
                 val_ = upload(host_.ell_val);
                 a_.ell_width = host_.ell_width;
             }
             a_.row_ptr = static_cast<const std::int64_t*>(row_ptr_.data());
+            a_.row_ptr32 = static_cast<const std::int32_t*>(row_ptr_.data());
             a_.col = static_cast<const std::int32_t*>(col_.data());
             a_.val = static_cast<const double*>(val_.data());
             const std::size_t rows = bytes(s.rows()), haloed = bytes(s.haloed());
@@ -81,6 +88,10 @@ public:
             p_ = Buffer(*backend_, haloed);
             std::vector<double> zeros(static_cast<std::size_t>(s.haloed()), 0.0);
             if (haloed > 0) backend_->copy_from_host(p_.data(), zeros.data(), haloed);  // halos outside the domain stay 0
+            if (backend_->device_memory()) {  // MPI reads host memory: the halo planes go through pinned buffers
+                staging_ = Buffer(*backend_, 4 * bytes(s.plane()), true);
+            }
+            kernels_->bind(*backend_, a_);
             timer_ = std::make_unique<PhaseTimer>(*backend_);
             for (const char* ph : {"halo", "spmv", "update", "reduce"}) timer_->phase(ph);
         });
@@ -117,6 +128,7 @@ public:
         for (const Buffer* b : {&row_ptr_, &col_, &val_, &x_, &r_, &q_, &b_, &z_, &inv_diag_, &p_})
             f.backend_bytes += b->bytes();
         f.workspace_bytes = f.backend_bytes - b_.bytes() - x_.bytes();
+        f.host_staging_bytes = staging_.bytes();
         return f;
     }
     // Per step (iterations_ iterations; the first (r, z) once).
@@ -208,13 +220,26 @@ public:
     }
     void annotate(MPI_Comm, json& record) override {
         const Slab& s = host_.slab;
+        // The device's copy rate on this rank's vectors (read + write), beside the kernels' achieved rates.
+        double copy_gbps = 0;
+        if (s.rows() > 0) {
+            auto clock = backend_->make_clock();
+            const StridedRegion all{{1, 1, s.rows()}, {0, 0, 1}, 0};
+            backend_->copy_region(q_.data(), all, b_.data(), all, 8);  // warm
+            clock->reset();
+            clock->start();
+            for (int k = 0; k < 10; ++k) backend_->copy_region(q_.data(), all, b_.data(), all, 8);
+            clock->stop();
+            copy_gbps = 10 * 2 * double(bytes(s.rows())) / (clock->elapsed_ms() * 1e6);
+        }
         record["krylov"] = {{"iterations_per_step", iterations_},
                             {"converged_iterations", converged_iterations_},
                             {"recurrence_residual", recurrence_},
                             {"true_residual", true_residual_},
                             {"nnz", host_.nnz()},
                             {"spmv_bytes", spmv_bytes(format_, host_)},
-                            {"halo_bytes_per_iteration", bytes(s.plane()) * ((s.below ? 1 : 0) + (s.above ? 1 : 0))}};
+                            {"halo_bytes_per_iteration", bytes(s.plane()) * ((s.below ? 1 : 0) + (s.above ? 1 : 0))},
+                            {"copy_GBps", copy_gbps}};
     }
 
 private:
@@ -262,13 +287,27 @@ private:
         PhaseScope s(*timer_, 0);
         const Slab& sl = host_.slab;
         const int plane = static_cast<int>(sl.plane());
+        const std::size_t pb = bytes(sl.plane());
         double* ph = static_cast<double*>(p_.data());
+        double *first = ph + sl.plane(), *last = ph + sl.rows(), *lo = ph, *hi = ph + sl.rows() + sl.plane();
         const int down = sl.below ? rank_ - 1 : MPI_PROC_NULL, up = sl.above ? rank_ + 1 : MPI_PROC_NULL;
+        // Device memory: own planes out to pinned host buffers, the neighbours' back into the halos.
+        double* st = static_cast<double*>(staging_.data());
+        double *send_lo = st ? st : first, *send_hi = st ? st + sl.plane() : last;
+        double *recv_lo = st ? st + 2 * sl.plane() : lo, *recv_hi = st ? st + 3 * sl.plane() : hi;
+        if (st) {
+            if (sl.below) backend_->copy_to_host(send_lo, first, pb);
+            if (sl.above) backend_->copy_to_host(send_hi, last, pb);
+        }
         backend_->synchronize();
-        FFTUNE_MPI_CHECK(MPI_Sendrecv(ph + sl.plane(), plane, MPI_DOUBLE, down, 0, ph + sl.rows() + sl.plane(), plane,
-                                      MPI_DOUBLE, up, 0, comm_, MPI_STATUS_IGNORE));
-        FFTUNE_MPI_CHECK(MPI_Sendrecv(ph + sl.rows(), plane, MPI_DOUBLE, up, 1, ph, plane, MPI_DOUBLE, down, 1, comm_,
+        FFTUNE_MPI_CHECK(MPI_Sendrecv(send_lo, plane, MPI_DOUBLE, down, 0, recv_hi, plane, MPI_DOUBLE, up, 0, comm_,
                                       MPI_STATUS_IGNORE));
+        FFTUNE_MPI_CHECK(MPI_Sendrecv(send_hi, plane, MPI_DOUBLE, up, 1, recv_lo, plane, MPI_DOUBLE, down, 1, comm_,
+                                      MPI_STATUS_IGNORE));
+        if (st) {
+            if (sl.below) backend_->copy_from_host(lo, recv_lo, pb);
+            if (sl.above) backend_->copy_from_host(hi, recv_hi, pb);
+        }
     }
     // One preconditioned CG iteration (README.md).
     void iterate() {
@@ -306,7 +345,7 @@ private:
     std::unique_ptr<PhaseTimer> timer_;
     LocalMatrix host_;
     DeviceMatrix a_;
-    Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_;
+    Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_, staging_;
     double rz_ = 0, recurrence_ = 0, true_residual_ = 0;
     int converged_iterations_ = 0;
 };
@@ -373,7 +412,13 @@ public:
         const index_t n = problem.at("size")[0].get<index_t>();
         const int p = problem.at("ranks").get<int>();
         if (n < p) return fmt::format("{} z-planes over {} ranks: every rank needs a plane", n, p);
-        if (!Registry<KrylovKernels>::instance().contains(config.at("backend").get<std::string>()))
+        const std::string backend = config.at("backend").get<std::string>();
+        if (config.at("format") == "cusparse_csr") {
+            if (backend != "cuda") return "cusparse_csr multiplies with cuSPARSE: backend cuda only";
+            if (config.at("fusion") != "none")
+                return "cusparse_csr is the library reference, one call per operation: fusion none only";
+        }
+        if (!Registry<KrylovKernels>::instance().contains(backend))
             return "backend " + config.at("backend").get<std::string>() + " has no Krylov kernels (have: " +
                    Registry<KrylovKernels>::instance().joined_names() + ")";
         return std::nullopt;

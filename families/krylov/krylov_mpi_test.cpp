@@ -52,6 +52,12 @@ TEST(Krylov, EveryFormatFusionAndPreconditionerConverges) {
             for (const char* fusion : {"none", "fused"})
                 for (const char* pre : {"none", "jacobi"}) {
                     const Point pt = point(n, 5, format, fusion, pre);
+                    if (format == "cusparse_csr") {  // the library reference: cuda only
+                        const auto why = family_named("krylov").not_applicable(pt.problem, pt.config);
+                        ASSERT_TRUE(why);
+                        EXPECT_EQ(*why, "cusparse_csr multiplies with cuSPARSE: backend cuda only");
+                        continue;
+                    }
                     ASSERT_FALSE(family_named("krylov").not_applicable(pt.problem, pt.config));
                     const Ran r = run(pt);
                     for (const auto& c : r.v.checks)
@@ -72,7 +78,7 @@ TEST(Krylov, EveryFormatFusionAndPreconditionerConverges) {
 // to rounding.
 TEST(Krylov, FormatsAndFusionIterateAlike) {
     const Ran base = run(point(12, 3, "csr", "none", "none"));
-    for (const auto& format : format_names())
+    for (const char* format : {"csr", "ell", "matrix_free"})
         for (const char* fusion : {"none", "fused"}) {
             const Ran r = run(point(12, 3, format, fusion, "none"));
             EXPECT_EQ(r.record["krylov"]["converged_iterations"], base.record["krylov"]["converged_iterations"])

@@ -15,7 +15,8 @@
 
 namespace fftune::krylov {
 
-enum class Format { csr, ell, matrix_free };
+// cusparse_csr: the CSR arrays, multiplied by cuSPARSE (the reference users would pick).
+enum class Format { csr, ell, matrix_free, cusparse_csr };
 const std::vector<std::string>& format_names();
 Format parse_format(const std::string& name);
 
