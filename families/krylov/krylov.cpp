@@ -290,6 +290,7 @@ private:
         const std::size_t pb = bytes(sl.plane());
         double* ph = static_cast<double*>(p_.data());
         double *first = ph + sl.plane(), *last = ph + sl.rows(), *lo = ph, *hi = ph + sl.rows() + sl.plane();
+        if (!sl.below && !sl.above) return;  // one rank: nothing to exchange, no wait for the device
         const int down = sl.below ? rank_ - 1 : MPI_PROC_NULL, up = sl.above ? rank_ + 1 : MPI_PROC_NULL;
         // Device memory: own planes out to pinned host buffers, the neighbours' back into the halos.
         double* st = static_cast<double*>(staging_.data());
