@@ -90,8 +90,8 @@ double manufactured(index_t global_row) { return std::sin(double(global_row)); }
 std::size_t spmv_bytes(Format f, const LocalMatrix& m) {
     const std::size_t rows = static_cast<std::size_t>(m.slab.rows()), vectors = 2 * rows * sizeof(double);
     switch (f) {
-        case Format::csr:
-        case Format::cusparse_csr: return (rows + 1) * 8 + static_cast<std::size_t>(m.nnz()) * (8 + 4) + vectors;
+        case Format::csr: return (rows + 1) * 8 + static_cast<std::size_t>(m.nnz()) * (8 + 4) + vectors;
+        case Format::cusparse_csr: return (rows + 1) * 4 + static_cast<std::size_t>(m.nnz()) * (8 + 4) + vectors;
         case Format::ell: return rows * static_cast<std::size_t>(m.ell_width) * (8 + 4) + vectors;
         case Format::matrix_free: return vectors;
     }
