@@ -1,6 +1,6 @@
 // The vector and matrix kernels a Krylov iteration runs, per backend (the
 // backend's name is the registry key: "fftw" is the CPU backend). The solver
-// (cg.cpp) is written once over them; a backend's kernels only touch its own
+// (krylov.cpp) is written once over them; a backend's kernels only touch its own
 // memory. Vectors that an SpMV reads are haloed (operator.hpp).
 #pragma once
 

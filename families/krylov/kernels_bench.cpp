@@ -26,7 +26,7 @@ struct Fixture {
     std::unique_ptr<KrylovKernels> kernels;
     LocalMatrix host;
     DeviceMatrix a;
-    Buffer row_ptr, col, val, x, y, r, z, inv_diag;
+    Buffer row_ptr, col, val, x, y, r, z, inv_diag, q, xs;
 
     Fixture(const std::string& be, Format f, index_t n) {
         backend = Registry<Backend>::instance().create(be);
@@ -50,7 +50,7 @@ struct Fixture {
         x = upload(xh);  // haloed; the halos stay 0 (one rank)
         std::vector<double> rows(static_cast<std::size_t>(host.slab.rows()));
         for (auto& v : rows) v = u(rng);
-        y = upload(rows), r = upload(rows), z = upload(rows);
+        y = upload(rows), r = upload(rows), z = upload(rows), q = upload(rows), xs = upload(rows);
         for (auto& v : rows) v = 1.0 / 6;
         inv_diag = upload(rows);
         kernels->bind(*backend, a);
@@ -102,8 +102,8 @@ void fused_update(benchmark::State& state, const std::string& be, bool jacobi) {
     Fixture f(be, Format::matrix_free, state.range(0));
     const std::size_t v = static_cast<std::size_t>(f.rows()) * 8;
     // p, q, x, r read; x, r written; Jacobi: the diagonal read, z written.
-    timed(state, f, 6 * v + (jacobi ? 2 * v : 0), [&] {
-        f.kernels->fused_update(1e-9, f.d(f.y), f.d(f.y), f.d(f.z), f.d(f.r), jacobi ? f.d(f.inv_diag) : nullptr,
+    timed(state, f, 6 * v + (jacobi ? 2 * v : 0), [&] {  // p = y, q, x = xs, r, z: five arrays
+        f.kernels->fused_update(1e-9, f.d(f.y), f.d(f.q), f.d(f.xs), f.d(f.r), jacobi ? f.d(f.inv_diag) : nullptr,
                                 f.d(f.z), f.rows());
     });
 }

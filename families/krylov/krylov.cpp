@@ -7,7 +7,9 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <exception>
 #include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -47,15 +49,19 @@ public:
           backend_name_(pt.backend()) {}
 
     void setup(MPI_Comm comm) override {
-        comm_ = comm;
+        comm_owned_ = Communicator::duplicate(comm);  // its own tags and collectives
+        comm_ = comm_owned_.get();
         FFTUNE_MPI_CHECK(MPI_Comm_size(comm, &ranks_));
         FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
         all_or_none(comm, [&] {
             backend_ = Registry<Backend>::instance().create(backend_name_);
             if (auto why = backend_->unavailable()) throw Unsupported(*why);
             kernels_ = Registry<KrylovKernels>::instance().create(backend_name_);
-            host_ = assemble_poisson7(slab_of(n_, ranks_, rank_));
+            host_ = assemble_poisson7(slab_of(n_, ranks_, rank_), format_ != Format::matrix_free);
             const Slab& s = host_.slab;
+            if (format_ != Format::matrix_free && s.haloed() > std::numeric_limits<std::int32_t>::max())
+                throw Unsupported(fmt::format("{} takes 32-bit column indices: {} haloed rows on a rank",
+                                              format_names()[int(format_)], s.haloed()));
             a_.format = format_;
             a_.slab = s;
             if (format_ == Format::csr) {
@@ -118,9 +124,20 @@ public:
     // Untimed, between steps: x = 0, r = b, z = D^-1 r, p = z.
     void stage() override { restart(); }
     void restage() override { restart(); }
+    // A rank-local failure stops every rank at the same iteration (its NaN
+    // reaches every allreduce) and is then rethrown here for the runner to agree;
+    // so is a breakdown (a scalar not finite or a zero (p, Ap)), which would
+    // otherwise leave the timed step short.
     void step() override {
-        rz_ = allreduce(timed(3, [&] { return kernels_->dot(r(), z(), rows()); }));
-        for (int k = 0; k < iterations_; ++k) iterate();
+        stop_ = false;
+        rz_ = allreduce(local([&] { return timed(3, [&] { return kernels_->dot(r(), z(), rows()); }); }));
+        int k = 0;
+        for (; k < iterations_ && !stop_; ++k) iterate();
+        if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
+        if (stop_)
+            throw std::runtime_error(fmt::format("CG broke down at iteration {} of {} (a scalar not finite or zero): "
+                                                 "the step would be short; fewer krylov_iterations or a larger grid",
+                                                 k, iterations_));
     }
     std::vector<double> collect_phase_times() override { return timer_->collect(); }
     Footprint footprint() const override {
@@ -137,17 +154,18 @@ public:
         const std::size_t halo = bytes(host_.slab.plane()) * ((host_.slab.below ? 1 : 0) + (host_.slab.above ? 1 : 0));
         // update: x += αp and r -= αq (3 streams each; fused: p, q, x, r read, x, r written),
         // z = D^-1 r (3; fused 2: r is at hand), p = z + βp (3)
-        const std::size_t update = 6 * v + (jacobi_ ? (fused_ ? 2 : 3) * v : 0) + 3 * v;
+        // (cusparse_csr: cuBLAS has no xpay: dscal + daxpy, 5 streams)
+        const std::size_t update = 6 * v + (jacobi_ ? (fused_ ? 2 : 3) * v : 0) + (format_ == Format::cusparse_csr ? 5 : 3) * v;
         // unfused: (p, q) and (r, z) as passes of their own ((r, r): one stream)
         const std::size_t reduce = fused_ ? 0 : 2 * v + (jacobi_ ? 2 : 1) * v;
-        return {{0, k * halo, k * halo}, {k * spmv_bytes(format_, host_), 0, 0}, {k * update, 0, 0}, {k * reduce + 2 * v, 0, 0}};
+        return {{0, k * halo, k * halo}, {k * spmv_bytes(format_, host_), 0, 0}, {k * update, 0, 0}, {k * reduce + (jacobi_ ? 2 : 1) * v, 0, 0}};
     }
 
     // The format's SpMV against the stencil oracle on a random vector; then a
     // solve to 1e-8 with the true residual recomputed; the error to x*.
     ValidationResult validate(MPI_Comm comm) override {
         ValidationResult v;
-        double local[3] = {0, 0, 0};  // max |spmv - oracle|, max |oracle|, not finite
+        double mine[3] = {0, 0, 0};  // max |spmv - oracle|, max |oracle|, not finite
         all_or_none(comm, [&] {
             const Slab& s = host_.slab;
             std::mt19937 rng(1234 + rank_);
@@ -162,27 +180,29 @@ public:
             if (!got.empty()) backend_->copy_to_host(got.data(), out.data(), bytes(s.rows()));
             backend_->synchronize();
             for (std::size_t i = 0; i < got.size(); ++i) {
-                if (!std::isfinite(got[i])) local[2] = 1;
-                local[0] = std::max(local[0], std::abs(got[i] - want[i]));
-                local[1] = std::max(local[1], std::abs(want[i]));
+                if (!std::isfinite(got[i])) mine[2] = 1;
+                mine[0] = std::max(mine[0], std::abs(got[i] - want[i]));
+                mine[1] = std::max(mine[1], std::abs(want[i]));
             }
         });
         double mx[3];
-        FFTUNE_MPI_CHECK(MPI_Allreduce(local, mx, 3, MPI_DOUBLE, MPI_MAX, comm));
+        FFTUNE_MPI_CHECK(MPI_Allreduce(mine, mx, 3, MPI_DOUBLE, MPI_MAX, comm));
         const double nan = std::numeric_limits<double>::quiet_NaN();
 
         // The solve: converged in at most 50 n + 100 iterations (CG needs O(n) here).
-        restart();
-        const double bb = allreduce(kernels_->dot(b(), b(), rows()));
-        rz_ = allreduce(kernels_->dot(r(), z(), rows()));
+        all_or_none(comm, [&] { restart(); });
+        stop_ = false;
+        const double bb = allreduce(local([&] { return kernels_->dot(b(), b(), rows()); }));
+        rz_ = allreduce(local([&] { return kernels_->dot(r(), z(), rows()); }));
         double rr = bb;
         converged_iterations_ = 0;
         const int max_iterations = static_cast<int>(50 * n_ + 100);
-        while (converged_iterations_ < max_iterations && std::sqrt(rr / bb) > target_residual) {
+        while (!stop_ && converged_iterations_ < max_iterations && std::sqrt(rr / bb) > target_residual) {
             iterate();
-            rr = allreduce(kernels_->dot(r(), r(), rows()));
+            rr = allreduce(local([&] { return kernels_->dot(r(), r(), rows()); }));
             ++converged_iterations_;
         }
+        if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
         recurrence_ = std::sqrt(rr / bb);
         // True residual: b - A x, x through p's haloed buffer.
         const Slab& s = host_.slab;
@@ -190,9 +210,12 @@ public:
             backend_->copy_region(p_.data(), {{1, 1, s.rows()}, {0, 0, 1}, s.plane()}, x_.data(), {{1, 1, s.rows()}, {0, 0, 1}, 0}, 8);
         });
         exchange();
-        kernels_->spmv(a_, static_cast<const double*>(p_.data()), q(), false);
-        kernels_->axpy(-1, b(), q(), rows());  // q = A x - b
-        true_residual_ = std::sqrt(allreduce(kernels_->dot(q(), q(), rows())) / bb);
+        local([&] {
+            kernels_->spmv(a_, static_cast<const double*>(p_.data()), q(), false);
+            kernels_->axpy(-1, b(), q(), rows());  // q = A x - b
+        });
+        true_residual_ = std::sqrt(allreduce(local([&] { return kernels_->dot(q(), q(), rows()); })) / bb);
+        if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
         // Error to the manufactured solution.
         double err[2] = {0, 0};
         all_or_none(comm, [&] {
@@ -264,6 +287,22 @@ private:
         PhaseScope s(*timer_, phase);
         return f();
     }
+    // Rank-local work: after a failure on this rank, skipped, NaN in its place.
+    template <class F>
+    double local(F&& f) {
+        if (failed_) return std::numeric_limits<double>::quiet_NaN();
+        try {
+            if constexpr (std::is_void_v<std::invoke_result_t<F>>) {
+                f();
+                return 0;
+            } else {
+                return f();
+            }
+        } catch (...) {
+            failed_ = std::current_exception();
+            return std::numeric_limits<double>::quiet_NaN();
+        }
+    }
     double allreduce(double local) {
         double sum = 0;
         PhaseScope s(*timer_, 3);
@@ -296,42 +335,61 @@ private:
         double* st = static_cast<double*>(staging_.data());
         double *send_lo = st ? st : first, *send_hi = st ? st + sl.plane() : last;
         double *recv_lo = st ? st + 2 * sl.plane() : lo, *recv_hi = st ? st + 3 * sl.plane() : hi;
-        if (st) {
-            if (sl.below) backend_->copy_to_host(send_lo, first, pb);
-            if (sl.above) backend_->copy_to_host(send_hi, last, pb);
-        }
-        backend_->synchronize();
+        local([&] {
+            if (st) {
+                if (sl.below) backend_->copy_to_host(send_lo, first, pb);
+                if (sl.above) backend_->copy_to_host(send_hi, last, pb);
+            }
+            backend_->synchronize();
+        });
         FFTUNE_MPI_CHECK(MPI_Sendrecv(send_lo, plane, MPI_DOUBLE, down, 0, recv_hi, plane, MPI_DOUBLE, up, 0, comm_,
                                       MPI_STATUS_IGNORE));
         FFTUNE_MPI_CHECK(MPI_Sendrecv(send_hi, plane, MPI_DOUBLE, up, 1, recv_lo, plane, MPI_DOUBLE, down, 1, comm_,
                                       MPI_STATUS_IGNORE));
-        if (st) {
-            if (sl.below) backend_->copy_from_host(lo, recv_lo, pb);
-            if (sl.above) backend_->copy_from_host(hi, recv_hi, pb);
-        }
+        local([&] {
+            if (st) {
+                if (sl.below) backend_->copy_from_host(lo, recv_lo, pb);
+                if (sl.above) backend_->copy_from_host(hi, recv_hi, pb);
+            }
+        });
     }
     // One preconditioned CG iteration (README.md).
     void iterate() {
         const index_t n = rows();
         exchange();
-        double pq = timed(1, [&] { return kernels_->spmv(a_, static_cast<const double*>(p_.data()), q(), fused_); });
-        if (!fused_) pq = timed(3, [&] { return kernels_->dot(p(), q(), n); });
-        const double alpha = rz_ / allreduce(pq);
+        double pq = local([&] {
+            return timed(1, [&] { return kernels_->spmv(a_, static_cast<const double*>(p_.data()), q(), fused_); });
+        });
+        if (!fused_) pq = local([&] { return timed(3, [&] { return kernels_->dot(p(), q(), n); }); });
+        const double pq_all = allreduce(pq);
+        if (!std::isfinite(pq_all) || pq_all == 0) {  // a failure somewhere, or a breakdown: every rank stops here
+            stop_ = true;
+            return;
+        }
+        const double alpha = rz_ / pq_all;
         double rz_local = 0;
         if (fused_) {
-            rz_local = timed(2, [&] { return kernels_->fused_update(alpha, p(), q(), x(), r(), inv_diag(), z(), n); });
-        } else {
-            timed(2, [&] {
-                kernels_->axpy(alpha, p(), x(), n);
-                kernels_->axpy(-alpha, q(), r(), n);
-                if (jacobi_) kernels_->scale(inv_diag(), r(), z(), n);
+            rz_local = local([&] {
+                return timed(2, [&] { return kernels_->fused_update(alpha, p(), q(), x(), r(), inv_diag(), z(), n); });
             });
-            rz_local = timed(3, [&] { return kernels_->dot(r(), z(), n); });
+        } else {
+            local([&] {
+                timed(2, [&] {
+                    kernels_->axpy(alpha, p(), x(), n);
+                    kernels_->axpy(-alpha, q(), r(), n);
+                    if (jacobi_) kernels_->scale(inv_diag(), r(), z(), n);
+                });
+            });
+            rz_local = local([&] { return timed(3, [&] { return kernels_->dot(r(), z(), n); }); });
         }
         const double rz_new = allreduce(rz_local);
+        if (!std::isfinite(rz_new)) {
+            stop_ = true;
+            return;
+        }
         const double beta = rz_new / rz_;
         rz_ = rz_new;
-        timed(2, [&] { kernels_->xpay(z(), beta, p(), n); });
+        local([&] { timed(2, [&] { kernels_->xpay(z(), beta, p(), n); }); });
     }
 
     index_t n_;
@@ -339,8 +397,11 @@ private:
     Format format_;
     bool fused_, jacobi_;
     std::string backend_name_;
+    Communicator comm_owned_;
     MPI_Comm comm_ = MPI_COMM_NULL;
     int ranks_ = 1, rank_ = 0;
+    std::exception_ptr failed_;  // this rank's failure inside a solve (local())
+    bool stop_ = false;          // every rank: the solve ended early
     std::unique_ptr<Backend> backend_;
     std::unique_ptr<KrylovKernels> kernels_;
     std::unique_ptr<PhaseTimer> timer_;
@@ -383,7 +444,9 @@ public:
         ps.names_axis(TestcaseParser::value_or(j, "precision", "double"), "/precision", {"double"});
         a->backends = ps.names_axis(TestcaseParser::value_or(j, "backend", "fftw"), "/backend",
                                     Registry<KrylovKernels>::instance().names());
-        a->iterations = ps.int_axis(TestcaseParser::value_or(j, "krylov_iterations", 1000), "/krylov_iterations", 1).at(0);
+        const auto its = ps.int_axis(TestcaseParser::value_or(j, "krylov_iterations", 1000), "/krylov_iterations", 1);
+        if (its.size() != 1) ps.fail("/krylov_iterations", "one count of timed iterations per step, not a list");
+        a->iterations = its[0];
         return a;
     }
     std::vector<Point> points(const FamilyAxes& any, int ranks) const override {

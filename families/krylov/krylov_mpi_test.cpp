@@ -8,8 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <random>
+
+#include "core/base/registry.hpp"
 #include "core/run/family.hpp"
+#include "core/testing/forwarding_backend.hpp"
 #include "core/testing/world.hpp"
+#include "families/krylov/kernels.hpp"
 #include "families/krylov/operator.hpp"
 
 namespace fftune::krylov {
@@ -26,6 +31,30 @@ Point point(index_t n, int iterations, const std::string& format, const std::str
     pt.config = {{"solver", "cg"}, {"format", format}, {"fusion", fusion}, {"preconditioner", pre}, {"backend", "fftw"}};
     return pt;
 }
+
+// The CPU backend under another name, whose kernels throw on the last rank at
+// its third SpMV: a failure in the middle of a timed step.
+struct FaultyBackend final : testing::ForwardingBackend {
+    std::string name() const override { return "krylov_faulty"; }
+};
+struct FaultyKernels final : KrylovKernels {
+    std::unique_ptr<KrylovKernels> inner = Registry<KrylovKernels>::instance().create("fftw");
+    int spmvs = 0;
+    double spmv(const DeviceMatrix& a, const double* x, double* y, bool dot) override {
+        if (++spmvs == 3 && world_rank() == world_size() - 1) throw std::runtime_error("injected kernel failure");
+        return inner->spmv(a, x, y, dot);
+    }
+    double dot(const double* a, const double* b, index_t n) override { return inner->dot(a, b, n); }
+    void axpy(double al, const double* x, double* y, index_t n) override { inner->axpy(al, x, y, n); }
+    void xpay(const double* x, double be, double* y, index_t n) override { inner->xpay(x, be, y, n); }
+    void scale(const double* d, const double* r, double* z, index_t n) override { inner->scale(d, r, z, n); }
+    double fused_update(double al, const double* p, const double* q, double* x, double* r, const double* d, double* z,
+                        index_t n) override {
+        return inner->fused_update(al, p, q, x, r, d, z, n);
+    }
+};
+const bool faulty = register_variant<Backend, FaultyBackend>("krylov_faulty") &&
+                    register_variant<KrylovKernels, FaultyKernels>("krylov_faulty");
 
 struct Ran {
     ValidationResult v;
@@ -121,6 +150,78 @@ TEST(Krylov, HaloTrafficIsThePlanesShared) {
     const Slab s = slab_of(n, p, world_rank());
     EXPECT_EQ(r.record["krylov"]["halo_bytes_per_iteration"].get<std::size_t>(),
               std::size_t((s.below ? 1 : 0) + (s.above ? 1 : 0)) * n * n * 8);
+}
+
+// A kernel failing on one rank mid-step stops every rank at the same
+// iteration (no rank left waiting in a collective): the failing rank throws
+// its own error, the others the breakdown its NaN caused.
+TEST(Krylov, AFailureOnOneRankStopsEveryRank) {
+    Point pt = point(10, 20, "csr", "none", "none");
+    pt.config["backend"] = "krylov_faulty";
+    auto w = family_named("krylov").workload(pt);
+    w->setup(MPI_COMM_WORLD);
+    w->prepare(MPI_COMM_WORLD);
+    w->stage();
+    try {
+        w->step();
+        ADD_FAILURE() << "step finished";
+    } catch (const std::exception& e) {
+        const std::string want = world_rank() == world_size() - 1 ? "injected kernel failure" : "CG broke down at iteration 3 of 20";
+        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // every rank got here
+}
+
+// Jacobi with a diagonal that is not constant (poisson7's is 6 everywhere, so
+// CG's iterates cannot tell a wrong one): scale and the fused update against
+// host loops, on every backend with Krylov kernels usable here.
+TEST(Krylov, KernelsMatchHostLoops) {
+    int checked = 0;
+    for (const auto& name : Registry<KrylovKernels>::instance().names()) {
+        if (!Registry<Backend>::instance().contains(name) || name == "krylov_faulty") continue;
+        auto be = Registry<Backend>::instance().create(name);
+        if (be->unavailable()) continue;
+        auto k = Registry<KrylovKernels>::instance().create(name);
+        const index_t n = 1000;
+        std::mt19937 rng(3);
+        std::uniform_real_distribution<double> u(0.5, 2);
+        std::vector<double> p(n), q(n), x(n), r(n), d(n);
+        for (auto* v : {&p, &q, &x, &r, &d})
+            for (auto& e : *v) e = u(rng);
+        auto up = [&](const std::vector<double>& v) {
+            Buffer b(*be, n * 8);
+            be->copy_from_host(b.data(), v.data(), n * 8);
+            return b;
+        };
+        auto down = [&](Buffer& b) {
+            std::vector<double> v(n);
+            be->copy_to_host(v.data(), b.data(), n * 8);
+            be->synchronize();
+            return v;
+        };
+        Buffer bp = up(p), bq = up(q), bx = up(x), br = up(r), bd = up(d), bz = up(r);
+        auto* dp = static_cast<double*>(bp.data());
+        k->bind(*be, DeviceMatrix{Format::matrix_free, slab_of(10, 1, 0)});
+        k->scale(static_cast<double*>(bd.data()), static_cast<double*>(br.data()), static_cast<double*>(bz.data()), n);
+        auto z = down(bz);
+        for (index_t i = 0; i < n; ++i) ASSERT_DOUBLE_EQ(z[i], d[i] * r[i]) << name;
+        const double alpha = 0.3;
+        const double rz = k->fused_update(alpha, dp, static_cast<double*>(bq.data()), static_cast<double*>(bx.data()),
+                                          static_cast<double*>(br.data()), static_cast<double*>(bd.data()),
+                                          static_cast<double*>(bz.data()), n);
+        const auto gx = down(bx), gr = down(br), gz = down(bz);
+        double want = 0;
+        for (index_t i = 0; i < n; ++i) {
+            const double xi = x[i] + alpha * p[i], ri = r[i] - alpha * q[i], zi = d[i] * ri;
+            ASSERT_NEAR(gx[i], xi, 1e-15 * 4) << name;
+            ASSERT_NEAR(gr[i], ri, 1e-15 * 4) << name;
+            ASSERT_NEAR(gz[i], zi, 1e-15 * 8) << name;
+            want += ri * zi;
+        }
+        EXPECT_NEAR(rz, want, 1e-12 * want) << name;
+        ++checked;
+    }
+    EXPECT_GE(checked, 1);
 }
 
 TEST(Krylov, TooFewPlanesIsNotApplicable) {

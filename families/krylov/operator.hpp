@@ -43,7 +43,8 @@ struct LocalMatrix {
     std::vector<double> diag;  // the diagonal (Jacobi)
     std::int64_t nnz() const { return static_cast<std::int64_t>(val.size()); }
 };
-LocalMatrix assemble_poisson7(const Slab& s);
+// `matrix`: false leaves CSR and ELL empty (matrix-free needs the diagonal only).
+LocalMatrix assemble_poisson7(const Slab& s, bool matrix = true);
 
 // The stencil itself on a haloed vector, serially: the oracle every format's
 // SpMV is checked against.
