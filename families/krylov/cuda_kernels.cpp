@@ -38,6 +38,7 @@ public:
         if (sparse_) cusparseDestroy(sparse_);
         if (blas_) cublasDestroy(blas_);
         if (spmv_buffer_) cudaFree(spmv_buffer_);
+        if (probe_) cudaFree(probe_);
         if (sum_) cudaFree(sum_);
         if (host_sum_) cudaFreeHost(host_sum_);
     }
