@@ -239,6 +239,7 @@ public:
         e.l2_rel_error = std::sqrt(sum[0] / sum[1]);
         v.checks.push_back(e);
         v.checks.push_back(make_check("spmv_oracle", mx[2] > 0 ? nan : mx[0] / std::max(mx[1], 1e-300), 1e-14));
+        v.checks.push_back(make_check("halo_exchange", halo_error(comm), 0));
         return v;
     }
     void annotate(MPI_Comm, json& record) override {
@@ -287,6 +288,37 @@ private:
         PhaseScope s(*timer_, phase);
         return f();
     }
+    // The exchange itself: p's own planes set to a function of the global row,
+    // its halos then must hold the neighbours' (0 where the domain ends).
+    // Largest difference over every rank (0 when right).
+    double halo_error(MPI_Comm comm) {
+        const Slab& s = host_.slab;
+        const index_t plane = s.plane();
+        auto value = [](index_t global) { return 1.0 + double(global % 9973); };
+        all_or_none(comm, [&] {
+            std::vector<double> own(static_cast<std::size_t>(s.rows()));
+            for (index_t i = 0; i < s.rows(); ++i) own[i] = value(s.z0 * plane + i);
+            if (!own.empty()) backend_->copy_from_host(p(), own.data(), bytes(s.rows()));
+            backend_->synchronize();
+        });
+        exchange();
+        if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
+        double err = 0;
+        all_or_none(comm, [&] {
+            std::vector<double> all(static_cast<std::size_t>(s.haloed()));
+            backend_->copy_to_host(all.data(), p_.data(), bytes(s.haloed()));
+            backend_->synchronize();
+            for (index_t k = 0; k < plane; ++k) {
+                const double lo = s.below ? value((s.z0 - 1) * plane + k) : 0.0;
+                const double hi = s.above ? value(s.z1 * plane + k) : 0.0;
+                err = std::max({err, std::abs(all[k] - lo), std::abs(all[s.rows() + plane + k] - hi)});
+            }
+        });
+        double worst = 0;
+        FFTUNE_MPI_CHECK(MPI_Allreduce(&err, &worst, 1, MPI_DOUBLE, MPI_MAX, comm));
+        return worst;
+    }
+
     // Rank-local work: after a failure on this rank, skipped, NaN in its place.
     template <class F>
     double local(F&& f) {
