@@ -8,7 +8,8 @@
 #include "families/krylov/kernels.hpp"
 
 namespace fftune {
-FFTUNE_DEFINE_REGISTRY(krylov::KrylovKernels);
+FFTUNE_DEFINE_REGISTRY(krylov::KernelsT<double>);
+FFTUNE_DEFINE_REGISTRY(krylov::KernelsT<std::complex<double>>);
 }
 
 namespace fftune::krylov {
@@ -18,26 +19,30 @@ constexpr std::int64_t grain = 4096;
 
 // Sum of body(lo, hi) over chunks of [0, n), in chunk order.
 template <class F>
-double reduce(index_t n, F body) {
+auto reduce(index_t n, F body) {
+    using T = decltype(body(index_t{0}, index_t{0}));
     const int threads = host_threads();
     const index_t chunks = std::max<index_t>(1, std::min<index_t>(threads, (n + grain - 1) / grain));
-    std::vector<double> part(static_cast<std::size_t>(chunks), 0.0);
+    std::vector<T> part(static_cast<std::size_t>(chunks), T(0));
     parallel_for(0, chunks, [&](std::int64_t c0, std::int64_t c1) {
         for (std::int64_t c = c0; c < c1; ++c) part[c] = body(c * n / chunks, (c + 1) * n / chunks);
     }, threads);
-    double s = 0;
-    for (double p : part) s += p;
+    T s = 0;
+    for (const T& p : part) s += p;
     return s;
 }
 
-class CpuKernels final : public KrylovKernels {
+template <class S>
+class CpuKernels final : public KernelsT<S> {
 public:
-    double spmv(const DeviceMatrix& a, const double* x, double* y, bool dot) override {
+    S spmv(const DeviceMatrixT<S>& a, const S* x, S* y, bool dot) override {
         const index_t rows = a.slab.rows(), plane = a.slab.plane(), n = a.slab.n;
+        if constexpr (!std::is_same_v<S, double>)
+            if (a.format == Format::matrix_free) throw std::logic_error("matrix_free is poisson7's (real) stencil");
         return reduce(rows, [&](index_t lo, index_t hi) {
-            double s = 0;
+            S s = 0;
             for (index_t i = lo; i < hi; ++i) {
-                double v = 0;
+                S v = 0;
                 switch (a.format) {
                     case Format::csr:
                     case Format::cusparse_csr:  // not applicable here (krylov.cpp); the same arrays
@@ -48,7 +53,7 @@ public:
                         break;
                     case Format::matrix_free: {
                         const index_t xi = i % n, yi = (i / n) % n, zi = a.slab.z0 + i / plane, own = i + plane;
-                        v = 6 * x[own];
+                        v = S(6) * x[own];
                         if (xi > 0) v -= x[own - 1];
                         if (xi + 1 < n) v -= x[own + 1];
                         if (yi > 0) v -= x[own - n];
@@ -64,37 +69,43 @@ public:
             return s;
         });
     }
-    double dot(const double* a, const double* b, index_t n) override {
+    S dot(const S* a, const S* b, index_t n) override {
         return reduce(n, [&](index_t lo, index_t hi) {
-            double s = 0;
+            S s = 0;
             for (index_t i = lo; i < hi; ++i) s += a[i] * b[i];
             return s;
         });
     }
-    void axpy(double alpha, const double* x, double* y, index_t n) override {
+    double norm2(const S* a, index_t n) override {
+        return reduce(n, [&](index_t lo, index_t hi) {
+            double s = 0;
+            for (index_t i = lo; i < hi; ++i) s += std::norm(a[i]);
+            return s;
+        });
+    }
+    void axpy(S alpha, const S* x, S* y, index_t n) override {
         parallel_for(0, n, [&](std::int64_t lo, std::int64_t hi) {
             for (auto i = lo; i < hi; ++i) y[i] += alpha * x[i];
         }, host_threads(), grain);
     }
-    void xpay(const double* x, double beta, double* y, index_t n) override {
+    void xpay(const S* x, S beta, S* y, index_t n) override {
         parallel_for(0, n, [&](std::int64_t lo, std::int64_t hi) {
             for (auto i = lo; i < hi; ++i) y[i] = x[i] + beta * y[i];
         }, host_threads(), grain);
     }
-    void scale(const double* inv_diag, const double* r, double* z, index_t n) override {
+    void scale(const S* inv_diag, const S* r, S* z, index_t n) override {
         parallel_for(0, n, [&](std::int64_t lo, std::int64_t hi) {
             for (auto i = lo; i < hi; ++i) z[i] = inv_diag[i] * r[i];
         }, host_threads(), grain);
     }
-    double fused_update(double alpha, const double* p, const double* q, double* x, double* r, const double* inv_diag,
-                        double* z, index_t n) override {
+    S fused_update(S alpha, const S* p, const S* q, S* x, S* r, const S* inv_diag, S* z, index_t n) override {
         return reduce(n, [&](index_t lo, index_t hi) {
-            double s = 0;
+            S s = 0;
             for (index_t i = lo; i < hi; ++i) {
                 x[i] += alpha * p[i];
-                const double ri = r[i] - alpha * q[i];
+                const S ri = r[i] - alpha * q[i];
                 r[i] = ri;
-                const double zi = inv_diag ? inv_diag[i] * ri : ri;
+                const S zi = inv_diag ? inv_diag[i] * ri : ri;
                 if (inv_diag) z[i] = zi;
                 s += ri * zi;
             }
@@ -103,7 +114,8 @@ public:
     }
 };
 
-const bool registered = register_variant<KrylovKernels, CpuKernels>("fftw");
+const bool registered = register_variant<KernelsT<double>, CpuKernels<double>>("fftw") &&
+                        register_variant<KernelsT<complex>, CpuKernels<complex>>("fftw");
 
 }  // namespace
 }  // namespace fftune::krylov

@@ -20,6 +20,8 @@ if(FFTUNE_BUILD_TESTS)
   set_tests_properties(krylov_clean PROPERTIES FIXTURES_SETUP krylov_clean LABELS krylov)
   fftune_cli_test(krylov_bad_format 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/bad_format.json
     EXPECT "/format/1: unknown value 'coo' \\(allowed: csr, ell, matrix_free, cusparse_csr, or \"all\"\\)" LABELS krylov)
+  fftune_cli_test(krylov_wrong_solver 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/wrong_solver.json
+    EXPECT "/solver: operator curlcurl13 is solved by cocg, which /solver does not list" LABELS krylov)
   fftune_cli_test(krylov_not_a_cube 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/not_a_cube.json
     EXPECT "/sizes/1: krylov grids are cubes n\\^3, not 16x16x8" LABELS krylov)
   if(FFTUNE_HAVE_TUNER)
@@ -28,11 +30,14 @@ if(FFTUNE_BUILD_TESTS)
       LABELS "krylov;mpi;sweep")
     set_tests_properties(krylov_sweep PROPERTIES FIXTURES_REQUIRED krylov_clean FIXTURES_SETUP krylov_db
       PROCESSORS 4 TIMEOUT 900)
-    fftune_cli_test(krylov_best_exact 0 ARGS best --problem krylov --size 24 --ranks 2 --iterations 50
+    fftune_cli_test(krylov_best_exact 0 ARGS best --problem krylov --size 16 --ranks 2 --iterations 50
       --db ${kdir}/db.sqlite EXPECT "^cg/(csr|ell|matrix_free)/(none|fused)/(none|jacobi)/fftw  \\[exact\\]  fastest of 12 validated" LABELS krylov)
+    fftune_cli_test(krylov_best_curlcurl 0 ARGS best --problem krylov --size 16 --ranks 3 --iterations 50
+      --operator curlcurl13 --precision complex_double --db ${kdir}/db.sqlite
+      EXPECT "^cocg/(csr|ell)/(none|fused)/(none|jacobi)/fftw  \\[exact\\]  fastest of 8 validated" LABELS krylov)
     fftune_cli_test(krylov_report 0 ARGS report --db ${kdir}/db.sqlite --out ${kdir}/report
-      EXPECT "  krylov: [0-9]+ figures from 48 records" LABELS "krylov;plotting")
-    set_tests_properties(krylov_best_exact krylov_report PROPERTIES FIXTURES_REQUIRED krylov_db)
+      EXPECT "  krylov: [0-9]+ figures from 80 records" LABELS "krylov;plotting")
+    set_tests_properties(krylov_best_exact krylov_best_curlcurl krylov_report PROPERTIES FIXTURES_REQUIRED krylov_db)
   endif()
 endif()
 

@@ -1,8 +1,12 @@
 // The vector and matrix kernels a Krylov iteration runs, per backend (the
-// backend's name is the registry key: "fftw" is the CPU backend). The solver
-// (krylov.cpp) is written once over them; a backend's kernels only touch its own
-// memory. Vectors that an SpMV reads are haloed (operator.hpp).
+// backend's name is the registry key: "fftw" is the CPU backend), for real
+// (double) and complex (std::complex<double>) scalars. The solver (krylov.cpp)
+// is written once over them; a backend's kernels only touch its own memory.
+// Vectors that an SpMV reads are haloed (operator.hpp). Dots are unconjugated
+// (a^T b: CG on real operators, COCG on complex symmetric ones); norm2 is ‖a‖².
 #pragma once
+
+#include <type_traits>
 
 #include "core/base/registry.hpp"
 #include "core/platform/backend.hpp"
@@ -11,38 +15,48 @@
 namespace fftune::krylov {
 
 // A rank's operator in backend memory, in the layout of one format.
-struct DeviceMatrix {
+template <class S>
+struct DeviceMatrixT {
     Format format = Format::csr;
     Slab slab;
     const std::int64_t* row_ptr = nullptr;    // csr
     const std::int32_t* row_ptr32 = nullptr;  // cusparse_csr (cuSPARSE takes one index type)
     const std::int32_t* col = nullptr;
-    const double* val = nullptr;
+    const S* val = nullptr;
     int ell_width = 0;
 };
+using DeviceMatrix = DeviceMatrixT<double>;
 
-class KrylovKernels {
+template <class S>
+class KernelsT {
 public:
     static constexpr const char* kind = "krylov kernels";
-    virtual ~KrylovKernels() = default;
+    virtual ~KernelsT() = default;
     // Before the first call: the backend whose memory and queue the kernels use,
     // and the operator they will multiply by (library handles are made here).
-    virtual void bind(Backend& backend, const DeviceMatrix& a) { (void)backend, (void)a; }
-    // y = A x (x haloed, y not). With `dot`, returns (x, y) over the own rows
+    virtual void bind(Backend& backend, const DeviceMatrixT<S>& a) { (void)backend, (void)a; }
+    // y = A x (x haloed, y not). With `dot`, returns x^T y over the own rows
     // in the same pass (fused); else 0.
-    virtual double spmv(const DeviceMatrix& a, const double* x_haloed, double* y, bool dot) = 0;
-    virtual double dot(const double* a, const double* b, index_t n) = 0;
-    virtual void axpy(double alpha, const double* x, double* y, index_t n) = 0;  // y += alpha x
-    virtual void xpay(const double* x, double beta, double* y, index_t n) = 0;   // y = x + beta y
-    virtual void scale(const double* inv_diag, const double* r, double* z, index_t n) = 0;  // z = D^-1 r
+    virtual S spmv(const DeviceMatrixT<S>& a, const S* x_haloed, S* y, bool dot) = 0;
+    virtual S dot(const S* a, const S* b, index_t n) = 0;
+    // ‖a‖² (conjugated): real operators' dot(a, a).
+    virtual double norm2(const S* a, index_t n) {
+        if constexpr (std::is_same_v<S, double>) return dot(a, a, n);
+        else throw std::logic_error("these kernels have no complex norm");
+    }
+    virtual void axpy(S alpha, const S* x, S* y, index_t n) = 0;  // y += alpha x
+    virtual void xpay(const S* x, S beta, S* y, index_t n) = 0;   // y = x + beta y
+    virtual void scale(const S* inv_diag, const S* r, S* z, index_t n) = 0;  // z = D^-1 r
     // One pass: x += alpha p; r -= alpha q; z = D^-1 r (when inv_diag, else z is r);
-    // returns (r, z).
-    virtual double fused_update(double alpha, const double* p, const double* q, double* x, double* r,
-                                const double* inv_diag, double* z, index_t n) = 0;
+    // returns r^T z.
+    virtual S fused_update(S alpha, const S* p, const S* q, S* x, S* r, const S* inv_diag, S* z, index_t n) = 0;
 };
+using KrylovKernels = KernelsT<double>;
+using ComplexKernels = KernelsT<complex>;
 
 }  // namespace fftune::krylov
 
 namespace fftune {
-FFTUNE_DECLARE_REGISTRY(krylov::KrylovKernels);
+FFTUNE_DECLARE_REGISTRY(krylov::KernelsT<double>);
+FFTUNE_DECLARE_REGISTRY(krylov::KernelsT<std::complex<double>>);
 }

@@ -26,8 +26,19 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::vector<std::string> solvers{"cg"};
-const std::vector<std::string> operators{"poisson7"};
+// Each operator: the solver written for it (cg: real SPD; cocg: complex
+// symmetric, CG with unconjugated dots) and the precision of its values.
+struct OperatorInfo {
+    std::string name, solver, precision;
+};
+const std::vector<OperatorInfo> operator_info{{"poisson7", "cg", "double"}, {"curlcurl13", "cocg", "complex_double"}};
+const std::vector<std::string> solvers{"cg", "cocg"};
+const std::vector<std::string> operators{"poisson7", "curlcurl13"};
+const OperatorInfo& info_of(const std::string& op) {
+    for (const auto& i : operator_info)
+        if (i.name == op) return i;
+    throw std::invalid_argument("unknown operator '" + op + "'");
+}
 const std::vector<std::string> fusions{"none", "fused"};
 const std::vector<std::string> preconditioners{"none", "jacobi"};
 constexpr double target_residual = 1e-8;
@@ -38,9 +49,41 @@ struct KrylovAxes : FamilyAxes {
     int iterations = 1000;
 };
 
-class CgWorkload final : public Workload {
+// The operator a scalar type solves (one each for now): its assembly, its
+// oracle, its manufactured solution and a bound on its condition number
+// (for the error check: ‖x − x*‖/‖x*‖ ≤ cond · residual).
+template <class S>
+struct OperatorOf;
+template <>
+struct OperatorOf<double> {
+    static constexpr int components = 1;
+    static LocalMatrix assemble(const Slab& s, bool matrix) { return assemble_poisson7(s, matrix); }
+    static void apply(const Slab& s, const double* x, double* y) { poisson7_reference(s, x, y); }
+    static double x_star(index_t g) { return manufactured(g); }
+    static double cond(index_t n) { return 0.5 * double(n + 1) * double(n + 1); }  // λmax < 12, λmin > 3π²/(n+1)²
+};
+template <>
+struct OperatorOf<complex> {
+    static constexpr int components = 3;
+    static LocalMatrixT<complex> assemble(const Slab& s, bool) { return assemble_curlcurl13(s); }
+    static void apply(const Slab& s, const complex* x, complex* y) { curlcurl13_reference(s, x, y); }
+    static complex x_star(index_t g) { return manufactured_complex(g); }
+    // |eigenvalues| between the smallest σ term (0.1) and 24 + 1: a heuristic for
+    // a matrix that is not normal (README.md).
+    static double cond(index_t) { return 1e3; }
+};
+
+bool finite(double v) { return std::isfinite(v); }
+bool finite(const complex& v) { return std::isfinite(v.real()) && std::isfinite(v.imag()); }
+template <class T>
+MPI_Datatype mpi_type() {
+    return std::is_same_v<T, double> ? MPI_DOUBLE : MPI_C_DOUBLE_COMPLEX;
+}
+
+template <class S>
+class KrylovWorkload final : public Workload {
 public:
-    explicit CgWorkload(const Point& pt)
+    explicit KrylovWorkload(const Point& pt)
         : n_(pt.problem.at("size")[0].get<index_t>()),
           iterations_(pt.problem.at("iterations")[0].get<int>()),
           format_(parse_format(pt.config.at("format").get<std::string>())),
@@ -56,8 +99,9 @@ public:
         all_or_none(comm, [&] {
             backend_ = Registry<Backend>::instance().create(backend_name_);
             if (auto why = backend_->unavailable()) throw Unsupported(*why);
-            kernels_ = Registry<KrylovKernels>::instance().create(backend_name_);
-            host_ = assemble_poisson7(slab_of(n_, ranks_, rank_), format_ != Format::matrix_free);
+            kernels_ = Registry<KernelsT<S>>::instance().create(backend_name_);
+            host_ = OperatorOf<S>::assemble(slab_of(n_, ranks_, rank_, OperatorOf<S>::components),
+                                            format_ != Format::matrix_free);
             const Slab& s = host_.slab;
             if (format_ != Format::matrix_free && s.haloed() > std::numeric_limits<std::int32_t>::max())
                 throw Unsupported(fmt::format("{} takes 32-bit column indices: {} haloed rows on a rank",
@@ -82,17 +126,17 @@ public:
             a_.row_ptr = static_cast<const std::int64_t*>(row_ptr_.data());
             a_.row_ptr32 = static_cast<const std::int32_t*>(row_ptr_.data());
             a_.col = static_cast<const std::int32_t*>(col_.data());
-            a_.val = static_cast<const double*>(val_.data());
+            a_.val = static_cast<const S*>(val_.data());
             const std::size_t rows = bytes(s.rows()), haloed = bytes(s.haloed());
             for (Buffer* v : {&x_, &r_, &q_, &b_}) *v = Buffer(*backend_, rows);
             if (jacobi_) {
                 z_ = Buffer(*backend_, rows);
-                std::vector<double> inv(host_.diag.size());
-                for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = 1 / host_.diag[i];
+                std::vector<S> inv(host_.diag.size());
+                for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = S(1) / host_.diag[i];
                 inv_diag_ = upload(inv);
             }
             p_ = Buffer(*backend_, haloed);
-            std::vector<double> zeros(static_cast<std::size_t>(s.haloed()), 0.0);
+            std::vector<S> zeros(static_cast<std::size_t>(s.haloed()), S(0));
             if (haloed > 0) backend_->copy_from_host(p_.data(), zeros.data(), haloed);  // halos outside the domain stay 0
             if (backend_->device_memory()) {  // MPI reads host memory: the halo planes go through pinned buffers
                 staging_ = Buffer(*backend_, 4 * bytes(s.plane()), true);
@@ -108,13 +152,13 @@ public:
     void prepare(MPI_Comm comm) override {
         all_or_none(comm, [&] {
             const Slab& s = host_.slab;
-            std::vector<double> xs(static_cast<std::size_t>(s.haloed()), 0.0), b(static_cast<std::size_t>(s.rows()));
+            std::vector<S> xs(static_cast<std::size_t>(s.haloed()), S(0)), b(static_cast<std::size_t>(s.rows()));
             for (index_t z = s.z0 - 1; z <= s.z1; ++z) {
                 if (z < 0 || z >= s.n) continue;
                 for (index_t k = 0; k < s.plane(); ++k)
-                    xs[static_cast<std::size_t>((z - s.z0 + 1) * s.plane() + k)] = manufactured(z * s.plane() + k);
+                    xs[static_cast<std::size_t>((z - s.z0 + 1) * s.plane() + k)] = OperatorOf<S>::x_star(z * s.plane() + k);
             }
-            poisson7_reference(s, xs.data(), b.data());
+            OperatorOf<S>::apply(s, xs.data(), b.data());
             if (!b.empty()) backend_->copy_from_host(b_.data(), b.data(), bytes(s.rows()));
             backend_->synchronize();
         });
@@ -170,17 +214,20 @@ public:
             const Slab& s = host_.slab;
             std::mt19937 rng(1234 + rank_);
             std::uniform_real_distribution<double> u(-1, 1);
-            std::vector<double> xh(static_cast<std::size_t>(s.haloed()), 0.0), want(static_cast<std::size_t>(s.rows()));
-            for (index_t i = (s.below ? 0 : s.plane()); i < s.haloed() - (s.above ? 0 : s.plane()); ++i) xh[i] = u(rng);
-            poisson7_reference(s, xh.data(), want.data());
+            std::vector<S> xh(static_cast<std::size_t>(s.haloed()), S(0)), want(static_cast<std::size_t>(s.rows()));
+            for (index_t i = (s.below ? 0 : s.plane()); i < s.haloed() - (s.above ? 0 : s.plane()); ++i) {
+                if constexpr (std::is_same_v<S, double>) xh[i] = u(rng);
+                else xh[i] = S(u(rng), u(rng));
+            }
+            OperatorOf<S>::apply(s, xh.data(), want.data());
             Buffer in(*backend_, bytes(s.haloed())), out(*backend_, bytes(s.rows()));
             backend_->copy_from_host(in.data(), xh.data(), bytes(s.haloed()));
-            kernels_->spmv(a_, static_cast<const double*>(in.data()), static_cast<double*>(out.data()), false);
-            std::vector<double> got(want.size());
+            kernels_->spmv(a_, static_cast<const S*>(in.data()), static_cast<S*>(out.data()), false);
+            std::vector<S> got(want.size());
             if (!got.empty()) backend_->copy_to_host(got.data(), out.data(), bytes(s.rows()));
             backend_->synchronize();
             for (std::size_t i = 0; i < got.size(); ++i) {
-                if (!std::isfinite(got[i])) mine[2] = 1;
+                if (!finite(got[i])) mine[2] = 1;
                 mine[0] = std::max(mine[0], std::abs(got[i] - want[i]));
                 mine[1] = std::max(mine[1], std::abs(want[i]));
             }
@@ -192,14 +239,14 @@ public:
         // The solve: converged in at most 50 n + 100 iterations (CG needs O(n) here).
         all_or_none(comm, [&] { restart(); });
         stop_ = false;
-        const double bb = allreduce(local([&] { return kernels_->dot(b(), b(), rows()); }));
+        const double bb = allreduce(local_norm2(b()));
         rz_ = allreduce(local([&] { return kernels_->dot(r(), z(), rows()); }));
         double rr = bb;
         converged_iterations_ = 0;
         const int max_iterations = static_cast<int>(50 * n_ + 100);
         while (!stop_ && converged_iterations_ < max_iterations && std::sqrt(rr / bb) > target_residual) {
             iterate();
-            rr = allreduce(local([&] { return kernels_->dot(r(), r(), rows()); }));
+            rr = allreduce(local_norm2(r()));
             ++converged_iterations_;
         }
         if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
@@ -207,31 +254,32 @@ public:
         // True residual: b - A x, x through p's haloed buffer.
         const Slab& s = host_.slab;
         all_or_none(comm, [&] {
-            backend_->copy_region(p_.data(), {{1, 1, s.rows()}, {0, 0, 1}, s.plane()}, x_.data(), {{1, 1, s.rows()}, {0, 0, 1}, 0}, 8);
+            backend_->copy_region(p_.data(), {{1, 1, s.rows()}, {0, 0, 1}, s.plane()}, x_.data(), {{1, 1, s.rows()}, {0, 0, 1}, 0},
+                                  sizeof(S));
         });
         exchange();
         local([&] {
-            kernels_->spmv(a_, static_cast<const double*>(p_.data()), q(), false);
-            kernels_->axpy(-1, b(), q(), rows());  // q = A x - b
+            kernels_->spmv(a_, static_cast<const S*>(p_.data()), q(), false);
+            kernels_->axpy(S(-1), b(), q(), rows());  // q = A x - b
         });
-        true_residual_ = std::sqrt(allreduce(local([&] { return kernels_->dot(q(), q(), rows()); })) / bb);
+        true_residual_ = std::sqrt(allreduce(local_norm2(q())) / bb);
         if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
         // Error to the manufactured solution.
         double err[2] = {0, 0};
         all_or_none(comm, [&] {
-            std::vector<double> x(static_cast<std::size_t>(s.rows()));
+            std::vector<S> x(static_cast<std::size_t>(s.rows()));
             if (!x.empty()) backend_->copy_to_host(x.data(), x_.data(), bytes(s.rows()));
             backend_->synchronize();
             for (index_t i = 0; i < s.rows(); ++i) {
-                const double e = x[i] - manufactured(s.z0 * s.plane() + i);
-                err[0] += e * e;
-                err[1] += manufactured(s.z0 * s.plane() + i) * manufactured(s.z0 * s.plane() + i);
+                const S want = OperatorOf<S>::x_star(s.z0 * s.plane() + i);
+                err[0] += std::norm(x[i] - want);
+                err[1] += std::norm(want);
             }
         });
         double sum[2];
         FFTUNE_MPI_CHECK(MPI_Allreduce(err, sum, 2, MPI_DOUBLE, MPI_SUM, comm));
-        // ||x - x*|| / ||x*|| <= cond(A) * residual; cond(A) < (n + 1)^2 / 2 for this operator.
-        const double cond = 0.5 * double(n_ + 1) * double(n_ + 1);
+        // ||x - x*|| / ||x*|| <= cond(A) * residual.
+        const double cond = OperatorOf<S>::cond(n_);
         v.checks.push_back(make_check("true_residual", true_residual_, 2 * target_residual));
         v.checks.push_back(make_check("recurrence_residual", recurrence_, target_residual));
         v.checks.push_back(make_check("residual_gap", std::abs(true_residual_ - recurrence_), 1e-10));
@@ -249,10 +297,10 @@ public:
         if (s.rows() > 0) {
             auto clock = backend_->make_clock();
             const StridedRegion all{{1, 1, s.rows()}, {0, 0, 1}, 0};
-            backend_->copy_region(q_.data(), all, b_.data(), all, 8);  // warm
+            backend_->copy_region(q_.data(), all, b_.data(), all, sizeof(S));  // warm
             clock->reset();
             clock->start();
-            for (int k = 0; k < 10; ++k) backend_->copy_region(q_.data(), all, b_.data(), all, 8);
+            for (int k = 0; k < 10; ++k) backend_->copy_region(q_.data(), all, b_.data(), all, sizeof(S));
             clock->stop();
             copy_gbps = 10 * 2 * double(bytes(s.rows())) / (clock->elapsed_ms() * 1e6);
         }
@@ -267,15 +315,15 @@ public:
     }
 
 private:
-    static std::size_t bytes(index_t n) { return static_cast<std::size_t>(n) * sizeof(double); }
+    static std::size_t bytes(index_t n) { return static_cast<std::size_t>(n) * sizeof(S); }
     index_t rows() const { return host_.slab.rows(); }
-    double* x() { return static_cast<double*>(x_.data()); }
-    double* r() { return static_cast<double*>(r_.data()); }
-    double* z() { return jacobi_ ? static_cast<double*>(z_.data()) : r(); }
-    double* q() { return static_cast<double*>(q_.data()); }
-    const double* b() { return static_cast<const double*>(b_.data()); }
-    double* p() { return static_cast<double*>(p_.data()) + host_.slab.plane(); }
-    const double* inv_diag() { return jacobi_ ? static_cast<const double*>(inv_diag_.data()) : nullptr; }
+    S* x() { return static_cast<S*>(x_.data()); }
+    S* r() { return static_cast<S*>(r_.data()); }
+    S* z() { return jacobi_ ? static_cast<S*>(z_.data()) : r(); }
+    S* q() { return static_cast<S*>(q_.data()); }
+    const S* b() { return static_cast<const S*>(b_.data()); }
+    S* p() { return static_cast<S*>(p_.data()) + host_.slab.plane(); }
+    const S* inv_diag() { return jacobi_ ? static_cast<const S*>(inv_diag_.data()) : nullptr; }
 
     template <class T>
     Buffer upload(const std::vector<T>& v) {
@@ -296,8 +344,8 @@ private:
         const index_t plane = s.plane();
         auto value = [](index_t global) { return 1.0 + double(global % 9973); };
         all_or_none(comm, [&] {
-            std::vector<double> own(static_cast<std::size_t>(s.rows()));
-            for (index_t i = 0; i < s.rows(); ++i) own[i] = value(s.z0 * plane + i);
+            std::vector<S> own(static_cast<std::size_t>(s.rows()));
+            for (index_t i = 0; i < s.rows(); ++i) own[i] = S(value(s.z0 * plane + i));
             if (!own.empty()) backend_->copy_from_host(p(), own.data(), bytes(s.rows()));
             backend_->synchronize();
         });
@@ -305,12 +353,12 @@ private:
         if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
         double err = 0;
         all_or_none(comm, [&] {
-            std::vector<double> all(static_cast<std::size_t>(s.haloed()));
+            std::vector<S> all(static_cast<std::size_t>(s.haloed()));
             backend_->copy_to_host(all.data(), p_.data(), bytes(s.haloed()));
             backend_->synchronize();
             for (index_t k = 0; k < plane; ++k) {
-                const double lo = s.below ? value((s.z0 - 1) * plane + k) : 0.0;
-                const double hi = s.above ? value(s.z1 * plane + k) : 0.0;
+                const S lo = S(s.below ? value((s.z0 - 1) * plane + k) : 0.0);
+                const S hi = S(s.above ? value(s.z1 * plane + k) : 0.0);
                 err = std::max({err, std::abs(all[k] - lo), std::abs(all[s.rows() + plane + k] - hi)});
             }
         });
@@ -321,35 +369,47 @@ private:
 
     // Rank-local work: after a failure on this rank, skipped, NaN in its place.
     template <class F>
-    double local(F&& f) {
-        if (failed_) return std::numeric_limits<double>::quiet_NaN();
+    S local(F&& f) {
+        const S nan = S(std::numeric_limits<double>::quiet_NaN());
+        if (failed_) return nan;
         try {
             if constexpr (std::is_void_v<std::invoke_result_t<F>>) {
                 f();
-                return 0;
+                return S(0);
             } else {
                 return f();
             }
         } catch (...) {
             failed_ = std::current_exception();
-            return std::numeric_limits<double>::quiet_NaN();
+            return nan;
         }
     }
-    double allreduce(double local) {
-        double sum = 0;
+    double local_norm2(const S* v) {
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        if (failed_) return nan;
+        try {
+            return kernels_->norm2(v, rows());
+        } catch (...) {
+            failed_ = std::current_exception();
+            return nan;
+        }
+    }
+    template <class T>
+    T allreduce(T local) {
+        T sum = 0;
         PhaseScope s(*timer_, 3);
-        FFTUNE_MPI_CHECK(MPI_Allreduce(&local, &sum, 1, MPI_DOUBLE, MPI_SUM, comm_));
+        FFTUNE_MPI_CHECK(MPI_Allreduce(&local, &sum, 1, mpi_type<T>(), MPI_SUM, comm_));
         return sum;
     }
     void restart() {
         const index_t n = rows();
         const StridedRegion all{{1, 1, n}, {0, 0, 1}, 0};
         if (n > 0) {
-            const std::vector<double> zeros(static_cast<std::size_t>(n), 0.0);
+            const std::vector<S> zeros(static_cast<std::size_t>(n), S(0));
             backend_->copy_from_host(x_.data(), zeros.data(), bytes(n));
-            backend_->copy_region(r_.data(), all, b_.data(), all, 8);
+            backend_->copy_region(r_.data(), all, b_.data(), all, sizeof(S));
             if (jacobi_) kernels_->scale(inv_diag(), r(), z(), n);
-            backend_->copy_region(p(), all, z(), all, 8);
+            backend_->copy_region(p(), all, z(), all, sizeof(S));
         }
         backend_->synchronize();
     }
@@ -359,14 +419,14 @@ private:
         const Slab& sl = host_.slab;
         const int plane = static_cast<int>(sl.plane());
         const std::size_t pb = bytes(sl.plane());
-        double* ph = static_cast<double*>(p_.data());
-        double *first = ph + sl.plane(), *last = ph + sl.rows(), *lo = ph, *hi = ph + sl.rows() + sl.plane();
+        S* ph = static_cast<S*>(p_.data());
+        S *first = ph + sl.plane(), *last = ph + sl.rows(), *lo = ph, *hi = ph + sl.rows() + sl.plane();
         if (!sl.below && !sl.above) return;  // one rank: nothing to exchange, no wait for the device
         const int down = sl.below ? rank_ - 1 : MPI_PROC_NULL, up = sl.above ? rank_ + 1 : MPI_PROC_NULL;
         // Device memory: own planes out to pinned host buffers, the neighbours' back into the halos.
-        double* st = static_cast<double*>(staging_.data());
-        double *send_lo = st ? st : first, *send_hi = st ? st + sl.plane() : last;
-        double *recv_lo = st ? st + 2 * sl.plane() : lo, *recv_hi = st ? st + 3 * sl.plane() : hi;
+        S* st = static_cast<S*>(staging_.data());
+        S *send_lo = st ? st : first, *send_hi = st ? st + sl.plane() : last;
+        S *recv_lo = st ? st + 2 * sl.plane() : lo, *recv_hi = st ? st + 3 * sl.plane() : hi;
         local([&] {
             if (st) {
                 if (sl.below) backend_->copy_to_host(send_lo, first, pb);
@@ -374,10 +434,9 @@ private:
             }
             backend_->synchronize();
         });
-        FFTUNE_MPI_CHECK(MPI_Sendrecv(send_lo, plane, MPI_DOUBLE, down, 0, recv_hi, plane, MPI_DOUBLE, up, 0, comm_,
-                                      MPI_STATUS_IGNORE));
-        FFTUNE_MPI_CHECK(MPI_Sendrecv(send_hi, plane, MPI_DOUBLE, up, 1, recv_lo, plane, MPI_DOUBLE, down, 1, comm_,
-                                      MPI_STATUS_IGNORE));
+        const MPI_Datatype t = mpi_type<S>();
+        FFTUNE_MPI_CHECK(MPI_Sendrecv(send_lo, plane, t, down, 0, recv_hi, plane, t, up, 0, comm_, MPI_STATUS_IGNORE));
+        FFTUNE_MPI_CHECK(MPI_Sendrecv(send_hi, plane, t, up, 1, recv_lo, plane, t, down, 1, comm_, MPI_STATUS_IGNORE));
         local([&] {
             if (st) {
                 if (sl.below) backend_->copy_from_host(lo, recv_lo, pb);
@@ -389,17 +448,17 @@ private:
     void iterate() {
         const index_t n = rows();
         exchange();
-        double pq = local([&] {
-            return timed(1, [&] { return kernels_->spmv(a_, static_cast<const double*>(p_.data()), q(), fused_); });
+        S pq = local([&] {
+            return timed(1, [&] { return kernels_->spmv(a_, static_cast<const S*>(p_.data()), q(), fused_); });
         });
         if (!fused_) pq = local([&] { return timed(3, [&] { return kernels_->dot(p(), q(), n); }); });
-        const double pq_all = allreduce(pq);
-        if (!std::isfinite(pq_all) || pq_all == 0) {  // a failure somewhere, or a breakdown: every rank stops here
+        const S pq_all = allreduce(pq);
+        if (!finite(pq_all) || pq_all == S(0)) {  // a failure somewhere, or a breakdown: every rank stops here
             stop_ = true;
             return;
         }
-        const double alpha = rz_ / pq_all;
-        double rz_local = 0;
+        const S alpha = rz_ / pq_all;
+        S rz_local = 0;
         if (fused_) {
             rz_local = local([&] {
                 return timed(2, [&] { return kernels_->fused_update(alpha, p(), q(), x(), r(), inv_diag(), z(), n); });
@@ -414,12 +473,12 @@ private:
             });
             rz_local = local([&] { return timed(3, [&] { return kernels_->dot(r(), z(), n); }); });
         }
-        const double rz_new = allreduce(rz_local);
-        if (!std::isfinite(rz_new)) {
+        const S rz_new = allreduce(rz_local);
+        if (!finite(rz_new)) {
             stop_ = true;
             return;
         }
-        const double beta = rz_new / rz_;
+        const S beta = rz_new / rz_;
         rz_ = rz_new;
         local([&] { timed(2, [&] { kernels_->xpay(z(), beta, p(), n); }); });
     }
@@ -435,12 +494,13 @@ private:
     std::exception_ptr failed_;  // this rank's failure inside a solve (local())
     bool stop_ = false;          // every rank: the solve ended early
     std::unique_ptr<Backend> backend_;
-    std::unique_ptr<KrylovKernels> kernels_;
+    std::unique_ptr<KernelsT<S>> kernels_;
     std::unique_ptr<PhaseTimer> timer_;
-    LocalMatrix host_;
-    DeviceMatrix a_;
+    LocalMatrixT<S> host_;
+    DeviceMatrixT<S> a_;
     Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_, staging_;
-    double rz_ = 0, recurrence_ = 0, true_residual_ = 0;
+    S rz_ = 0;
+    double recurrence_ = 0, true_residual_ = 0;
     int converged_iterations_ = 0;
 };
 
@@ -468,12 +528,17 @@ public:
             a->sizes.push_back(s[0]);
         }
         a->operators = ps.names_axis(TestcaseParser::value_or(j, "operator", "poisson7"), "/operator", operators);
-        a->solvers = ps.names_axis(TestcaseParser::value_or(j, "solver", "cg"), "/solver", solvers);
+        a->solvers = ps.names_axis(TestcaseParser::value_or(j, "solver", "all"), "/solver", solvers);
+        for (const auto& op : a->operators)
+            if (std::find(a->solvers.begin(), a->solvers.end(), info_of(op).solver) == a->solvers.end())
+                ps.fail("/solver", fmt::format("operator {} is solved by {}, which /solver does not list", op,
+                                               info_of(op).solver));
         a->formats = ps.names_axis(TestcaseParser::value_or(j, "format", "all"), "/format", format_names());
         a->fusions = ps.names_axis(TestcaseParser::value_or(j, "fusion", "all"), "/fusion", fusions);
         a->preconditioners =
             ps.names_axis(TestcaseParser::value_or(j, "preconditioner", "all"), "/preconditioner", preconditioners);
-        ps.names_axis(TestcaseParser::value_or(j, "precision", "double"), "/precision", {"double"});
+        // The precision follows the operator (poisson7 double, curlcurl13 complex_double).
+        ps.names_axis(TestcaseParser::value_or(j, "precision", "all"), "/precision", {"double", "complex_double"});
         a->backends = ps.names_axis(TestcaseParser::value_or(j, "backend", "fftw"), "/backend",
                                     Registry<KrylovKernels>::instance().names());
         const auto its = ps.int_axis(TestcaseParser::value_or(j, "krylov_iterations", 1000), "/krylov_iterations", 1);
@@ -487,6 +552,7 @@ public:
         for (index_t n : a.sizes)
             for (const auto& op : a.operators)
                 for (const auto& solver : a.solvers)
+                    if (solver == info_of(op).solver)  // each operator has its solver (parse checked one is listed)
                     for (const auto& format : a.formats)
                         for (const auto& fusion : a.fusions)
                             for (const auto& pre : a.preconditioners)
@@ -494,7 +560,7 @@ public:
                                     Point pt;
                                     pt.index = static_cast<int>(out.size());
                                     pt.problem = {{"kind", "krylov"}, {"ranks", ranks}, {"size", {n, n, n}},
-                                                  {"operator", op}, {"precision", "double"},
+                                                  {"operator", op}, {"precision", info_of(op).precision},
                                                   {"iterations", {a.iterations}}};
                                     pt.config = {{"solver", solver}, {"format", format}, {"fusion", fusion},
                                                  {"preconditioner", pre}, {"backend", backend}};
@@ -509,6 +575,17 @@ public:
         const int p = problem.at("ranks").get<int>();
         if (n < p) return fmt::format("{} z-planes over {} ranks: every rank needs a plane", n, p);
         const std::string backend = config.at("backend").get<std::string>();
+        const OperatorInfo& op = info_of(problem.at("operator").get<std::string>());
+        if (config.at("solver") != op.solver)
+            return fmt::format("{} solves {}; {} takes {}", config.at("solver").get<std::string>(),
+                               config.at("solver") == "cg" ? "real SPD operators (poisson7)" : "complex symmetric ones (curlcurl13)",
+                               op.name, op.solver);
+        if (op.precision == "complex_double") {
+            if (config.at("format") == "matrix_free") return "matrix_free is poisson7's stencil only";
+            if (!Registry<KernelsT<complex>>::instance().contains(backend))
+                return "backend " + backend + " has no complex Krylov kernels (have: " +
+                       Registry<KernelsT<complex>>::instance().joined_names() + ")";
+        }
         if (config.at("format") == "cusparse_csr") {
             if (backend != "cuda") return "cusparse_csr multiplies with cuSPARSE: backend cuda only";
             if (config.at("fusion") != "none")
@@ -520,7 +597,9 @@ public:
         return std::nullopt;
     }
     std::unique_ptr<Workload> workload(const Point& point) const override {
-        return std::make_unique<CgWorkload>(point);
+        if (info_of(point.problem.at("operator").get<std::string>()).precision == "complex_double")
+            return std::make_unique<KrylovWorkload<complex>>(point);
+        return std::make_unique<KrylovWorkload<double>>(point);
     }
     std::string config_key(const json& c) const override {
         return fmt::format("{}/{}/{}/{}/{}", c.at("solver").get<std::string>(), c.at("format").get<std::string>(),
@@ -530,15 +609,17 @@ public:
     std::vector<ProblemAxis> problem_axes() const override {
         using Role = ProblemAxis::Role;
         return {{"size", Role::size, {}, "", 3, "n n n: the grid of unknowns (a cube)"},
-                {"operator", Role::category, operators, "poisson7", 0, "poisson7"},
-                {"precision", Role::category, {"double"}, "double", 0, "double"},
+                {"operator", Role::category, operators, "poisson7", 0, "poisson7 or curlcurl13"},
+                {"precision", Role::category, {"double", "complex_double"}, "double", 0, "double (poisson7) or complex_double (curlcurl13)"},
                 {"iterations", Role::size, {}, "", 1, "timed iterations per step (default 1000)"}};
     }
     std::vector<std::string> config_axes() const override {
         return {"solver", "format", "fusion", "preconditioner", "backend"};
     }
-    json default_config(const json&) const override {
-        return {{"solver", "cg"}, {"format", "csr"}, {"fusion", "none"}, {"preconditioner", "none"}, {"backend", "fftw"}};
+    json default_config(const json& problem) const override {
+        const std::string op = problem.contains("operator") ? problem.at("operator").get<std::string>() : "poisson7";
+        return {{"solver", info_of(op).solver}, {"format", "csr"}, {"fusion", "none"}, {"preconditioner", "none"},
+                {"backend", "fftw"}};
     }
 };
 

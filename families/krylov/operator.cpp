@@ -1,6 +1,8 @@
 #include "families/krylov/operator.hpp"
 
+#include <array>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include "core/base/registry.hpp"
@@ -18,10 +20,11 @@ Format parse_format(const std::string& name) {
     throw std::invalid_argument("unknown format '" + name + "'");
 }
 
-Slab slab_of(index_t n, int ranks, int rank) {
+Slab slab_of(index_t n, int ranks, int rank, int components) {
     const index_t base = n / ranks, extra = n % ranks;
     Slab s;
     s.n = n;
+    s.components = components;
     s.z0 = rank * base + std::min<index_t>(rank, extra);
     s.z1 = s.z0 + base + (rank < extra ? 1 : 0);
     s.below = s.z0 > 0;
@@ -91,15 +94,131 @@ void poisson7_reference(const Slab& s, const double* xh, double* y) {
 
 double manufactured(index_t global_row) { return std::sin(double(global_row)); }
 
-std::size_t spmv_bytes(Format f, const LocalMatrix& m) {
-    const std::size_t rows = static_cast<std::size_t>(m.slab.rows()), vectors = 2 * rows * sizeof(double);
+template <class S>
+std::size_t spmv_bytes(Format f, const LocalMatrixT<S>& m) {
+    const std::size_t rows = static_cast<std::size_t>(m.slab.rows()), vectors = 2 * rows * sizeof(S);
+    const std::size_t entry = sizeof(S) + 4;  // value and 32-bit column
     switch (f) {
-        case Format::csr: return (rows + 1) * 8 + static_cast<std::size_t>(m.nnz()) * (8 + 4) + vectors;
-        case Format::cusparse_csr: return (rows + 1) * 4 + static_cast<std::size_t>(m.nnz()) * (8 + 4) + vectors;
-        case Format::ell: return rows * static_cast<std::size_t>(m.ell_width) * (8 + 4) + vectors;
+        case Format::csr: return (rows + 1) * 8 + static_cast<std::size_t>(m.nnz()) * entry + vectors;
+        case Format::cusparse_csr: return (rows + 1) * 4 + static_cast<std::size_t>(m.nnz()) * entry + vectors;
+        case Format::ell: return rows * static_cast<std::size_t>(m.ell_width) * entry + vectors;
         case Format::matrix_free: return vectors;
     }
     return 0;
+}
+template std::size_t spmv_bytes(Format, const LocalMatrixT<double>&);
+template std::size_t spmv_bytes(Format, const LocalMatrixT<complex>&);
+
+complex manufactured_complex(index_t g) { return {std::sin(2.0 * double(g)), std::sin(2.0 * double(g) + 1)}; }
+
+double curlcurl13_sigma(index_t n, index_t i, index_t j, index_t k) {
+    const double c = 0.5 * double(n - 1), r = 0.25 * double(n);
+    const bool inside = std::abs(double(i) - c) <= r && std::abs(double(j) - c) <= r && std::abs(double(k) - c) <= r;
+    return inside ? 1.0 : 0.1;
+}
+
+namespace {
+
+// An edge of the Yee grid: component c (0 x, 1 y, 2 z) at node (i, j, k), and
+// its sign in a face's curl.
+struct Edge {
+    int c;
+    index_t i, j, k;
+    double sign;
+};
+// The discrete curl of a face (normal t at node (i, j, k)), zero outside the domain:
+//   z: Ey(i+1,j,k) - Ey(i,j,k) - Ex(i,j+1,k) + Ex(i,j,k)
+//   y: Ex(i,j,k+1) - Ex(i,j,k) - Ez(i+1,j,k) + Ez(i,j,k)
+//   x: Ez(i,j+1,k) - Ez(i,j,k) - Ey(i,j,k+1) + Ey(i,j,k)
+std::array<Edge, 4> face_edges(int t, index_t i, index_t j, index_t k) {
+    switch (t) {
+        case 2: return {{{1, i + 1, j, k, 1}, {1, i, j, k, -1}, {0, i, j + 1, k, -1}, {0, i, j, k, 1}}};
+        case 1: return {{{0, i, j, k + 1, 1}, {0, i, j, k, -1}, {2, i + 1, j, k, -1}, {2, i, j, k, 1}}};
+        default: return {{{2, i, j + 1, k, 1}, {2, i, j, k, -1}, {1, i, j, k + 1, -1}, {1, i, j, k, 1}}};
+    }
+}
+bool inside(const Edge& e, index_t n) { return e.i >= 0 && e.i < n && e.j >= 0 && e.j < n && e.k >= 0 && e.k < n; }
+// Index of an edge in a rank's haloed vector (halo plane below first).
+index_t haloed_index(const Slab& s, const Edge& e) {
+    return (((e.k - s.z0 + 1) * s.n + e.j) * s.n + e.i) * 3 + e.c;
+}
+bool own(const Slab& s, const Edge& e) { return e.k >= s.z0 && e.k < s.z1; }
+
+// Calls f(face's in-domain edges) for every face touching this rank's rows: a
+// face at k has edges at k and k + 1, so k from z0 - 1 to z1 - 1 (its edges then
+// lie in the haloed planes).
+template <class F>
+void for_faces(const Slab& s, F f) {
+    for (index_t k = s.z0 - 1; k < s.z1; ++k)
+        for (index_t j = -1; j < s.n; ++j)
+            for (index_t i = -1; i < s.n; ++i)
+                for (int t = 0; t < 3; ++t) {
+                    std::array<Edge, 4> all = face_edges(t, i, j, k);
+                    std::array<Edge, 4> in{};
+                    int m = 0;
+                    for (const Edge& e : all)
+                        if (inside(e, s.n)) in[m++] = e;
+                    f(in, m);
+                }
+}
+
+}  // namespace
+
+LocalMatrixT<complex> assemble_curlcurl13(const Slab& s) {
+    LocalMatrixT<complex> m;
+    m.slab = s;
+    const index_t rows = s.rows(), plane = s.plane();
+    // Row r's entries by column: A = C^T C + i σ.
+    std::vector<std::map<std::int32_t, complex>> acc(static_cast<std::size_t>(rows));
+    for_faces(s, [&](const std::array<Edge, 4>& in, int count) {
+        for (int a = 0; a < count; ++a) {
+            if (!own(s, in[a])) continue;
+            auto& row = acc[static_cast<std::size_t>(haloed_index(s, in[a]) - plane)];
+            for (int b = 0; b < count; ++b)
+                row[static_cast<std::int32_t>(haloed_index(s, in[b]))] += in[a].sign * in[b].sign;
+        }
+    });
+    m.row_ptr.push_back(0);
+    m.diag.resize(static_cast<std::size_t>(rows));
+    int width = 0;
+    for (index_t r = 0; r < rows; ++r) {
+        const index_t node = (r / 3), i = node % s.n, j = (node / s.n) % s.n, k = s.z0 + node / (s.n * s.n);
+        auto& row = acc[static_cast<std::size_t>(r)];
+        row[static_cast<std::int32_t>(r + plane)] += complex(0, curlcurl13_sigma(s.n, i, j, k));
+        for (const auto& [c, v] : row) {
+            m.col.push_back(c);
+            m.val.push_back(v);
+            if (c == r + plane) m.diag[r] = v;
+        }
+        width = std::max<int>(width, static_cast<int>(row.size()));
+        m.row_ptr.push_back(static_cast<std::int64_t>(m.col.size()));
+    }
+    m.ell_width = width;
+    m.ell_col.assign(static_cast<std::size_t>(width * rows), 0);
+    m.ell_val.assign(static_cast<std::size_t>(width * rows), complex(0));
+    for (index_t r = 0; r < rows; ++r) {
+        int k = 0;
+        for (auto j = m.row_ptr[r]; j < m.row_ptr[r + 1]; ++j, ++k) {
+            m.ell_col[k * rows + r] = m.col[j];
+            m.ell_val[k * rows + r] = m.val[j];
+        }
+        for (; k < width; ++k) m.ell_col[k * rows + r] = static_cast<std::int32_t>(r + plane);
+    }
+    return m;
+}
+
+void curlcurl13_reference(const Slab& s, const complex* x, complex* y) {
+    const index_t rows = s.rows(), plane = s.plane();
+    for (index_t r = 0; r < rows; ++r) {
+        const index_t node = r / 3, i = node % s.n, j = (node / s.n) % s.n, k = s.z0 + node / (s.n * s.n);
+        y[r] = complex(0, curlcurl13_sigma(s.n, i, j, k)) * x[r + plane];
+    }
+    for_faces(s, [&](const std::array<Edge, 4>& in, int count) {
+        complex curl = 0;  // the face's curl of x
+        for (int b = 0; b < count; ++b) curl += in[b].sign * x[haloed_index(s, in[b])];
+        for (int a = 0; a < count; ++a)
+            if (own(s, in[a])) y[haloed_index(s, in[a]) - plane] += in[a].sign * curl;
+    });
 }
 
 }  // namespace fftune::krylov

@@ -5,8 +5,12 @@
 // ranks; a rank's vectors that an SpMV reads carry one halo plane below and
 // above (zero where the domain ends), so every row's columns index the
 // haloed vector: own row i is column i + n^2.
+// curlcurl13: the E-field curl-curl operator of electromagnetics on a staggered
+// (Yee) grid, complex symmetric (README.md): three unknowns per node, so a
+// plane holds 3 n^2 rows.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,25 +28,29 @@ Format parse_format(const std::string& name);
 struct Slab {
     index_t n = 0, z0 = 0, z1 = 0;
     bool below = false, above = false;  // a neighbour rank owns the plane below z0 / at z1
-    index_t plane() const { return n * n; }
+    int components = 1;                 // unknowns per grid node
+    index_t plane() const { return components * n * n; }
     index_t rows() const { return (z1 - z0) * plane(); }
     index_t haloed() const { return rows() + 2 * plane(); }
 };
-Slab slab_of(index_t n, int ranks, int rank);
+Slab slab_of(index_t n, int ranks, int rank, int components = 1);
 
 // One rank's rows of poisson7 in CSR and ELL (column-major: entry k of row i
 // at k * rows + i; short rows padded with column = own, value 0).
-struct LocalMatrix {
+template <class S>
+struct LocalMatrixT {
     Slab slab;
     std::vector<std::int64_t> row_ptr;
     std::vector<std::int32_t> col;
-    std::vector<double> val;
+    std::vector<S> val;
     int ell_width = 0;
     std::vector<std::int32_t> ell_col;
-    std::vector<double> ell_val;
-    std::vector<double> diag;  // the diagonal (Jacobi)
+    std::vector<S> ell_val;
+    std::vector<S> diag;  // the diagonal (Jacobi)
     std::int64_t nnz() const { return static_cast<std::int64_t>(val.size()); }
 };
+using complex = std::complex<double>;
+using LocalMatrix = LocalMatrixT<double>;
 // `matrix`: false leaves CSR and ELL empty (matrix-free needs the diagonal only).
 LocalMatrix assemble_poisson7(const Slab& s, bool matrix = true);
 
@@ -50,10 +58,21 @@ LocalMatrix assemble_poisson7(const Slab& s, bool matrix = true);
 // SpMV is checked against.
 void poisson7_reference(const Slab& s, const double* x_haloed, double* y);
 
-// The manufactured solution x*_i = sin(i) of global row i (Ginkgo's "sinus"); b = A x*.
+// curlcurl13's rows of a rank (z-slab of 3 n^2 planes), and its oracle: the
+// curl applied to the faces and back (not the assembled matrix).
+LocalMatrixT<complex> assemble_curlcurl13(const Slab& s);
+void curlcurl13_reference(const Slab& s, const complex* x_haloed, complex* y);
+// i ω μ σ h² at node (i, j, k): 0.1 in the background, 1 in the central block
+// (every coordinate within n/4 of the centre).
+double curlcurl13_sigma(index_t n, index_t i, index_t j, index_t k);
+
+// The manufactured solution of global row i (Ginkgo's "sinus"): sin(i), and
+// sin(2i) + i sin(2i + 1) for complex operators; b = A x*.
 double manufactured(index_t global_row);
+complex manufactured_complex(index_t global_row);
 
 // Bytes one SpMV must move per rank: matrix arrays, x once, y once.
-std::size_t spmv_bytes(Format f, const LocalMatrix& m);
+template <class S>
+std::size_t spmv_bytes(Format f, const LocalMatrixT<S>& m);
 
 }  // namespace fftune::krylov
