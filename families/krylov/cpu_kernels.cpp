@@ -83,6 +83,14 @@ public:
             return s;
         });
     }
+    void conjugate(const S* x, S* y, index_t n) override {
+        parallel_for(0, n, [&](std::int64_t lo, std::int64_t hi) {
+            for (auto i = lo; i < hi; ++i) {
+                if constexpr (std::is_same_v<S, double>) y[i] = x[i];
+                else y[i] = std::conj(x[i]);
+            }
+        }, host_threads(), grain);
+    }
     void axpy(S alpha, const S* x, S* y, index_t n) override {
         parallel_for(0, n, [&](std::int64_t lo, std::int64_t hi) {
             for (auto i = lo; i < hi; ++i) y[i] += alpha * x[i];

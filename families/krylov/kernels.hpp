@@ -44,6 +44,10 @@ public:
         if constexpr (std::is_same_v<S, double>) return dot(a, a, n);
         else throw std::logic_error("these kernels have no complex norm");
     }
+    virtual void conjugate(const S* x, S* y, index_t n) {  // y = conj(x) (BiCG's shadow system)
+        (void)x, (void)y, (void)n;
+        throw std::logic_error("these kernels have no conjugate");
+    }
     virtual void axpy(S alpha, const S* x, S* y, index_t n) = 0;  // y += alpha x
     virtual void xpay(const S* x, S beta, S* y, index_t n) = 0;   // y = x + beta y
     virtual void scale(const S* inv_diag, const S* r, S* z, index_t n) = 0;  // z = D^-1 r

@@ -26,13 +26,20 @@ namespace {
 
 using json = nlohmann::json;
 
-// Each operator: the solver written for it (cg: real SPD; cocg: complex
-// symmetric, CG with unconjugated dots) and the precision of its values.
+// Each operator: the solvers written for it (cg: real SPD; cocg: complex
+// symmetric, CG with unconjugated dots; bicg: general BiCG with its shadow
+// system, two SpMVs) and the precision of its values.
 struct OperatorInfo {
-    std::string name, solver, precision;
+    std::string name;
+    std::vector<std::string> solvers;
+    std::string precision;
+    bool takes(const std::string& solver) const {
+        return std::find(solvers.begin(), solvers.end(), solver) != solvers.end();
+    }
 };
-const std::vector<OperatorInfo> operator_info{{"poisson7", "cg", "double"}, {"curlcurl13", "cocg", "complex_double"}};
-const std::vector<std::string> solvers{"cg", "cocg"};
+const std::vector<OperatorInfo> operator_info{{"poisson7", {"cg"}, "double"},
+                                              {"curlcurl13", {"cocg", "bicg"}, "complex_double"}};
+const std::vector<std::string> solvers{"cg", "cocg", "bicg"};
 const std::vector<std::string> operators{"poisson7", "curlcurl13"};
 const OperatorInfo& info_of(const std::string& op) {
     for (const auto& i : operator_info)
@@ -89,6 +96,7 @@ public:
           format_(parse_format(pt.config.at("format").get<std::string>())),
           fused_(pt.config.at("fusion") == "fused"),
           jacobi_(pt.config.at("preconditioner") == "jacobi"),
+          bicg_(pt.config.at("solver") == "bicg"),
           backend_name_(pt.backend()) {}
 
     void setup(MPI_Comm comm) override {
@@ -138,6 +146,17 @@ public:
             p_ = Buffer(*backend_, haloed);
             std::vector<S> zeros(static_cast<std::size_t>(s.haloed()), S(0));
             if (haloed > 0) backend_->copy_from_host(p_.data(), zeros.data(), haloed);  // halos outside the domain stay 0
+            if (bicg_) {  // the shadow system: r~, q~, p~ and conj(p~) (haloed), D^-H and z~
+                rt_ = Buffer(*backend_, rows), qt_ = Buffer(*backend_, rows);
+                pt_ = Buffer(*backend_, haloed), ct_ = Buffer(*backend_, haloed);
+                if (haloed > 0) backend_->copy_from_host(ct_.data(), zeros.data(), haloed);
+                if (jacobi_) {
+                    zt_ = Buffer(*backend_, rows);
+                    std::vector<S> inv(host_.diag.size());
+                    for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = cj(S(1) / host_.diag[i]);
+                    inv_diag_h_ = upload(inv);
+                }
+            }
             if (backend_->device_memory()) {  // MPI reads host memory: the halo planes go through pinned buffers
                 staging_ = Buffer(*backend_, 4 * bytes(s.plane()), true);
             }
@@ -174,7 +193,7 @@ public:
     // otherwise leave the timed step short.
     void step() override {
         stop_ = false;
-        rz_ = allreduce(local([&] { return timed(3, [&] { return kernels_->dot(r(), z(), rows()); }); }));
+        rz_ = allreduce(local([&] { return timed(3, [&] { return rho_local(); }); }));
         int k = 0;
         for (; k < iterations_ && !stop_; ++k) iterate();
         if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
@@ -186,7 +205,8 @@ public:
     std::vector<double> collect_phase_times() override { return timer_->collect(); }
     Footprint footprint() const override {
         Footprint f;
-        for (const Buffer* b : {&row_ptr_, &col_, &val_, &x_, &r_, &q_, &b_, &z_, &inv_diag_, &p_})
+        for (const Buffer* b : {&row_ptr_, &col_, &val_, &x_, &r_, &q_, &b_, &z_, &inv_diag_, &p_, &rt_, &qt_, &pt_, &ct_,
+                                &zt_, &inv_diag_h_})
             f.backend_bytes += b->bytes();
         f.workspace_bytes = f.backend_bytes - b_.bytes() - x_.bytes();
         f.host_staging_bytes = staging_.bytes();
@@ -202,6 +222,14 @@ public:
         const std::size_t update = 6 * v + (jacobi_ ? (fused_ ? 2 : 3) * v : 0) + (format_ == Format::cusparse_csr ? 5 : 3) * v;
         // unfused: (p, q) and (r, z) as passes of their own ((r, r): one stream)
         const std::size_t reduce = fused_ ? 0 : 2 * v + (jacobi_ ? 2 : 1) * v;
+        if (bicg_) {
+            // Two SpMVs (A p; A^H p~ = conj(A conj(p~)): 2 conjugating passes of 2 streams), two halo
+            // exchanges; updates x, r, r~ (9), D^-1 r and D^-H r~ (6), p and p~ (6); reduces (p~, q) and
+            // (r~, z) after conjugating r~ (6).
+            const std::size_t spmv = 2 * spmv_bytes(format_, host_) + 4 * v;
+            const std::size_t up = 9 * v + (jacobi_ ? 6 * v : 0) + 6 * v;
+            return {{0, 2 * k * halo, 2 * k * halo}, {k * spmv, 0, 0}, {k * up, 0, 0}, {k * 6 * v + 4 * v, 0, 0}};
+        }
         return {{0, k * halo, k * halo}, {k * spmv_bytes(format_, host_), 0, 0}, {k * update, 0, 0}, {k * reduce + (jacobi_ ? 2 : 1) * v, 0, 0}};
     }
 
@@ -240,7 +268,7 @@ public:
         all_or_none(comm, [&] { restart(); });
         stop_ = false;
         const double bb = allreduce(local_norm2(b()));
-        rz_ = allreduce(local([&] { return kernels_->dot(r(), z(), rows()); }));
+        rz_ = allreduce(local([&] { return rho_local(); }));
         double rr = bb;
         converged_iterations_ = 0;
         const int max_iterations = static_cast<int>(50 * n_ + 100);
@@ -324,6 +352,12 @@ private:
     const S* b() { return static_cast<const S*>(b_.data()); }
     S* p() { return static_cast<S*>(p_.data()) + host_.slab.plane(); }
     const S* inv_diag() { return jacobi_ ? static_cast<const S*>(inv_diag_.data()) : nullptr; }
+    S* rt() { return static_cast<S*>(rt_.data()); }
+    S* zt() { return jacobi_ ? static_cast<S*>(zt_.data()) : rt(); }
+    S* qt() { return static_cast<S*>(qt_.data()); }
+    S* pt() { return static_cast<S*>(pt_.data()) + host_.slab.plane(); }
+    S* ct() { return static_cast<S*>(ct_.data()) + host_.slab.plane(); }
+    const S* inv_diag_h() { return static_cast<const S*>(inv_diag_h_.data()); }
 
     template <class T>
     Buffer upload(const std::vector<T>& v) {
@@ -410,16 +444,28 @@ private:
             backend_->copy_region(r_.data(), all, b_.data(), all, sizeof(S));
             if (jacobi_) kernels_->scale(inv_diag(), r(), z(), n);
             backend_->copy_region(p(), all, z(), all, sizeof(S));
+            if (bicg_) {  // r~ = conj(b): BiCG's shadow iterates are then COCG's, conjugated
+                kernels_->conjugate(b(), rt(), n);
+                if (jacobi_) kernels_->scale(inv_diag_h(), rt(), zt(), n);
+                backend_->copy_region(pt(), all, zt(), all, sizeof(S));
+            }
         }
         backend_->synchronize();
     }
+    // ρ = (r~)^H z for BiCG, r^T z otherwise; rank-local.
+    S rho_local() {
+        if (!bicg_) return kernels_->dot(r(), z(), rows());
+        kernels_->conjugate(rt(), ct(), rows());
+        return kernels_->dot(ct(), z(), rows());
+    }
     // p's own first and last planes to the neighbours, theirs into p's halos.
-    void exchange() {
+    void exchange() { exchange(p_); }
+    void exchange(Buffer& haloed) {
         PhaseScope s(*timer_, 0);
         const Slab& sl = host_.slab;
         const int plane = static_cast<int>(sl.plane());
         const std::size_t pb = bytes(sl.plane());
-        S* ph = static_cast<S*>(p_.data());
+        S* ph = static_cast<S*>(haloed.data());
         S *first = ph + sl.plane(), *last = ph + sl.rows(), *lo = ph, *hi = ph + sl.rows() + sl.plane();
         if (!sl.below && !sl.above) return;  // one rank: nothing to exchange, no wait for the device
         const int down = sl.below ? rank_ - 1 : MPI_PROC_NULL, up = sl.above ? rank_ + 1 : MPI_PROC_NULL;
@@ -444,8 +490,57 @@ private:
             }
         });
     }
+    static S cj(S v) {
+        if constexpr (std::is_same_v<S, double>) return v;
+        else return std::conj(v);
+    }
+    // One preconditioned BiCG iteration (README.md), unfused.
+    void iterate_bicg() {
+        const index_t n = rows();
+        exchange(p_);
+        local([&] { timed(1, [&] { kernels_->spmv(a_, static_cast<const S*>(p_.data()), q(), false); }); });
+        local([&] { timed(1, [&] { kernels_->conjugate(pt(), ct(), n); }); });
+        exchange(ct_);
+        local([&] {
+            timed(1, [&] {
+                kernels_->spmv(a_, static_cast<const S*>(ct_.data()), qt(), false);  // A conj(p~)
+                kernels_->conjugate(qt(), qt(), n);                                  // q~ = A^H p~
+            });
+        });
+        const S sigma = allreduce(local([&] { return timed(3, [&] { return kernels_->dot(ct(), q(), n); }); }));
+        if (!finite(sigma) || sigma == S(0)) {
+            stop_ = true;
+            return;
+        }
+        const S alpha = rz_ / sigma;
+        local([&] {
+            timed(2, [&] {
+                kernels_->axpy(alpha, p(), x(), n);
+                kernels_->axpy(-alpha, q(), r(), n);
+                kernels_->axpy(-cj(alpha), qt(), rt(), n);
+                if (jacobi_) {
+                    kernels_->scale(inv_diag(), r(), z(), n);
+                    kernels_->scale(inv_diag_h(), rt(), zt(), n);
+                }
+            });
+        });
+        const S rho = allreduce(local([&] { return timed(3, [&] { return rho_local(); }); }));
+        if (!finite(rho)) {
+            stop_ = true;
+            return;
+        }
+        const S beta = rho / rz_;
+        rz_ = rho;
+        local([&] {
+            timed(2, [&] {
+                kernels_->xpay(z(), beta, p(), n);
+                kernels_->xpay(zt(), cj(beta), pt(), n);
+            });
+        });
+    }
     // One preconditioned CG iteration (README.md).
     void iterate() {
+        if (bicg_) return iterate_bicg();
         const index_t n = rows();
         exchange();
         S pq = local([&] {
@@ -486,7 +581,7 @@ private:
     index_t n_;
     int iterations_;
     Format format_;
-    bool fused_, jacobi_;
+    bool fused_, jacobi_, bicg_;
     std::string backend_name_;
     Communicator comm_owned_;
     MPI_Comm comm_ = MPI_COMM_NULL;
@@ -499,6 +594,7 @@ private:
     LocalMatrixT<S> host_;
     DeviceMatrixT<S> a_;
     Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_, staging_;
+    Buffer rt_, qt_, pt_, ct_, zt_, inv_diag_h_;  // BiCG's shadow system
     S rz_ = 0;
     double recurrence_ = 0, true_residual_ = 0;
     int converged_iterations_ = 0;
@@ -530,9 +626,9 @@ public:
         a->operators = ps.names_axis(TestcaseParser::value_or(j, "operator", "poisson7"), "/operator", operators);
         a->solvers = ps.names_axis(TestcaseParser::value_or(j, "solver", "all"), "/solver", solvers);
         for (const auto& op : a->operators)
-            if (std::find(a->solvers.begin(), a->solvers.end(), info_of(op).solver) == a->solvers.end())
-                ps.fail("/solver", fmt::format("operator {} is solved by {}, which /solver does not list", op,
-                                               info_of(op).solver));
+            if (std::none_of(a->solvers.begin(), a->solvers.end(), [&](const std::string& s) { return info_of(op).takes(s); }))
+                ps.fail("/solver", fmt::format("operator {} is solved by {}, none of which /solver lists", op,
+                                               TestcaseParser::list(info_of(op).solvers)));
         a->formats = ps.names_axis(TestcaseParser::value_or(j, "format", "all"), "/format", format_names());
         a->fusions = ps.names_axis(TestcaseParser::value_or(j, "fusion", "all"), "/fusion", fusions);
         a->preconditioners =
@@ -552,7 +648,7 @@ public:
         for (index_t n : a.sizes)
             for (const auto& op : a.operators)
                 for (const auto& solver : a.solvers)
-                    if (solver == info_of(op).solver)  // each operator has its solver (parse checked one is listed)
+                    if (info_of(op).takes(solver))  // each operator with its solvers (parse checked one is listed)
                     for (const auto& format : a.formats)
                         for (const auto& fusion : a.fusions)
                             for (const auto& pre : a.preconditioners)
@@ -576,10 +672,13 @@ public:
         if (n < p) return fmt::format("{} z-planes over {} ranks: every rank needs a plane", n, p);
         const std::string backend = config.at("backend").get<std::string>();
         const OperatorInfo& op = info_of(problem.at("operator").get<std::string>());
-        if (config.at("solver") != op.solver)
-            return fmt::format("{} solves {}; {} takes {}", config.at("solver").get<std::string>(),
-                               config.at("solver") == "cg" ? "real SPD operators (poisson7)" : "complex symmetric ones (curlcurl13)",
-                               op.name, op.solver);
+        const std::string solver = config.at("solver").get<std::string>();
+        if (!op.takes(solver))
+            return fmt::format("{} solves {}; {} takes {}", solver,
+                               solver == "cg" ? "real SPD operators (poisson7)" : "complex symmetric ones (curlcurl13)",
+                               op.name, TestcaseParser::list(op.solvers));
+        if (solver == "bicg" && config.at("fusion") != "none")
+            return "bicg runs unfused (one kernel per operation)";
         if (op.precision == "complex_double") {
             if (config.at("format") == "matrix_free") return "matrix_free is poisson7's stencil only";
             if (!Registry<KernelsT<complex>>::instance().contains(backend))
@@ -618,7 +717,7 @@ public:
     }
     json default_config(const json& problem) const override {
         const std::string op = problem.contains("operator") ? problem.at("operator").get<std::string>() : "poisson7";
-        return {{"solver", info_of(op).solver}, {"format", "csr"}, {"fusion", "none"}, {"preconditioner", "none"},
+        return {{"solver", info_of(op).solvers.front()}, {"format", "csr"}, {"fusion", "none"}, {"preconditioner", "none"},
                 {"backend", "fftw"}};
     }
 };

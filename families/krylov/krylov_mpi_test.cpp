@@ -170,12 +170,35 @@ TEST(Krylov, CurlCurlIsComplexSymmetricWith13NonzerosPerRow) {
     for (index_t r = 0; r < s.rows(); ++r) ASSERT_LT(std::abs(got[r] - want[r]), 1e-13) << r;
 }
 
+// BiCG with r~0 = conj(r0) on a complex symmetric operator: its shadow
+// iterates are the conjugates of its own and the iterates are COCG's, at two
+// SpMVs per iteration; it converges in COCG's iteration count (to one, by rounding).
+TEST(Krylov, BicgAgreesWithCocg) {
+    for (const char* pre : {"none", "jacobi"})
+        for (const char* format : {"csr", "ell"}) {
+            Point b = curlcurl_point(9, format, "none", pre);
+            b.config["solver"] = "bicg";
+            ASSERT_FALSE(family_named("krylov").not_applicable(b.problem, b.config));
+            const Ran bicg = run(b), cocg = run(curlcurl_point(9, format, "none", pre));
+            for (const auto& c : bicg.v.checks)
+                EXPECT_TRUE(c.passed) << format << " " << pre << " " << c.method << ": " << c.max_rel_error << " > "
+                                      << c.tolerance;
+            const int a = bicg.record["krylov"]["converged_iterations"], c = cocg.record["krylov"]["converged_iterations"];
+            EXPECT_NEAR(a, c, 1) << format << " " << pre;
+            // Two SpMVs and two halo exchanges per iteration.
+            EXPECT_EQ(bicg.traffic[0].sent_bytes, 2 * cocg.traffic[0].sent_bytes);
+        }
+    Point fused = curlcurl_point(9, "csr", "fused", "none");
+    fused.config["solver"] = "bicg";
+    EXPECT_EQ(family_named("krylov").not_applicable(fused.problem, fused.config), "bicg runs unfused (one kernel per operation)");
+}
+
 TEST(Krylov, SolverMustSuitTheOperator) {
     Point pt = curlcurl_point(8, "csr", "none", "none");
     pt.config["solver"] = "cg";
     auto why = family_named("krylov").not_applicable(pt.problem, pt.config);
     ASSERT_TRUE(why);
-    EXPECT_EQ(*why, "cg solves real SPD operators (poisson7); curlcurl13 takes cocg");
+    EXPECT_EQ(*why, "cg solves real SPD operators (poisson7); curlcurl13 takes cocg, bicg");
     pt = curlcurl_point(8, "matrix_free", "none", "none");
     why = family_named("krylov").not_applicable(pt.problem, pt.config);
     ASSERT_TRUE(why);
