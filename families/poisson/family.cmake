@@ -4,12 +4,19 @@ target_sources(fftune PRIVATE
   families/poisson/solver.cpp
   families/poisson/padded.cpp
   families/poisson/zero_skipping.cpp
+  families/poisson/column_convolution.cpp
   families/poisson/poisson.cpp)
+if(CMAKE_CUDA_COMPILER)
+  target_sources(fftune PRIVATE families/poisson/column_convolution_cuda.cu families/poisson/column_convolution_cuda.cpp)
+endif()
 if(FFTUNE_BUILD_TESTS)
   fftune_add_test(poisson_green_test SOURCES families/poisson/green_test.cpp LABELS unit)
+  fftune_add_test(poisson_column_convolution_test SOURCES families/poisson/column_convolution_test.cpp LABELS unit)
   fftune_add_test(poisson_mpi_test SOURCES families/poisson/poisson_mpi_test.cpp LABELS "poisson" MPI_RANKS 1 2 3 4)
   if(CMAKE_CUDA_COMPILER)
     fftune_add_test(poisson_gpu_test SOURCES families/poisson/poisson_gpu_test.cpp LABELS gpu MPI_RANKS 1)
+    fftune_add_test(poisson_column_convolution_cuda REUSE poisson_column_convolution_test LABELS gpu
+      ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
   endif()
 endif()
 
@@ -30,7 +37,7 @@ if(FFTUNE_BUILD_TESTS)
     set_tests_properties(poisson_sweep PROPERTIES FIXTURES_REQUIRED poisson_clean FIXTURES_SETUP poisson_db
       PROCESSORS 4 TIMEOUT 900)
     fftune_cli_test(poisson_best_exact 0 ARGS best --problem poisson --size 20 18 16 --ranks 3 --boundary wire
-      --db ${pdir}/db.sqlite EXPECT "^(padded|zero_skipping)/fftw/.*  \\[exact\\]  fastest of [0-9]+ validated" LABELS poisson)
+      --db ${pdir}/db.sqlite EXPECT "^(padded|zero_skipping|zero_skipping_fused)/fftw/.*  \\[exact\\]  fastest of [0-9]+ validated" LABELS poisson)
     fftune_cli_test(poisson_best_nearest 0 ARGS best --problem poisson --size 24 --ranks 2 --boundary free
       --kernel regularized4 --db ${pdir}/db.sqlite
       EXPECT "\\[nearest\\]  fastest applicable configuration of the nearest measured problem 20x18x16" LABELS poisson)

@@ -30,9 +30,10 @@ TEST(PoissonGpu, CudaAgreesWithTheCpuBackend) {
     const json padded{{"algorithm", "padded"}, {"decomposition", "slab_2d1d"}, {"layout", "default"},
                       {"process_grid", {1, 1}}, {"redistribution", {"a2a_sync"}}, {"gpu_aware", false}};
     const json skipping{{"algorithm", "zero_skipping"}, {"redistribution", {"a2a_sync"}}};
+    const json fused{{"algorithm", "zero_skipping_fused"}, {"redistribution", {"a2a_sync"}}};  // the shared-memory x-stage
     for (auto precision : {Precision::double_, Precision::single})
         for (auto b : all_values<Boundary>())
-            for (const auto& config : {padded, skipping}) {
+            for (const auto& config : {padded, skipping, fused}) {
                 const Problem p{{36, 30, 28}, b, Kernel::hockney, precision, 1};
                 const auto cpu = solve(p, config, "fftw"), gpu = solve(p, config, "cuda");
                 ASSERT_EQ(cpu.size(), gpu.size());

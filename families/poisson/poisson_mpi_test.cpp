@@ -4,6 +4,7 @@
 // φ; and at one rank each kernel converges at its order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -36,8 +37,8 @@ json engine_config(const std::string& decomposition, int p) {
             {"gpu_aware", false}};
 }
 
-json zero_skipping(const std::string& method = "a2a_sync") {
-    return {{"algorithm", "zero_skipping"}, {"backend", "fftw"}, {"redistribution", {method}}};
+json zero_skipping(const std::string& method = "a2a_sync", const std::string& algorithm = "zero_skipping") {
+    return {{"algorithm", algorithm}, {"backend", "fftw"}, {"redistribution", {method}}};
 }
 
 // zero_skipping whose φ has one value that is not a number (rank 0's first).
@@ -130,7 +131,8 @@ TEST(Poisson, EveryBoundaryKernelAlgorithmAndDecompositionSolvesItsProblem) {
         for (auto k : all_values<Kernel>()) {
             if (kernel_not_applicable(b, k)) continue;
             const Problem prob{{28, 24, 22}, b, k, Precision::double_, p};
-            std::vector<json> configs{zero_skipping(), zero_skipping("p2p_streams"), zero_skipping("a2a_mpi_type")};
+            std::vector<json> configs{zero_skipping(), zero_skipping("p2p_streams"), zero_skipping("a2a_mpi_type"),
+                                      zero_skipping("a2a_sync", "zero_skipping_fused")};
             for (const auto& d : Registry<Decomposition>::instance().names()) configs.push_back(engine_config(d, p));
             for (const auto& c : configs) {
                 const auto v = run(prob, c);
@@ -147,8 +149,9 @@ TEST(Poisson, EveryBoundaryKernelAlgorithmAndDecompositionSolvesItsProblem) {
             }
         }
     // 4 boundaries and the free-space kernel: 5 problems, each by zero_skipping
-    // with 3 methods and by the padded transform of every decomposition that applies.
-    EXPECT_GE(ran, p == 1 ? 5 * (3 + 4) : 5 * (3 + 3));
+    // with 3 methods, zero_skipping_fused, and by the padded transform of every
+    // decomposition that applies.
+    EXPECT_GE(ran, p == 1 ? 5 * (4 + 4) : 5 * (4 + 3));
 }
 
 TEST(Poisson, SinglePrecisionSolvesWithinItsTolerance) {
@@ -162,17 +165,44 @@ TEST(Poisson, ZeroSkippingGivesThePaddedSolution) {
     const int p = world_size();
     for (auto b : all_values<Boundary>()) {
         const Problem prob{{20, 18, 16}, b, Kernel::hockney, Precision::double_, p};
-        std::vector<double> skip, padded;
-        ASSERT_TRUE(run(prob, zero_skipping(), &skip));
+        std::vector<double> padded;
         ASSERT_TRUE(run(prob, engine_config("slab_2d1d", p), &padded));  // both x-slabs of the N grid
-        ASSERT_EQ(skip.size(), padded.size());
-        double diff = 0, scale = 0;
-        for (std::size_t i = 0; i < skip.size(); ++i) {
-            ASSERT_TRUE(std::isfinite(skip[i]) && std::isfinite(padded[i])) << to_string(b) << " at " << i;
-            diff = std::max(diff, std::abs(skip[i] - padded[i])), scale = std::max(scale, std::abs(padded[i]));
+        for (const char* algorithm : {"zero_skipping", "zero_skipping_fused"}) {
+            std::vector<double> skip;
+            ASSERT_TRUE(run(prob, zero_skipping("a2a_sync", algorithm), &skip));
+            ASSERT_EQ(skip.size(), padded.size());
+            double diff = 0, scale = 0;
+            for (std::size_t i = 0; i < skip.size(); ++i) {
+                ASSERT_TRUE(std::isfinite(skip[i]) && std::isfinite(padded[i])) << to_string(b) << " at " << i;
+                diff = std::max(diff, std::abs(skip[i] - padded[i])), scale = std::max(scale, std::abs(padded[i]));
+            }
+            EXPECT_LT(diff / scale, 1e-12) << to_string(b) << " " << algorithm;
         }
-        EXPECT_LT(diff / scale, 1e-12) << to_string(b);
     }
+}
+
+// Fused, the x-stage is one phase in place of fft.x, kernel and ifft.x, and
+// it holds one padded spectrum less (fftw's reference: its own, same size).
+TEST(Poisson, FusedZeroSkippingHasOneXStage) {
+    const int p = world_size();
+    const Problem prob{{20, 18, 16}, Boundary::free, Kernel::hockney, Precision::double_, p};
+    auto plain = make_solver(MPI_COMM_WORLD, prob, zero_skipping());
+    auto fused = make_solver(MPI_COMM_WORLD, prob, zero_skipping("a2a_sync", "zero_skipping_fused"));
+    auto names = plain->phase_names();
+    const auto at = [&](const char* n) { return std::find(names.begin(), names.end(), n) - names.begin(); };
+    const auto x = at("fft.x"), kernel = at("kernel"), ix = at("ifft.x");
+    ASSERT_LT(ix, static_cast<long>(names.size()));
+    ASSERT_EQ(kernel, x + 1);
+    ASSERT_EQ(ix, x + 2);
+    names.erase(names.begin() + x + 1, names.begin() + x + 3);
+    names[x] = "fft.x+kernel+ifft.x";
+    EXPECT_EQ(fused->phase_names(), names);
+    // The reference moves what the three passes move.
+    const auto a = plain->traffic(), b = fused->traffic();
+    EXPECT_EQ(b[x].device_bytes, a[x].device_bytes + a[kernel].device_bytes + a[ix].device_bytes);
+    EXPECT_EQ(fused->details().at("kernel_multiply"), "fused into the x-pass");
+    EXPECT_EQ(fused->details().at("fft_rows_fraction"), plain->details().at("fft_rows_fraction"));
+    EXPECT_EQ(fused->backend_bytes(), plain->backend_bytes());
 }
 
 const bool metered = register_variant<Backend, testing::MeteredBackend>("fftw_metered");

@@ -12,6 +12,11 @@
 // real space, its y-slab of the padded grid in Fourier space), so the padding
 // is never sent. At one rank there is no reshape: the y-passes write and read
 // the x-padded arrays in place.
+//
+// zero_skipping_fused: the same, with the x-stage (forward x-pass, kernel
+// multiply, inverse x-pass) one column convolution (column_convolution.hpp):
+// on the GPU one kernel that reads the x < Nx rows and the kernel and writes
+// the x < Nx rows, instead of three passes over the whole padded spectrum.
 #include <chrono>
 #include <functional>
 
@@ -20,6 +25,7 @@
 #include "core/engine/plan.hpp"
 #include "core/engine/redistribution.hpp"
 #include "core/platform/mpi_util.hpp"
+#include "families/poisson/column_convolution.hpp"
 #include "families/poisson/solver.hpp"
 
 namespace fftune::poisson {
@@ -51,8 +57,9 @@ Geometry geometry(const Problem& p) {
     return g;
 }
 
-class ZeroSkipping final : public Solver {
+class ZeroSkipping : public Solver {
 public:
+    explicit ZeroSkipping(bool fused = false) : fused_(fused) {}
     std::optional<std::string> not_applicable(const Problem& p, const json& c) const override {
         const Geometry g = geometry(p);
         if (g.n[0] < p.ranks || g.m[1] < p.ranks)
@@ -63,6 +70,12 @@ public:
         if (!Registry<Backend>::instance().contains(be)) throw std::invalid_argument("unknown backend '" + be + "'");
         const auto backend = Registry<Backend>::instance().create(be);
         if (auto why = backend->unavailable()) return why;
+        if (fused_) {
+            if (!Registry<ColumnConvolution>::instance().contains(be))
+                return fmt::format("zero_skipping_fused has no column convolution for backend {}", be);
+            const ColumnProblem x{g.m[0], g.n[0], (g.m[1] + p.ranks - 1) / p.ranks * (g.m[2] / 2 + 1), p.precision};
+            if (auto why = Registry<ColumnConvolution>::instance().create(be)->not_applicable(x)) return why;
+        }
         if (p.ranks == 1) return std::nullopt;  // no reshape
         if (method(c).empty()) return fmt::format("zero_skipping at {} ranks needs a redistribution method", p.ranks);
         return Redistribution::not_applicable(method(c), *backend);
@@ -178,7 +191,8 @@ public:
         return {{"padded_size", padded_size(problem_.n, problem_.boundary)},
                 {"pass_axes", {std::string(1, axis_name(geo_.perm[2])), std::string(1, axis_name(geo_.perm[1])),
                                std::string(1, axis_name(geo_.perm[0]))}},
-                {"fft_rows_fraction", fft_rows_ / padded_rows_}};
+                {"fft_rows_fraction", fft_rows_ / padded_rows_},
+                {"kernel_multiply", fused_ ? "fused into the x-pass" : "separate"}};
     }
 
 private:
@@ -267,7 +281,7 @@ private:
         // ρ, φ, the spectra, the kernel and the reshapes' packed buffers (FFT work
         // areas not counted: known only once the plans are made).
         const std::size_t need = 2 * r.count() * rb() + (p > 1 ? 4 : 2) * c2.count() * cb() +
-                                 3 * c4.count() * cb() + c4.count() * rb();
+                                 (fused_ ? 2 : 3) * c4.count() * cb() + c4.count() * rb();
         ranks_on_device_ = require_device_memory(comm, *backend_, need);
         // Rank-local parts agreed before each collective one, stages in execution order.
         all_or_none(comm, [&] {
@@ -278,7 +292,7 @@ private:
             c2_ = make(c2.count() * cb(), true);
             if (p > 1) c3_ = make(c2.count() * cb(), false);
             c4_ = make(c4.count() * cb(), true);
-            c5_ = make(c4.count() * cb(), false);
+            if (!fused_) c5_ = make(c4.count() * cb(), false);
             c6_ = make(c4.count() * cb(), false);
             c2b_ = make(c2.count() * cb(), false);
             // Forward: z (r2c) on the rows that hold ρ, written into the y-padded
@@ -296,6 +310,15 @@ private:
             stages_.push_back({-1, 0, [this] { to_x_->execute(c3_.data(), c4_.data()); }});
         }
         all_or_none(comm, [&] {
+            if (fused_) {  // forward x, multiply, inverse x: one operation on the x < Nx rows
+                conv_ = Registry<ColumnConvolution>::instance().create(backend_->name());
+                conv_->setup(*backend_, {m[0], n[0], ny * kz, problem_.precision});
+                allocated_ += conv_->work_bytes();
+                fft_rows_ += 2.0 * double(ny * kz) * m[0];
+                stages_.push_back({timer_->phase("fft.x+kernel+ifft.x"), conv_->moved_bytes(),
+                                   [this] { conv_->run(c4_.data(), kernel_.data(), c6_.data()); }});
+                return;
+            }
             fft("fft.x", K::c2c_forward, m[0], ny * kz, ny * kz, {FftDim{ny * kz, 1, 1}}, c4_.data(), c4.count(),
                 c5_.data(), c4.count(), cb(), cb());
             const index_t spectrum = c4.count();
@@ -339,6 +362,7 @@ private:
         });
     }
 
+    bool fused_ = false;
     Problem problem_;
     Geometry geo_;
     int rank_ = 0;
@@ -347,13 +371,20 @@ private:
     std::unique_ptr<PhaseTimer> timer_;
     Buffer rho_, phi_, c2_, c3_, c4_, c5_, c6_, c2b_, kernel_, area_;  // rho_, phi_: z rows of M_z
     std::unique_ptr<Redistribution> to_x_, from_x_;
+    std::unique_ptr<ColumnConvolution> conv_;
     std::vector<std::unique_ptr<FftPlan>> plans_;
     std::vector<Stage> stages_;
     std::size_t work_bytes_ = 0, allocated_ = 0;
     double fft_rows_ = 0, padded_rows_ = 1;
 };
 
-const bool registered = register_variant<Solver, ZeroSkipping>("zero_skipping");
+class ZeroSkippingFused final : public ZeroSkipping {
+public:
+    ZeroSkippingFused() : ZeroSkipping(true) {}
+};
+
+const bool registered = register_variant<Solver, ZeroSkipping>("zero_skipping") &&
+                        register_variant<Solver, ZeroSkippingFused>("zero_skipping_fused");
 
 }  // namespace
 }  // namespace fftune::poisson

@@ -1,0 +1,105 @@
+// The cuda backend's column convolution (column_convolution.hpp): one kernel,
+// column_convolution_cuda.cu, on the backend's stream. Lengths whose prime
+// factors are 2, 3 and 5, up to 8192 (a block's columns in shared memory).
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <numbers>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "families/poisson/column_convolution.hpp"
+#include "families/poisson/column_convolution_launch.hpp"
+
+namespace fftune::poisson {
+namespace {
+
+constexpr index_t longest = 8192;  // 8192 complex doubles: 128 KiB of shared memory, 1024 threads
+
+void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
+}
+
+// Radices of the Stockham passes: the 3s and 5s, then 8s, 4s, a 2; empty if
+// another prime divides n.
+std::vector<int> radices(index_t n) {
+    std::vector<int> out;
+    for (int p : {3, 5})
+        while (n % p == 0) out.push_back(p), n /= p;
+    for (int p : {8, 4, 2})
+        while (n % p == 0) out.push_back(p), n /= p;
+    return n == 1 ? out : std::vector<int>{};
+}
+
+class CudaColumnConvolution final : public ColumnConvolution {
+public:
+    std::optional<std::string> not_applicable(const ColumnProblem& p) const override {
+        if (p.length < 2 || p.kept < 1 || p.kept > p.length || p.columns < 1)
+            return fmt::format("no column convolution of length {} keeping {} of {} columns", p.length, p.kept,
+                               p.columns);
+        if (p.length > longest)
+            return fmt::format("the fused x-pass transforms lengths up to {} in shared memory, not {}", longest,
+                               p.length);
+        if (radices(p.length).empty())
+            return fmt::format("the fused x-pass transforms lengths of prime factors 2, 3 and 5, not {}", p.length);
+        return std::nullopt;
+    }
+    void setup(Backend& backend, const ColumnProblem& p) override {
+        if (auto why = not_applicable(p)) throw Unsupported(*why);
+        p_ = p;
+        stream_ = static_cast<cudaStream_t>(backend.native_stream());
+        const auto r = radices(p.length);
+        launch_.length = static_cast<int>(p.length);
+        launch_.kept = static_cast<int>(p.kept);
+        launch_.columns = p.columns;
+        launch_.single = p.precision == Precision::single;
+        launch_.passes = static_cast<int>(r.size());
+        for (std::size_t i = 0; i < r.size(); ++i) launch_.radix[i] = r[i];
+        // 64-byte runs of columns per row (4 double, 8 single complex), more when
+        // short so that a block has work, fewer when long (1024 threads at most).
+        int per_block = launch_.single ? 8 : 4;
+        while (per_block < 64 && per_block * p.length < 2048) per_block *= 2;
+        while (per_block > 1 && per_block * p.length > longest) per_block /= 2;
+        launch_.per_block = per_block;
+        while ((1 << launch_.per_block_log2) < per_block) ++launch_.per_block_log2;
+        launch_.threads = static_cast<int>((per_block * p.length + 7) / 8);
+        check(column_convolution_configure(launch_), "column convolution: shared memory");
+        // Twiddles e^{-2πi m/L}, computed in double.
+        const std::size_t cb = complex_bytes(p.precision);
+        twiddles_ = Buffer(backend, std::size_t(p.length) * cb);
+        std::vector<double> d(2 * p.length);
+        for (index_t m = 0; m < p.length; ++m) {
+            const double a = -2.0 * std::numbers::pi * double(m) / double(p.length);
+            d[2 * m] = std::cos(a), d[2 * m + 1] = std::sin(a);
+        }
+        if (launch_.single) {
+            const std::vector<float> f(d.begin(), d.end());
+            backend.copy_from_host(twiddles_.data(), f.data(), twiddles_.bytes());
+        } else {
+            backend.copy_from_host(twiddles_.data(), d.data(), twiddles_.bytes());
+        }
+        backend.synchronize();
+    }
+    void run(const void* in, const void* kernel, void* out) override {
+        check(launch_column_convolution(launch_, in, kernel, out, twiddles_.data(), stream_), "column convolution");
+    }
+    std::size_t work_bytes() const override { return twiddles_.bytes(); }
+    // The kept rows read and written, K read in full.
+    std::size_t moved_bytes() const override {
+        return std::size_t(p_.columns) *
+               (2 * std::size_t(p_.kept) * complex_bytes(p_.precision) + std::size_t(p_.length) * real_bytes(p_.precision));
+    }
+
+private:
+    ColumnProblem p_;
+    ColumnLaunch launch_;
+    Buffer twiddles_;
+    cudaStream_t stream_ = nullptr;
+};
+
+const bool registered = register_variant<ColumnConvolution, CudaColumnConvolution>("cuda");
+
+}  // namespace
+}  // namespace fftune::poisson

@@ -1,0 +1,210 @@
+// The fused x-stage of zero_skipping_fused on the GPU (column_convolution.hpp):
+// a block loads `per_block` columns' kept rows into shared memory (the rest
+// zero), transforms them along x by a mixed-radix Stockham FFT, multiplies by
+// the kernel, transforms back and stores the kept rows. Global memory sees one
+// read of the kept input, one write of the kept output and one read of K.
+// Shared layout: element (x, c) at x·per_block + c, as in global memory, so a
+// warp's loads are runs of per_block consecutive columns.
+#include "families/poisson/column_convolution_launch.hpp"
+
+namespace fftune::poisson {
+namespace {
+
+template <class C>
+struct RealOf;
+template <>
+struct RealOf<float2> {
+    using type = float;
+};
+template <>
+struct RealOf<double2> {
+    using type = double;
+};
+
+template <class C>
+__device__ __forceinline__ C add(C a, C b) { return {a.x + b.x, a.y + b.y}; }
+template <class C>
+__device__ __forceinline__ C sub(C a, C b) { return {a.x - b.x, a.y - b.y}; }
+template <class C>
+__device__ __forceinline__ C mul(C a, C b) { return {a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x}; }
+// a · (s·i), s = ±1: the sign of the transform.
+template <class C>
+__device__ __forceinline__ C mul_si(C a, int s) { return s > 0 ? C{-a.y, a.x} : C{a.y, -a.x}; }
+template <class C, class R>
+__device__ __forceinline__ C scale(C a, R f) { return {a.x * f, a.y * f}; }
+
+// In-register DFTs, X[k] = Σ_r v[r] e^{s·2πi rk/R}.
+template <int R, class C>
+struct Dft;
+template <class C>
+struct Dft<2, C> {
+    __device__ static void run(C* v, int) {
+        const C a = v[0];
+        v[0] = add(a, v[1]), v[1] = sub(a, v[1]);
+    }
+};
+template <class C>
+struct Dft<4, C> {
+    __device__ static void run(C* v, int s) {
+        const C a0 = add(v[0], v[2]), a1 = sub(v[0], v[2]), a2 = add(v[1], v[3]), a3 = mul_si(sub(v[1], v[3]), s);
+        v[0] = add(a0, a2), v[2] = sub(a0, a2), v[1] = add(a1, a3), v[3] = sub(a1, a3);
+    }
+};
+template <class C>
+struct Dft<8, C> {  // two DFT4 of the even and odd samples, X[k] / X[k+4] = E[k] ± w8^k O[k]
+    __device__ static void run(C* v, int s) {
+        using R = typename RealOf<C>::type;
+        C e[4] = {v[0], v[2], v[4], v[6]}, o[4] = {v[1], v[3], v[5], v[7]};
+        Dft<4, C>::run(e, s);
+        Dft<4, C>::run(o, s);
+        const R h = R(0.70710678118654752440);
+        o[1] = mul(o[1], C{h, s * h});
+        o[2] = mul_si(o[2], s);
+        o[3] = mul(o[3], C{-h, s * h});
+#pragma unroll
+        for (int k = 0; k < 4; ++k) v[k] = add(e[k], o[k]), v[k + 4] = sub(e[k], o[k]);
+    }
+};
+template <class C>
+struct Dft<3, C> {
+    __device__ static void run(C* v, int s) {
+        using R = typename RealOf<C>::type;
+        const R c = R(-0.5), d = R(0.86602540378443864676);  // cos, sin of 2π/3
+        const C t = add(v[1], v[2]), m = add(v[0], scale(t, c)), q = mul_si(scale(sub(v[1], v[2]), d), s);
+        v[0] = add(v[0], t), v[1] = add(m, q), v[2] = sub(m, q);
+    }
+};
+template <class C>
+struct Dft<5, C> {  // direct: cos and sin of 2πm/5
+    __device__ static void run(C* v, int s) {
+        using R = typename RealOf<C>::type;
+        const R cs[5] = {R(1), R(0.30901699437494742410), R(-0.80901699437494742410), R(-0.80901699437494742410),
+                         R(0.30901699437494742410)};
+        const R sn[5] = {R(0), R(0.95105651629515357212), R(0.58778525229247312917), R(-0.58778525229247312917),
+                         R(-0.95105651629515357212)};
+        C out[5];
+#pragma unroll
+        for (int k = 0; k < 5; ++k) {
+            C acc = v[0];
+#pragma unroll
+            for (int r = 1; r < 5; ++r) acc = add(acc, mul(v[r], C{cs[(r * k) % 5], s * sn[(r * k) % 5]}));
+            out[k] = acc;
+        }
+#pragma unroll
+        for (int k = 0; k < 5; ++k) v[k] = out[k];
+    }
+};
+
+// One Stockham pass of radix R over the block's columns, in place: butterfly j
+// reads x[j + r·L/R] (twiddled by w^{k·r·L/(Ns·R)}, k = j mod Ns), and writes
+// its outputs to (j/Ns)·Ns·R + k + r·Ns. All reads finish before any write.
+template <int R, class C>
+__device__ void pass(C* sh, int length, int ns, int per_block, int shift, int sign, const C* __restrict__ tw) {
+    constexpr int most = (8 + R - 1) / R;  // butterflies per thread: threads ≥ per_block·length/8
+    const int butterflies = (length / R) * per_block, stride = length / R, step = length / (ns * R);
+    C v[most][R];
+#pragma unroll
+    for (int i = 0; i < most; ++i) {
+        const int b = threadIdx.x + i * blockDim.x;
+        if (b < butterflies) {
+            const int c = b & (per_block - 1), j = b >> shift, k = j % ns;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                C x = sh[(j + r * stride) * per_block + c];
+                if (r > 0 && k > 0) {
+                    C w = __ldg(&tw[k * r * step]);
+                    if (sign > 0) w.y = -w.y;
+                    x = mul(x, w);
+                }
+                v[i][r] = x;
+            }
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < most; ++i) {
+        const int b = threadIdx.x + i * blockDim.x;
+        if (b < butterflies) {
+            const int c = b & (per_block - 1), j = b >> shift, k = j % ns;
+            Dft<R, C>::run(v[i], sign);
+            const int to = (j / ns) * ns * R + k;
+#pragma unroll
+            for (int r = 0; r < R; ++r) sh[(to + r * ns) * per_block + c] = v[i][r];
+        }
+    }
+    __syncthreads();
+}
+
+template <class C>
+__device__ void transform(C* sh, const ColumnLaunch& l, int sign, const C* tw) {
+    int ns = 1;
+    for (int p = 0; p < l.passes; ++p) {
+        const int r = l.radix[p];
+        if (r == 8) pass<8>(sh, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
+        else if (r == 4) pass<4>(sh, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
+        else if (r == 2) pass<2>(sh, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
+        else if (r == 3) pass<3>(sh, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
+        else pass<5>(sh, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
+        ns *= r;
+    }
+}
+
+template <class C>
+__global__ void __launch_bounds__(1024) column_convolution_kernel(const ColumnLaunch l, const C* __restrict__ in,
+                                                                  const typename RealOf<C>::type* __restrict__ kernel,
+                                                                  C* __restrict__ out, const C* __restrict__ tw) {
+    extern __shared__ __align__(16) unsigned char raw[];
+    C* sh = reinterpret_cast<C*>(raw);
+    const long long col0 = static_cast<long long>(blockIdx.x) * l.per_block, n = l.columns;
+    const int elements = l.length * l.per_block;
+    for (int e = threadIdx.x; e < elements; e += blockDim.x) {
+        const int x = e >> l.per_block_log2;
+        const long long col = col0 + (e & (l.per_block - 1));
+        sh[e] = x < l.kept && col < n ? in[x * n + col] : C{0, 0};
+    }
+    __syncthreads();
+    transform(sh, l, -1, tw);
+    for (int e = threadIdx.x; e < elements; e += blockDim.x) {
+        const long long col = col0 + (e & (l.per_block - 1));
+        if (col < n) sh[e] = scale(sh[e], kernel[(e >> l.per_block_log2) * n + col]);
+    }
+    __syncthreads();
+    transform(sh, l, +1, tw);
+    for (int e = threadIdx.x; e < l.kept * l.per_block; e += blockDim.x) {
+        const long long col = col0 + (e & (l.per_block - 1));
+        if (col < n) out[(e >> l.per_block_log2) * n + col] = sh[e];
+    }
+}
+
+}  // namespace
+
+long long column_shared_bytes(const ColumnLaunch& l) {
+    return static_cast<long long>(l.per_block) * l.length * (l.single ? sizeof(float2) : sizeof(double2));
+}
+
+cudaError_t column_convolution_configure(const ColumnLaunch& l) {
+    const int bytes = static_cast<int>(column_shared_bytes(l));
+    return l.single ? cudaFuncSetAttribute(column_convolution_kernel<float2>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
+                    : cudaFuncSetAttribute(column_convolution_kernel<double2>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+
+cudaError_t launch_column_convolution(const ColumnLaunch& l, const void* in, const void* kernel, void* out,
+                                      const void* twiddles, cudaStream_t stream) {
+    if (l.columns <= 0) return cudaSuccess;
+    const long long blocks = (l.columns + l.per_block - 1) / l.per_block;
+    if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+    const size_t shared = static_cast<size_t>(column_shared_bytes(l));
+    if (l.single)
+        column_convolution_kernel<float2><<<static_cast<unsigned>(blocks), l.threads, shared, stream>>>(
+            l, static_cast<const float2*>(in), static_cast<const float*>(kernel), static_cast<float2*>(out),
+            static_cast<const float2*>(twiddles));
+    else
+        column_convolution_kernel<double2><<<static_cast<unsigned>(blocks), l.threads, shared, stream>>>(
+            l, static_cast<const double2*>(in), static_cast<const double*>(kernel), static_cast<double2*>(out),
+            static_cast<const double2*>(twiddles));
+    return cudaGetLastError();
+}
+
+}  // namespace fftune::poisson

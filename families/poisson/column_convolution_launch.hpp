@@ -1,0 +1,27 @@
+// Launcher of the cuda column convolution (column_convolution_cuda.cu), in
+// plain C++17 types for the C++20 side (column_convolution_cuda.cpp).
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace fftune::poisson {
+
+struct ColumnLaunch {
+    int length = 0, kept = 0;
+    long long columns = 0;
+    int per_block = 0;       // columns a block transforms together (a power of two)
+    int per_block_log2 = 0;
+    int threads = 0;         // ceil(per_block · length / 8): at most 8 elements per thread and pass
+    int passes = 0;          // Stockham passes, radices in {8, 4, 2, 3, 5}, product = length
+    int radix[32] = {};
+    bool single = false;
+};
+// Shared memory a block holds: per_block · length complex values.
+long long column_shared_bytes(const ColumnLaunch& l);
+// Once, before the first launch: lets the kernel hold that much shared memory.
+cudaError_t column_convolution_configure(const ColumnLaunch& l);
+// `twiddles`: e^{-2πi m / length}, m < length, complex of the precision.
+cudaError_t launch_column_convolution(const ColumnLaunch& l, const void* in, const void* kernel, void* out,
+                                      const void* twiddles, cudaStream_t stream);
+
+}  // namespace fftune::poisson
