@@ -17,10 +17,14 @@ namespace {
 
 using json = nlohmann::json;
 
+json problem(index_t n) {
+    return {{"kind", "krylov"}, {"ranks", testing::world_size()}, {"size", {n, n, n}}, {"operator", "poisson7"},
+            {"precision", "double"}, {"iterations", {4}}};
+}
+
 json solve(index_t n, const json& config) {
     Point pt;
-    pt.problem = {{"kind", "krylov"}, {"ranks", testing::world_size()}, {"size", {n, n, n}}, {"operator", "poisson7"},
-                  {"precision", "double"}, {"iterations", {4}}};
+    pt.problem = problem(n);
     pt.config = config;
     const Family& f = family_named("krylov");
     EXPECT_FALSE(f.not_applicable(pt.problem, pt.config)) << config.dump();
@@ -45,8 +49,7 @@ TEST(KrylovGpu, CudaKernelsAgreeWithTheCpuBackend) {
         for (const char* fusion : {"none", "fused"})
             for (const char* pre : {"none", "jacobi"}) {
                 json c{{"solver", "cg"}, {"format", format}, {"fusion", fusion}, {"preconditioner", pre}, {"backend", "cuda"}};
-                if (family_named("krylov").not_applicable({{"size", {n, n, n}}, {"ranks", testing::world_size()}}, c))
-                    continue;
+                if (family_named("krylov").not_applicable(problem(n), c)) continue;
                 const json gpu = solve(n, c);
                 c["backend"] = "fftw";
                 if (format == "cusparse_csr") c["format"] = "csr";

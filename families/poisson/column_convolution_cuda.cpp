@@ -1,8 +1,10 @@
 // The cuda backend's column convolution (column_convolution.hpp): one kernel,
 // column_convolution_cuda.cu, on the backend's stream. Lengths whose prime
-// factors are 2, 3 and 5, up to 8192 (a block's columns in shared memory).
+// factors are 2, 3 and 5, up to 4096 (a block's columns twice in shared
+// memory: 128 KiB for one double column).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
@@ -16,7 +18,8 @@
 namespace fftune::poisson {
 namespace {
 
-constexpr index_t longest = 8192;  // 8192 complex doubles: 128 KiB of shared memory, 1024 threads
+constexpr index_t longest = 4096;
+constexpr std::size_t block_shared = 96 * 1024;  // two blocks per SM (228 KiB)
 
 void check(cudaError_t e, const char* what) {
     if (e != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
@@ -57,17 +60,18 @@ public:
         launch_.single = p.precision == Precision::single;
         launch_.passes = static_cast<int>(r.size());
         for (std::size_t i = 0; i < r.size(); ++i) launch_.radix[i] = r[i];
-        // 64-byte runs of columns per row (4 double, 8 single complex), more when
-        // short so that a block has work, fewer when long (1024 threads at most).
-        int per_block = launch_.single ? 8 : 4;
+        // 64-byte runs of columns per row (4 double, 8 single complex), fewer
+        // when long (two blocks per SM), more when short (work per block).
+        const std::size_t cb = complex_bytes(p.precision);
+        index_t per_block = index_t(64 / cb);
+        while (per_block > 1 && 2 * per_block * p.length * cb > block_shared) per_block /= 2;
         while (per_block < 64 && per_block * p.length < 2048) per_block *= 2;
-        while (per_block > 1 && per_block * p.length > longest) per_block /= 2;
-        launch_.per_block = per_block;
+        launch_.per_block = static_cast<int>(per_block);
         while ((1 << launch_.per_block_log2) < per_block) ++launch_.per_block_log2;
-        launch_.threads = static_cast<int>((per_block * p.length + 7) / 8);
+        // About 4 elements per thread and pass, at most 512 threads (the kernel's bound).
+        launch_.threads = static_cast<int>(std::clamp<index_t>((per_block * p.length / 4 + 31) / 32 * 32, 32, 512));
         check(column_convolution_configure(launch_), "column convolution: shared memory");
         // Twiddles e^{-2πi m/L}, computed in double.
-        const std::size_t cb = complex_bytes(p.precision);
         twiddles_ = Buffer(backend, std::size_t(p.length) * cb);
         std::vector<double> d(2 * p.length);
         for (index_t m = 0; m < p.length; ++m) {

@@ -1,7 +1,8 @@
 // The fused x-stage of zero_skipping_fused on the GPU (column_convolution.hpp):
 // a block loads `per_block` columns' kept rows into shared memory (the rest
-// zero), transforms them along x by a mixed-radix Stockham FFT, multiplies by
-// the kernel, transforms back and stores the kept rows. Global memory sees one
+// zero), transforms them along x by a mixed-radix Stockham FFT (two shared
+// arrays, one pass from one to the other), multiplies by the kernel,
+// transforms back and stores the kept rows. Global memory sees one
 // read of the kept input, one write of the kept output and one read of K.
 // Shared layout: element (x, c) at x·per_block + c, as in global memory, so a
 // warp's loads are runs of per_block consecutive columns.
@@ -95,91 +96,86 @@ struct Dft<5, C> {  // direct: cos and sin of 2πm/5
     }
 };
 
-// One Stockham pass of radix R over the block's columns, in place: butterfly j
-// reads x[j + r·L/R] (twiddled by w^{k·r·L/(Ns·R)}, k = j mod Ns), and writes
-// its outputs to (j/Ns)·Ns·R + k + r·Ns. All reads finish before any write.
+// One Stockham pass of radix R, from `src` to `dst` in shared memory:
+// butterfly j reads x[j + r·L/R] (twiddled by w^{k·r·L/(Ns·R)}, k = j mod Ns)
+// and writes its outputs to (j/Ns)·Ns·R + k + r·Ns. One butterfly in
+// registers at a time.
 template <int R, class C>
-__device__ void pass(C* sh, int length, int ns, int per_block, int shift, int sign, const C* __restrict__ tw) {
-    constexpr int most = (8 + R - 1) / R;  // butterflies per thread: threads ≥ per_block·length/8
+__device__ __forceinline__ void pass(const C* src, C* dst, int length, int ns, int per_block, int shift, int sign,
+                                     const C* __restrict__ tw) {
     const int butterflies = (length / R) * per_block, stride = length / R, step = length / (ns * R);
-    C v[most][R];
+    for (int b = threadIdx.x; b < butterflies; b += blockDim.x) {
+        const int c = b & (per_block - 1), j = b >> shift, k = j % ns;
+        C v[R];
 #pragma unroll
-    for (int i = 0; i < most; ++i) {
-        const int b = threadIdx.x + i * blockDim.x;
-        if (b < butterflies) {
-            const int c = b & (per_block - 1), j = b >> shift, k = j % ns;
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                C x = sh[(j + r * stride) * per_block + c];
-                if (r > 0 && k > 0) {
-                    C w = __ldg(&tw[k * r * step]);
-                    if (sign > 0) w.y = -w.y;
-                    x = mul(x, w);
-                }
-                v[i][r] = x;
+        for (int r = 0; r < R; ++r) {
+            C x = src[(j + r * stride) * per_block + c];
+            if (r > 0 && k > 0) {
+                C w = __ldg(&tw[k * r * step]);
+                if (sign > 0) w.y = -w.y;
+                x = mul(x, w);
             }
+            v[r] = x;
         }
-    }
-    __syncthreads();
+        Dft<R, C>::run(v, sign);
+        const int to = (j / ns) * ns * R + k;
 #pragma unroll
-    for (int i = 0; i < most; ++i) {
-        const int b = threadIdx.x + i * blockDim.x;
-        if (b < butterflies) {
-            const int c = b & (per_block - 1), j = b >> shift, k = j % ns;
-            Dft<R, C>::run(v[i], sign);
-            const int to = (j / ns) * ns * R + k;
-#pragma unroll
-            for (int r = 0; r < R; ++r) sh[(to + r * ns) * per_block + c] = v[i][r];
-        }
+        for (int r = 0; r < R; ++r) dst[(to + r * ns) * per_block + c] = v[r];
     }
     __syncthreads();
 }
 
+// The passes, ping-ponging between a and b; returns where the result is.
 template <class C>
-__device__ void transform(C* sh, const ColumnLaunch& l, int sign, const C* tw) {
+__device__ C* transform(C* a, C* b, const ColumnLaunch& l, int sign, const C* tw) {
     int ns = 1;
     for (int p = 0; p < l.passes; ++p) {
         const int r = l.radix[p];
-        if (r == 8) pass<8>(sh, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
-        else if (r == 4) pass<4>(sh, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
-        else if (r == 2) pass<2>(sh, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
-        else if (r == 3) pass<3>(sh, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
-        else pass<5>(sh, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
+        if (r == 8) pass<8>(a, b, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
+        else if (r == 4) pass<4>(a, b, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
+        else if (r == 2) pass<2>(a, b, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
+        else if (r == 3) pass<3>(a, b, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
+        else pass<5>(a, b, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
         ns *= r;
+        C* t = a;
+        a = b, b = t;
     }
+    return a;
 }
 
 template <class C>
-__global__ void __launch_bounds__(1024) column_convolution_kernel(const ColumnLaunch l, const C* __restrict__ in,
-                                                                  const typename RealOf<C>::type* __restrict__ kernel,
-                                                                  C* __restrict__ out, const C* __restrict__ tw) {
+__global__ void __launch_bounds__(512, 2) column_convolution_kernel(const __grid_constant__ ColumnLaunch l,
+                                                                    const C* __restrict__ in,
+                                                                    const typename RealOf<C>::type* __restrict__ kernel,
+                                                                    C* __restrict__ out, const C* __restrict__ tw) {
     extern __shared__ __align__(16) unsigned char raw[];
-    C* sh = reinterpret_cast<C*>(raw);
-    const long long col0 = static_cast<long long>(blockIdx.x) * l.per_block, n = l.columns;
     const int elements = l.length * l.per_block;
+    C* a = reinterpret_cast<C*>(raw);
+    C* b = a + elements;
+    const long long col0 = static_cast<long long>(blockIdx.x) * l.per_block, n = l.columns;
     for (int e = threadIdx.x; e < elements; e += blockDim.x) {
         const int x = e >> l.per_block_log2;
         const long long col = col0 + (e & (l.per_block - 1));
-        sh[e] = x < l.kept && col < n ? in[x * n + col] : C{0, 0};
+        a[e] = x < l.kept && col < n ? in[x * n + col] : C{0, 0};
     }
     __syncthreads();
-    transform(sh, l, -1, tw);
+    C* s = transform(a, b, l, -1, tw);
     for (int e = threadIdx.x; e < elements; e += blockDim.x) {
         const long long col = col0 + (e & (l.per_block - 1));
-        if (col < n) sh[e] = scale(sh[e], kernel[(e >> l.per_block_log2) * n + col]);
+        if (col < n) s[e] = scale(s[e], kernel[(e >> l.per_block_log2) * n + col]);
     }
     __syncthreads();
-    transform(sh, l, +1, tw);
+    s = transform(s, s == a ? b : a, l, +1, tw);
     for (int e = threadIdx.x; e < l.kept * l.per_block; e += blockDim.x) {
         const long long col = col0 + (e & (l.per_block - 1));
-        if (col < n) out[(e >> l.per_block_log2) * n + col] = sh[e];
+        if (col < n) out[(e >> l.per_block_log2) * n + col] = s[e];
     }
 }
 
 }  // namespace
 
 long long column_shared_bytes(const ColumnLaunch& l) {
-    return static_cast<long long>(l.per_block) * l.length * (l.single ? sizeof(float2) : sizeof(double2));
+    return 2LL * l.per_block * l.length * (l.single ? sizeof(float2) : sizeof(double2));
 }
 
 cudaError_t column_convolution_configure(const ColumnLaunch& l) {

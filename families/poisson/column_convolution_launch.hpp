@@ -11,12 +11,12 @@ struct ColumnLaunch {
     long long columns = 0;
     int per_block = 0;       // columns a block transforms together (a power of two)
     int per_block_log2 = 0;
-    int threads = 0;         // ceil(per_block · length / 8): at most 8 elements per thread and pass
+    int threads = 0;         // at most 512
     int passes = 0;          // Stockham passes, radices in {8, 4, 2, 3, 5}, product = length
     int radix[32] = {};
     bool single = false;
 };
-// Shared memory a block holds: per_block · length complex values.
+// Shared memory a block holds: 2 · per_block · length complex values.
 long long column_shared_bytes(const ColumnLaunch& l);
 // Once, before the first launch: lets the kernel hold that much shared memory.
 cudaError_t column_convolution_configure(const ColumnLaunch& l);

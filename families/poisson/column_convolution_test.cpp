@@ -102,7 +102,7 @@ TEST(ColumnConvolution, EqualsTheDirectConvolution) {
     // Radix mixes: 8·2, 3·8, 5·2, 3·5·8, 3·3·5·8·4 (1440), 8·8·4·3 (768), 8·8·8·2 (1024);
     // half kept (the free axis) and all kept (periodic); columns not a block multiple.
     const std::vector<Case> cases{{16, 8, 5},    {24, 12, 33},  {10, 10, 7},   {120, 60, 9},
-                                  {1440, 720, 3}, {768, 384, 5}, {1024, 512, 6}, {2, 1, 3}};
+                                  {1440, 720, 3}, {768, 384, 5}, {1024, 512, 6}, {2, 1, 3}, {4096, 2048, 3}};
     for (auto precision : {Precision::double_, Precision::single})
         for (const auto& c : cases) {
             const ColumnProblem p{c.length, c.kept, c.columns, precision};
@@ -119,8 +119,8 @@ TEST(ColumnConvolution, RefusesWhatItCannotRun) {
     if (backend_name() == "cuda") {
         EXPECT_EQ(*conv->not_applicable({14, 7, 4, Precision::double_}),
                   "the fused x-pass transforms lengths of prime factors 2, 3 and 5, not 14");
-        EXPECT_EQ(*conv->not_applicable({16384, 8192, 4, Precision::single}),
-                  "the fused x-pass transforms lengths up to 8192 in shared memory, not 16384");
+        EXPECT_EQ(*conv->not_applicable({8192, 4096, 4, Precision::single}),
+                  "the fused x-pass transforms lengths up to 4096 in shared memory, not 8192");
     }
 }
 
