@@ -53,13 +53,16 @@ public:
         if (auto why = not_applicable(p)) throw Unsupported(*why);
         p_ = p;
         stream_ = static_cast<cudaStream_t>(backend.native_stream());
-        const auto r = radices(p.length);
+        // The upper half zero: radix 2 first forward (the load), last inverse (the store).
+        launch_.zero_half = p.length % 2 == 0 && 2 * p.kept <= p.length;
+        std::vector<int> r = radices(launch_.zero_half ? p.length / 2 : p.length), inv = r;
+        if (launch_.zero_half) r.insert(r.begin(), 2), inv.push_back(2);
         launch_.length = static_cast<int>(p.length);
         launch_.kept = static_cast<int>(p.kept);
         launch_.columns = p.columns;
         launch_.single = p.precision == Precision::single;
         launch_.passes = static_cast<int>(r.size());
-        for (std::size_t i = 0; i < r.size(); ++i) launch_.radix[i] = r[i];
+        for (std::size_t i = 0; i < r.size(); ++i) launch_.radix[i] = r[i], launch_.inverse_radix[i] = inv[i];
         // 64-byte runs of columns per row (4 double, 8 single complex), fewer
         // when long (two blocks per SM), more when short (work per block).
         const std::size_t cb = complex_bytes(p.precision);

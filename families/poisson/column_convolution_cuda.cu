@@ -1,8 +1,10 @@
 // The fused x-stage of zero_skipping_fused on the GPU (column_convolution.hpp):
 // a block loads `per_block` columns' kept rows into shared memory (the rest
 // zero), transforms them along x by a mixed-radix Stockham FFT (two shared
-// arrays, one pass from one to the other), multiplies by the kernel,
-// transforms back and stores the kept rows. Global memory sees one
+// arrays, one pass from one to the other), multiplies by the kernel as the
+// last forward pass writes, transforms back and stores the kept rows. With
+// the upper half zero (the free axis) the first forward pass is the load and
+// the last inverse pass the store. Global memory sees one
 // read of the kept input, one write of the kept output and one read of K.
 // Shared layout: element (x, c) at x·per_block + c, as in global memory, so a
 // warp's loads are runs of per_block consecutive columns.
@@ -98,14 +100,17 @@ struct Dft<5, C> {  // direct: cos and sin of 2πm/5
 
 // One Stockham pass of radix R, from `src` to `dst` in shared memory:
 // butterfly j reads x[j + r·L/R] (twiddled by w^{k·r·L/(Ns·R)}, k = j mod Ns)
-// and writes its outputs to (j/Ns)·Ns·R + k + r·Ns. One butterfly in
-// registers at a time.
+// and writes its outputs to q = (j/Ns)·Ns·R + k + r·Ns, times kernel[q, c]
+// when `kernel` is given (the last forward pass: q is the frequency). One
+// butterfly in registers at a time.
 template <int R, class C>
-__device__ __forceinline__ void pass(const C* src, C* dst, int length, int ns, int per_block, int shift, int sign,
-                                     const C* __restrict__ tw) {
+__device__ __forceinline__ void pass(const C* src, C* dst, const ColumnLaunch& l, int ns, int sign,
+                                     const C* __restrict__ tw, const typename RealOf<C>::type* __restrict__ kernel,
+                                     long long col0) {
+    const int per_block = l.per_block, length = l.length;
     const int butterflies = (length / R) * per_block, stride = length / R, step = length / (ns * R);
     for (int b = threadIdx.x; b < butterflies; b += blockDim.x) {
-        const int c = b & (per_block - 1), j = b >> shift, k = j % ns;
+        const int c = b & (per_block - 1), j = b >> l.per_block_log2, k = j % ns;
         C v[R];
 #pragma unroll
         for (int r = 0; r < R; ++r) {
@@ -119,23 +124,29 @@ __device__ __forceinline__ void pass(const C* src, C* dst, int length, int ns, i
         }
         Dft<R, C>::run(v, sign);
         const int to = (j / ns) * ns * R + k;
+        if (kernel && col0 + c < l.columns) {
+#pragma unroll
+            for (int r = 0; r < R; ++r) v[r] = scale(v[r], kernel[(to + r * ns) * l.columns + col0 + c]);
+        }
 #pragma unroll
         for (int r = 0; r < R; ++r) dst[(to + r * ns) * per_block + c] = v[r];
     }
     __syncthreads();
 }
 
-// The passes, ping-ponging between a and b; returns where the result is.
+// Passes first..last-1 of `radix`, ping-ponging between a and b from stride
+// ns; returns where the result is. The last forward pass multiplies by K.
 template <class C>
-__device__ C* transform(C* a, C* b, const ColumnLaunch& l, int sign, const C* tw) {
-    int ns = 1;
-    for (int p = 0; p < l.passes; ++p) {
-        const int r = l.radix[p];
-        if (r == 8) pass<8>(a, b, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
-        else if (r == 4) pass<4>(a, b, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
-        else if (r == 2) pass<2>(a, b, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
-        else if (r == 3) pass<3>(a, b, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
-        else pass<5>(a, b, l.length, ns, l.per_block, l.per_block_log2, sign, tw);
+__device__ C* passes(C* a, C* b, const ColumnLaunch& l, const int* radix, int first, int last, int ns, int sign,
+                     const C* tw, const typename RealOf<C>::type* kernel, long long col0) {
+    for (int p = first; p < last; ++p) {
+        const int r = radix[p];
+        const auto* k = p == last - 1 ? kernel : nullptr;
+        if (r == 8) pass<8>(a, b, l, ns, sign, tw, k, col0);
+        else if (r == 4) pass<4>(a, b, l, ns, sign, tw, k, col0);
+        else if (r == 2) pass<2>(a, b, l, ns, sign, tw, k, col0);
+        else if (r == 3) pass<3>(a, b, l, ns, sign, tw, k, col0);
+        else pass<5>(a, b, l, ns, sign, tw, k, col0);
         ns *= r;
         C* t = a;
         a = b, b = t;
@@ -143,32 +154,59 @@ __device__ C* transform(C* a, C* b, const ColumnLaunch& l, int sign, const C* tw
     return a;
 }
 
+// With the upper half of the input zero (kept ≤ L/2), the forward transform
+// starts with radix 2 (radix[0]) and the inverse ends with it (inverse[last]):
+// the first pass is the load (both outputs of butterfly j are x[j]), the last
+// inverse pass the store (only its outputs j < kept: x[j] + w^{-j} x[j + L/2]).
 template <class C>
 __global__ void __launch_bounds__(512, 2) column_convolution_kernel(const __grid_constant__ ColumnLaunch l,
                                                                     const C* __restrict__ in,
                                                                     const typename RealOf<C>::type* __restrict__ kernel,
                                                                     C* __restrict__ out, const C* __restrict__ tw) {
     extern __shared__ __align__(16) unsigned char raw[];
-    const int elements = l.length * l.per_block;
+    const int pb = l.per_block, shift = l.per_block_log2, elements = l.length * pb;
     C* a = reinterpret_cast<C*>(raw);
     C* b = a + elements;
-    const long long col0 = static_cast<long long>(blockIdx.x) * l.per_block, n = l.columns;
-    for (int e = threadIdx.x; e < elements; e += blockDim.x) {
-        const int x = e >> l.per_block_log2;
-        const long long col = col0 + (e & (l.per_block - 1));
-        a[e] = x < l.kept && col < n ? in[x * n + col] : C{0, 0};
+    const long long col0 = static_cast<long long>(blockIdx.x) * pb, n = l.columns;
+    const int half = l.length / 2;
+    if (l.zero_half) {
+        for (int e = threadIdx.x; e < half * pb; e += blockDim.x) {
+            const int j = e >> shift, c = e & (pb - 1);
+            const C x = j < l.kept && col0 + c < n ? in[j * n + col0 + c] : C{0, 0};
+            a[2 * j * pb + c] = x, a[(2 * j + 1) * pb + c] = x;
+        }
+    } else {
+        for (int e = threadIdx.x; e < elements; e += blockDim.x) {
+            const int x = e >> shift, c = e & (pb - 1);
+            a[e] = x < l.kept && col0 + c < n ? in[x * n + col0 + c] : C{0, 0};
+        }
     }
     __syncthreads();
-    C* s = transform(a, b, l, -1, tw);
-    for (int e = threadIdx.x; e < elements; e += blockDim.x) {
-        const long long col = col0 + (e & (l.per_block - 1));
-        if (col < n) s[e] = scale(s[e], kernel[(e >> l.per_block_log2) * n + col]);
+    const int first = l.zero_half ? 1 : 0;
+    C* s = passes(a, b, l, l.radix, first, l.passes, first ? 2 : 1, -1, tw, kernel, col0);
+    if (first == l.passes) {  // no pass after the load (L = 2): multiply here
+        for (int e = threadIdx.x; e < elements; e += blockDim.x) {
+            const long long col = col0 + (e & (pb - 1));
+            if (col < n) s[e] = scale(s[e], kernel[(e >> shift) * n + col]);
+        }
+        __syncthreads();
     }
-    __syncthreads();
-    s = transform(s, s == a ? b : a, l, +1, tw);
-    for (int e = threadIdx.x; e < l.kept * l.per_block; e += blockDim.x) {
-        const long long col = col0 + (e & (l.per_block - 1));
-        if (col < n) out[(e >> l.per_block_log2) * n + col] = s[e];
+    const int inverse_passes = l.zero_half ? l.passes - 1 : l.passes;
+    s = passes(s, s == a ? b : a, l, l.inverse_radix, 0, inverse_passes, 1, +1, tw,
+               static_cast<const typename RealOf<C>::type*>(nullptr), col0);
+    if (l.zero_half) {
+        for (int e = threadIdx.x; e < l.kept * pb; e += blockDim.x) {
+            const int j = e >> shift, c = e & (pb - 1);
+            if (col0 + c >= n) continue;
+            C w = __ldg(&tw[j]);
+            w.y = -w.y;
+            out[j * n + col0 + c] = add(s[j * pb + c], mul(s[(j + half) * pb + c], w));
+        }
+    } else {
+        for (int e = threadIdx.x; e < l.kept * pb; e += blockDim.x) {
+            const long long col = col0 + (e & (pb - 1));
+            if (col < n) out[(e >> shift) * n + col] = s[e];
+        }
     }
 }
 

@@ -13,7 +13,9 @@ struct ColumnLaunch {
     int per_block_log2 = 0;
     int threads = 0;         // at most 512
     int passes = 0;          // Stockham passes, radices in {8, 4, 2, 3, 5}, product = length
-    int radix[32] = {};
+    int radix[32] = {};          // forward order: 2 first when zero_half
+    int inverse_radix[32] = {};  // inverse order: 2 last when zero_half
+    bool zero_half = false;      // kept ≤ length / 2: rows from length / 2 on are zero
     bool single = false;
 };
 // Shared memory a block holds: 2 · per_block · length complex values.
