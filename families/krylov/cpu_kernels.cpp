@@ -101,6 +101,11 @@ public:
             for (auto i = lo; i < hi; ++i) y[i] = x[i] + beta * y[i];
         }, host_threads(), grain);
     }
+    void scal(S a, S* y, index_t n) override {
+        parallel_for(0, n, [&](std::int64_t lo, std::int64_t hi) {
+            for (auto i = lo; i < hi; ++i) y[i] *= a;
+        }, host_threads(), grain);
+    }
     void scale(const S* inv_diag, const S* r, S* z, index_t n) override {
         parallel_for(0, n, [&](std::int64_t lo, std::int64_t hi) {
             for (auto i = lo; i < hi; ++i) z[i] = inv_diag[i] * r[i];

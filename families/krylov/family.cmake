@@ -21,7 +21,7 @@ if(FFTUNE_BUILD_TESTS)
   fftune_cli_test(krylov_bad_format 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/bad_format.json
     EXPECT "/format/1: unknown value 'coo' \\(allowed: csr, ell, matrix_free, cusparse_csr, or \"all\"\\)" LABELS krylov)
   fftune_cli_test(krylov_wrong_solver 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/wrong_solver.json
-    EXPECT "/solver: operator curlcurl13 is solved by cocg, bicg, none of which /solver lists" LABELS krylov)
+    EXPECT "/solver: operator curlcurl13 is solved by cocg, bicg, qmr, qmr_sym, none of which /solver lists" LABELS krylov)
   fftune_cli_test(krylov_not_a_cube 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/not_a_cube.json
     EXPECT "/sizes/1: krylov grids are cubes n\\^3, not 16x16x8" LABELS krylov)
   if(FFTUNE_HAVE_TUNER)
@@ -34,9 +34,9 @@ if(FFTUNE_BUILD_TESTS)
       --db ${kdir}/db.sqlite EXPECT "^cg/(csr|ell|matrix_free)/(none|fused)/(none|jacobi)/fftw  \\[exact\\]  fastest of 12 validated" LABELS krylov)
     fftune_cli_test(krylov_best_curlcurl 0 ARGS best --problem krylov --size 16 --ranks 3 --iterations 50
       --operator curlcurl13 --precision complex_double --db ${kdir}/db.sqlite
-      EXPECT "^(cocg|bicg)/(csr|ell)/(none|fused)/(none|jacobi)/fftw  \\[exact\\]  fastest of 12 validated" LABELS krylov)
+      EXPECT "^(cocg|bicg|qmr|qmr_sym)/(csr|ell)/(none|fused)/(none|jacobi)/fftw  \\[exact\\]  fastest of 20 validated" LABELS krylov)
     fftune_cli_test(krylov_report 0 ARGS report --db ${kdir}/db.sqlite --out ${kdir}/report
-      EXPECT "  krylov: [0-9]+ figures from 96 records" LABELS "krylov;plotting")
+      EXPECT "  krylov: [0-9]+ figures from 128 records" LABELS "krylov;plotting")
     set_tests_properties(krylov_best_exact krylov_best_curlcurl krylov_report PROPERTIES FIXTURES_REQUIRED krylov_db)
   endif()
 endif()

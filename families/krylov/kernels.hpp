@@ -50,6 +50,8 @@ public:
     }
     virtual void axpy(S alpha, const S* x, S* y, index_t n) = 0;  // y += alpha x
     virtual void xpay(const S* x, S beta, S* y, index_t n) = 0;   // y = x + beta y
+    // y = a y (QMR's normalisations): axpy of y onto itself, elementwise.
+    virtual void scal(S a, S* y, index_t n) { axpy(a - S(1), y, y, n); }
     virtual void scale(const S* inv_diag, const S* r, S* z, index_t n) = 0;  // z = D^-1 r
     // One pass: x += alpha p; r -= alpha q; z = D^-1 r (when inv_diag, else z is r);
     // returns r^T z.

@@ -28,7 +28,9 @@ using json = nlohmann::json;
 
 // Each operator: the solvers written for it (cg: real SPD; cocg: complex
 // symmetric, CG with unconjugated dots; bicg: general BiCG with its shadow
-// system, two SpMVs) and the precision of its values.
+// system, two SpMVs; qmr: general QMR (Freund and Nachtigal) on the two-sided
+// Lanczos process, two SpMVs; qmr_sym: QMR on the symmetric Lanczos process
+// of a complex symmetric operator (Freund), one SpMV) and the precision of its values.
 struct OperatorInfo {
     std::string name;
     std::vector<std::string> solvers;
@@ -38,8 +40,8 @@ struct OperatorInfo {
     }
 };
 const std::vector<OperatorInfo> operator_info{{"poisson7", {"cg"}, "double"},
-                                              {"curlcurl13", {"cocg", "bicg"}, "complex_double"}};
-const std::vector<std::string> solvers{"cg", "cocg", "bicg"};
+                                              {"curlcurl13", {"cocg", "bicg", "qmr", "qmr_sym"}, "complex_double"}};
+const std::vector<std::string> solvers{"cg", "cocg", "bicg", "qmr", "qmr_sym"};
 const std::vector<std::string> operators{"poisson7", "curlcurl13"};
 const OperatorInfo& info_of(const std::string& op) {
     for (const auto& i : operator_info)
@@ -97,6 +99,9 @@ public:
           fused_(pt.config.at("fusion") == "fused"),
           jacobi_(pt.config.at("preconditioner") == "jacobi"),
           bicg_(pt.config.at("solver") == "bicg"),
+          qmr_(pt.config.at("solver") == "qmr" || pt.config.at("solver") == "qmr_sym"),
+          shadow_(pt.config.at("solver") == "qmr"),
+          solver_(pt.config.at("solver").get<std::string>()),
           backend_name_(pt.backend()) {}
 
     void setup(MPI_Comm comm) override {
@@ -157,6 +162,25 @@ public:
                     inv_diag_h_ = upload(inv);
                 }
             }
+            if (qmr_) {  // ṽ, y, ỹ; d, s; with the shadow: w̃, z, z̃, A^H q, conj(q) (haloed), q
+                vt_ = Buffer(*backend_, rows), d_ = Buffer(*backend_, rows), s_ = Buffer(*backend_, rows);
+                if (jacobi_) {  // split: M1 = M2 = D^{1/2}
+                    yq_ = Buffer(*backend_, rows), ty_ = Buffer(*backend_, rows);
+                    std::vector<S> inv(host_.diag.size());
+                    for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = S(1) / std::sqrt(host_.diag[i]);
+                    inv_sqrt_diag_ = upload(inv);
+                    if (shadow_) {
+                        for (auto& v : inv) v = cj(v);
+                        inv_sqrt_diag_h_ = upload(inv);
+                    }
+                }
+                if (shadow_) {
+                    wt_ = Buffer(*backend_, rows), ql_ = Buffer(*backend_, rows), qt_ = Buffer(*backend_, rows);
+                    ct_ = Buffer(*backend_, haloed);
+                    if (haloed > 0) backend_->copy_from_host(ct_.data(), zeros.data(), haloed);
+                    if (jacobi_) zq_ = Buffer(*backend_, rows), tz_ = Buffer(*backend_, rows);
+                }
+            }
             if (backend_->device_memory()) {  // MPI reads host memory: the halo planes go through pinned buffers
                 staging_ = Buffer(*backend_, 4 * bytes(s.plane()), true);
             }
@@ -193,20 +217,22 @@ public:
     // otherwise leave the timed step short.
     void step() override {
         stop_ = false;
-        rz_ = allreduce(local([&] { return timed(3, [&] { return rho_local(); }); }));
+        if (qmr_) qmr_start();
+        else rz_ = allreduce(local([&] { return timed(3, [&] { return rho_local(); }); }));
         int k = 0;
         for (; k < iterations_ && !stop_; ++k) iterate();
         if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
         if (stop_)
-            throw std::runtime_error(fmt::format("CG broke down at iteration {} of {} (a scalar not finite or zero): "
+            throw std::runtime_error(fmt::format("{} broke down at iteration {} of {} (a scalar not finite or zero): "
                                                  "the step would be short; fewer krylov_iterations or a larger grid",
-                                                 k, iterations_));
+                                                 solver_, k, iterations_));
     }
     std::vector<double> collect_phase_times() override { return timer_->collect(); }
     Footprint footprint() const override {
         Footprint f;
         for (const Buffer* b : {&row_ptr_, &col_, &val_, &x_, &r_, &q_, &b_, &z_, &inv_diag_, &p_, &rt_, &qt_, &pt_, &ct_,
-                                &zt_, &inv_diag_h_})
+                                &zt_, &inv_diag_h_, &vt_, &yq_, &ty_, &d_, &s_, &wt_, &zq_, &tz_, &ql_, &inv_sqrt_diag_,
+                                &inv_sqrt_diag_h_})
             f.backend_bytes += b->bytes();
         f.workspace_bytes = f.backend_bytes - b_.bytes() - x_.bytes();
         f.host_staging_bytes = staging_.bytes();
@@ -222,6 +248,18 @@ public:
         const std::size_t update = 6 * v + (jacobi_ ? (fused_ ? 2 : 3) * v : 0) + (format_ == Format::cusparse_csr ? 5 : 3) * v;
         // unfused: (p, q) and (r, z) as passes of their own ((r, r): one stream)
         const std::size_t reduce = fused_ ? 0 : 2 * v + (jacobi_ ? 2 : 1) * v;
+        if (qmr_) {
+            // One SpMV (qmr: two, A^H q = conj(A conj(q)): 2 conjugating passes of 2 streams) and halo exchange
+            // each. Updates: scal ṽ (2), p = ỹ + c p (3), ṽ = p̃ - β ṽ (3), d and s: scal + axpy (5 each),
+            // x += d, r -= s (3 each); Jacobi: scal y (2), ỹ = D^-1/2 y and y = D^-1/2 ṽ (3 each). Reduces:
+            // δ = y^T y (1), ε = p^T p̃ (2), ‖y‖² (1). The shadow doubles the Lanczos side: scal w̃ (2), q (3),
+            // w̃ (3), Jacobi 8 more; conj(z) for z^H y (2) and conj(q) (2, counted in the SpMV); δ reads 2, ε 2, ‖z‖² 1.
+            const std::size_t sides = shadow_ ? 2 : 1;
+            const std::size_t spmv = sides * spmv_bytes(format_, host_) + (shadow_ ? 4 * v : 0);
+            const std::size_t up = 26 * v + (jacobi_ ? 8 * v : 0) + (shadow_ ? 8 * v + (jacobi_ ? 8 * v : 0) : 0);
+            const std::size_t red = (shadow_ ? 2 + 2 + 2 + 1 + 1 : 4) * v;
+            return {{0, sides * k * halo, sides * k * halo}, {k * spmv, 0, 0}, {k * up, 0, 0}, {k * red + sides * v, 0, 0}};
+        }
         if (bicg_) {
             // Two SpMVs (A p; A^H p~ = conj(A conj(p~)): 2 conjugating passes of 2 streams), two halo
             // exchanges; updates x, r, r~ (9), D^-1 r and D^-H r~ (6), p and p~ (6); reduces (p~, q) and
@@ -268,7 +306,8 @@ public:
         all_or_none(comm, [&] { restart(); });
         stop_ = false;
         const double bb = allreduce(local_norm2(b()));
-        rz_ = allreduce(local([&] { return rho_local(); }));
+        if (qmr_) qmr_start();
+        else rz_ = allreduce(local([&] { return rho_local(); }));
         double rr = bb;
         converged_iterations_ = 0;
         const int max_iterations = static_cast<int>(50 * n_ + 100);
@@ -358,6 +397,18 @@ private:
     S* pt() { return static_cast<S*>(pt_.data()) + host_.slab.plane(); }
     S* ct() { return static_cast<S*>(ct_.data()) + host_.slab.plane(); }
     const S* inv_diag_h() { return static_cast<const S*>(inv_diag_h_.data()); }
+    // QMR's vectors (README.md): without Jacobi y is ṽ, ỹ is y (and z is w̃, z̃ is z).
+    S* vt() { return static_cast<S*>(vt_.data()); }
+    S* yq() { return jacobi_ ? static_cast<S*>(yq_.data()) : vt(); }
+    S* ty() { return jacobi_ ? static_cast<S*>(ty_.data()) : yq(); }
+    S* dq() { return static_cast<S*>(d_.data()); }
+    S* sq() { return static_cast<S*>(s_.data()); }
+    S* wt() { return static_cast<S*>(wt_.data()); }
+    S* zq() { return jacobi_ ? static_cast<S*>(zq_.data()) : wt(); }
+    S* tz() { return jacobi_ ? static_cast<S*>(tz_.data()) : zq(); }
+    S* ql() { return static_cast<S*>(ql_.data()); }
+    const S* inv_sqrt_diag() { return static_cast<const S*>(inv_sqrt_diag_.data()); }
+    const S* inv_sqrt_diag_h() { return static_cast<const S*>(inv_sqrt_diag_h_.data()); }
 
     template <class T>
     Buffer upload(const std::vector<T>& v) {
@@ -444,6 +495,17 @@ private:
             backend_->copy_region(r_.data(), all, b_.data(), all, sizeof(S));
             if (jacobi_) kernels_->scale(inv_diag(), r(), z(), n);
             backend_->copy_region(p(), all, z(), all, sizeof(S));
+            if (qmr_) {  // ṽ = r0 = b, y = M1^-1 ṽ; p = d = s = 0 (their first update scales them by 0);
+                         // the shadow w̃ = conj(b), as BiCG's r~: its Lanczos vectors are then QMR-SYM's, conjugated
+                backend_->copy_region(vt(), all, b(), all, sizeof(S));
+                if (jacobi_) kernels_->scale(inv_sqrt_diag(), vt(), yq(), n);
+                for (S* v : {p(), dq(), sq()}) backend_->copy_from_host(v, zeros.data(), bytes(n));
+                if (shadow_) {
+                    kernels_->conjugate(b(), wt(), n);
+                    if (jacobi_) kernels_->scale(inv_sqrt_diag_h(), wt(), zq(), n);
+                    backend_->copy_from_host(ql(), zeros.data(), bytes(n));
+                }
+            }
             if (bicg_) {  // r~ = conj(b): BiCG's shadow iterates are then COCG's, conjugated
                 kernels_->conjugate(b(), rt(), n);
                 if (jacobi_) kernels_->scale(inv_diag_h(), rt(), zt(), n);
@@ -538,8 +600,118 @@ private:
             });
         });
     }
+    // QMR's scalars at x = 0: ρ1 = ‖y‖ (ξ1 = ‖z‖), γ0 = 1, η0 = -1, θ0 = 0.
+    void qmr_start() {
+        rho_ = std::sqrt(allreduce(local_norm2(yq())));
+        xi_ = shadow_ ? std::sqrt(allreduce(local_norm2(zq()))) : rho_;
+        gamma_ = 1, theta_ = 0, eta_ = S(-1), eps_ = S(1);
+        first_ = true;
+    }
+    // One QMR iteration without look-ahead (Barrett et al., Templates, fig. 2.7;
+    // README.md), M1 = M2 = D^{1/2} with Jacobi. qmr_sym: the left Lanczos
+    // vectors are the right ones (w = v, z = y, q = p, ξ = ρ) and every form is
+    // the bilinear x^T y. qmr: its own left vectors, forms z^H y and q^H A p, A^H q.
+    void iterate_qmr() {
+        const index_t n = rows();
+        if (!(rho_ > 0) || !(xi_ > 0) || !std::isfinite(rho_) || !std::isfinite(xi_)) {
+            stop_ = true;
+            return;
+        }
+        // v = ṽ/ρ, y = y/ρ (w = w̃/ξ, z = z/ξ)
+        local([&] {
+            timed(2, [&] {
+                kernels_->scal(S(1 / rho_), vt(), n);
+                if (jacobi_) kernels_->scal(S(1 / rho_), yq(), n);
+                if (shadow_) {
+                    kernels_->scal(S(1 / xi_), wt(), n);
+                    if (jacobi_) kernels_->scal(S(1 / xi_), zq(), n);
+                }
+            });
+        });
+        // δ = z^T y (qmr_sym: y^T y; qmr: z^H y)
+        const S delta = allreduce(local([&] {
+            return timed(3, [&] {
+                if (!shadow_) return kernels_->dot(yq(), yq(), n);
+                kernels_->conjugate(zq(), ct(), n);
+                return kernels_->dot(ct(), yq(), n);
+            });
+        }));
+        if (!finite(delta) || delta == S(0)) {
+            stop_ = true;
+            return;
+        }
+        // ỹ = M2^-1 y, p = ỹ - (ξδ/ε) p (z̃ = M1^-H z, q = z̃ - conj(ρδ/ε) q); the first: p = ỹ
+        const S cp = first_ ? S(0) : -S(xi_) * delta / eps_, cq = first_ ? S(0) : -cj(S(rho_) * delta / eps_);
+        local([&] {
+            timed(2, [&] {
+                if (jacobi_) kernels_->scale(inv_sqrt_diag(), yq(), ty(), n);
+                kernels_->xpay(ty(), cp, p(), n);
+                if (shadow_) {
+                    if (jacobi_) kernels_->scale(inv_sqrt_diag_h(), zq(), tz(), n);
+                    kernels_->xpay(tz(), cq, ql(), n);
+                }
+            });
+        });
+        // p̃ = A p (in q); qmr: A^H q = conj(A conj(q)) (in qt)
+        exchange(p_);
+        local([&] { timed(1, [&] { kernels_->spmv(a_, static_cast<const S*>(p_.data()), q(), false); }); });
+        if (shadow_) {
+            local([&] { timed(1, [&] { kernels_->conjugate(ql(), ct(), n); }); });
+            exchange(ct_);
+            local([&] {
+                timed(1, [&] {
+                    kernels_->spmv(a_, static_cast<const S*>(ct_.data()), qt(), false);
+                    kernels_->conjugate(qt(), qt(), n);
+                });
+            });
+        }
+        // ε = q^T p̃ (qmr: q^H p̃ with conj(q) at hand), β = ε/δ
+        const S eps = allreduce(local([&] {
+            return timed(3, [&] { return kernels_->dot(shadow_ ? ct() : p(), q(), n); });
+        }));
+        const S beta = eps / delta;
+        if (!finite(beta) || beta == S(0)) {
+            stop_ = true;
+            return;
+        }
+        // ṽ = p̃ - β v, y = M1^-1 ṽ (w̃ = A^H q - conj(β) w, z = M2^-H w̃)
+        local([&] {
+            timed(2, [&] {
+                kernels_->xpay(q(), -beta, vt(), n);
+                if (jacobi_) kernels_->scale(inv_sqrt_diag(), vt(), yq(), n);
+                if (shadow_) {
+                    kernels_->xpay(qt(), -cj(beta), wt(), n);
+                    if (jacobi_) kernels_->scale(inv_sqrt_diag_h(), wt(), zq(), n);
+                }
+            });
+        });
+        const double rho = std::sqrt(allreduce(local_norm2(yq())));
+        const double xi = shadow_ ? std::sqrt(allreduce(local_norm2(zq()))) : rho;
+        // The quasi-minimisation: θ = ρ'/(γ0 |β|), γ = 1/√(1+θ²), η = -η ρ γ²/(β γ0²)
+        const double theta = rho / (gamma_ * std::abs(beta)), gamma = 1 / std::sqrt(1 + theta * theta);
+        const S eta = -eta_ * S(rho_ * gamma * gamma) / (beta * S(gamma_ * gamma_));
+        const double c = (theta_ * gamma) * (theta_ * gamma);
+        if (!std::isfinite(theta) || !(gamma > 0) || !finite(eta)) {
+            stop_ = true;
+            return;
+        }
+        // d = η p + (θ0 γ)² d, s = η p̃ + (θ0 γ)² s; x += d, r -= s
+        local([&] {
+            timed(2, [&] {
+                kernels_->scal(S(c), dq(), n);
+                kernels_->axpy(eta, p(), dq(), n);
+                kernels_->scal(S(c), sq(), n);
+                kernels_->axpy(eta, q(), sq(), n);
+                kernels_->axpy(S(1), dq(), x(), n);
+                kernels_->axpy(S(-1), sq(), r(), n);
+            });
+        });
+        rho_ = rho, xi_ = xi, gamma_ = gamma, theta_ = theta, eta_ = eta, eps_ = eps;
+        first_ = false;
+    }
     // One preconditioned CG iteration (README.md).
     void iterate() {
+        if (qmr_) return iterate_qmr();
         if (bicg_) return iterate_bicg();
         const index_t n = rows();
         exchange();
@@ -581,7 +753,8 @@ private:
     index_t n_;
     int iterations_;
     Format format_;
-    bool fused_, jacobi_, bicg_;
+    bool fused_, jacobi_, bicg_, qmr_, shadow_;
+    std::string solver_;
     std::string backend_name_;
     Communicator comm_owned_;
     MPI_Comm comm_ = MPI_COMM_NULL;
@@ -594,8 +767,12 @@ private:
     LocalMatrixT<S> host_;
     DeviceMatrixT<S> a_;
     Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_, staging_;
-    Buffer rt_, qt_, pt_, ct_, zt_, inv_diag_h_;  // BiCG's shadow system
+    Buffer rt_, qt_, pt_, ct_, zt_, inv_diag_h_;  // BiCG's shadow system (qt_, ct_: QMR's too)
+    Buffer vt_, yq_, ty_, d_, s_, wt_, zq_, tz_, ql_, inv_sqrt_diag_, inv_sqrt_diag_h_;  // QMR's
     S rz_ = 0;
+    double rho_ = 0, xi_ = 0, gamma_ = 1, theta_ = 0;  // QMR's scalars
+    S eta_ = S(-1), eps_ = S(1);
+    bool first_ = true;
     double recurrence_ = 0, true_residual_ = 0;
     int converged_iterations_ = 0;
 };
@@ -677,8 +854,8 @@ public:
             return fmt::format("{} solves {}; {} takes {}", solver,
                                solver == "cg" ? "real SPD operators (poisson7)" : "complex symmetric ones (curlcurl13)",
                                op.name, TestcaseParser::list(op.solvers));
-        if (solver == "bicg" && config.at("fusion") != "none")
-            return "bicg runs unfused (one kernel per operation)";
+        if ((solver == "bicg" || solver == "qmr" || solver == "qmr_sym") && config.at("fusion") != "none")
+            return solver + " runs unfused (one kernel per operation)";
         if (op.precision == "complex_double") {
             if (config.at("format") == "matrix_free") return "matrix_free is poisson7's stencil only";
             if (!Registry<KernelsT<complex>>::instance().contains(backend))
