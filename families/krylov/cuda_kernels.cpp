@@ -1,6 +1,7 @@
 // The cuda backend's Krylov kernels (kernels.hpp), on the backend's stream:
-// the launchers of cuda_launch.cu, and for cusparse_csr cuSPARSE's SpMV and
-// cuBLAS's vector operations, one call each, as a user would. A reduction's
+// the launchers of cuda_launch.cu (double and complex), and for cusparse_csr
+// (double) cuSPARSE's SpMV and cuBLAS's vector operations, one call each, as a
+// user would. A reduction's
 // device sum comes back through pinned memory: the host needs it for the next
 // scalar (α, β).
 #include <cublas_v2.h>
@@ -29,6 +30,104 @@ void check(cusparseStatus_t s, const char* what) {
         throw std::runtime_error(fmt::format("{}: {}", what, cusparseGetErrorString(s)));
 }
 
+// A reduction's device sum (`count` doubles) and its way back through pinned memory.
+class DeviceSum {
+public:
+    DeviceSum() = default;
+    DeviceSum(const DeviceSum&) = delete;
+    DeviceSum& operator=(const DeviceSum&) = delete;
+    ~DeviceSum() {
+        if (sum_) cudaFree(sum_);
+        if (host_) cudaFreeHost(host_);
+    }
+    void bind(cudaStream_t stream, int count) {
+        stream_ = stream, count_ = count;
+        check(cudaMalloc(&sum_, count * sizeof(double)), "cudaMalloc");
+        check(cudaMallocHost(&host_, count * sizeof(double)), "cudaMallocHost");
+    }
+    double* begin() {
+        check(cudaMemsetAsync(sum_, 0, count_ * sizeof(double), stream_), "cudaMemsetAsync");
+        return sum_;
+    }
+    const double* end() {  // waits for the sum
+        check(cudaMemcpyAsync(host_, sum_, count_ * sizeof(double), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+        check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+        return host_;
+    }
+
+private:
+    cudaStream_t stream_ = nullptr;
+    int count_ = 1;
+    double* sum_ = nullptr;
+    double* host_ = nullptr;
+};
+
+// The complex kernels (curlcurl13): csr and ell, own kernels only (no
+// library reference), complex<double> as double2.
+class CudaComplexKernels final : public ComplexKernels {
+public:
+    void bind(Backend& backend, const DeviceMatrixT<complex>& a) override {
+        if (a.format != Format::csr && a.format != Format::ell)
+            throw Unsupported("the cuda complex Krylov kernels multiply csr and ell");
+        stream_ = static_cast<cudaStream_t>(backend.native_stream());
+        sum_.bind(stream_, 2);
+    }
+    complex spmv(const DeviceMatrixT<complex>& a, const complex* x, complex* y, bool dot) override {
+        const Slab& s = a.slab;
+        if (s.rows() == 0) return 0;
+        const KrylovRows g{s.rows(), s.n, s.plane(), s.z0};
+        double* sum = dot ? sum_.begin() : nullptr;
+        check(launch_spmv(a.format == Format::csr ? 0 : 1, g, reinterpret_cast<const long long*>(a.row_ptr), a.col, z(a.val),
+                          a.ell_width, z(x), z(y), sum, stream_),
+              "spmv kernel");
+        return dot ? result() : complex(0);
+    }
+    complex dot(const complex* a, const complex* b, index_t n) override {
+        if (n == 0) return 0;
+        check(launch_dot(z(a), z(b), n, sum_.begin(), stream_), "dot kernel");
+        return result();
+    }
+    double norm2(const complex* a, index_t n) override {
+        if (n == 0) return 0;
+        check(launch_norm2(z(a), n, sum_.begin(), stream_), "norm2 kernel");
+        return sum_.end()[0];
+    }
+    void conjugate(const complex* x, complex* y, index_t n) override {
+        if (n > 0) check(launch_conjugate(z(x), z(y), n, stream_), "conjugate kernel");
+    }
+    void axpy(complex alpha, const complex* x, complex* y, index_t n) override {
+        if (n > 0) check(launch_axpy(z(alpha), z(x), z(y), n, stream_), "axpy kernel");
+    }
+    void xpay(const complex* x, complex beta, complex* y, index_t n) override {
+        if (n > 0) check(launch_xpay(z(x), z(beta), z(y), n, stream_), "xpay kernel");
+    }
+    void scal(complex a, complex* y, index_t n) override {
+        if (n > 0) check(launch_scal(z(a), z(y), n, stream_), "scal kernel");
+    }
+    void scale(const complex* inv_diag, const complex* r, complex* zz, index_t n) override {
+        if (n > 0) check(launch_scale(z(inv_diag), z(r), z(zz), n, stream_), "scale kernel");
+    }
+    complex fused_update(complex alpha, const complex* p, const complex* q, complex* x, complex* r,
+                         const complex* inv_diag, complex* zz, index_t n) override {
+        if (n == 0) return 0;
+        check(launch_fused_update(z(alpha), z(p), z(q), z(x), z(r), inv_diag ? z(inv_diag) : nullptr, z(zz), n,
+                                  sum_.begin(), stream_),
+              "fused update kernel");
+        return result();
+    }
+
+private:
+    static const double2* z(const complex* p) { return reinterpret_cast<const double2*>(p); }
+    static double2* z(complex* p) { return reinterpret_cast<double2*>(p); }
+    static double2 z(complex v) { return {v.real(), v.imag()}; }
+    complex result() {
+        const double* s = sum_.end();
+        return {s[0], s[1]};
+    }
+    cudaStream_t stream_ = nullptr;
+    DeviceSum sum_;
+};
+
 class CudaKernels final : public KrylovKernels {
 public:
     ~CudaKernels() override {
@@ -39,13 +138,10 @@ public:
         if (blas_) cublasDestroy(blas_);
         if (spmv_buffer_) cudaFree(spmv_buffer_);
         if (probe_) cudaFree(probe_);
-        if (sum_) cudaFree(sum_);
-        if (host_sum_) cudaFreeHost(host_sum_);
     }
     void bind(Backend& backend, const DeviceMatrix& a) override {
         stream_ = static_cast<cudaStream_t>(backend.native_stream());
-        check(cudaMalloc(&sum_, sizeof(double)), "cudaMalloc");
-        check(cudaMallocHost(&host_sum_, sizeof(double)), "cudaMallocHost");
+        sum_.bind(stream_, 1);
         library_ = a.format == Format::cusparse_csr;
         if (!library_) return;
         check(cublasCreate(&blas_), "cublasCreate");
@@ -120,6 +216,11 @@ public:
         }
         check(launch_xpay(x, beta, y, n, stream_), "xpay kernel");
     }
+    void scal(double a, double* y, index_t n) override {
+        if (n == 0) return;
+        if (library_) return check(cublasDscal(blas_, static_cast<int>(n), &a, y, 1), "cublasDscal");
+        check(launch_scal(a, y, n, stream_), "scal kernel");
+    }
     void scale(const double* inv_diag, const double* r, double* z, index_t n) override {
         if (n == 0) return;
         if (library_)  // z = diag(inv_diag) r
@@ -137,19 +238,11 @@ public:
     }
 
 private:
-    double* begin_sum() {
-        check(cudaMemsetAsync(sum_, 0, sizeof(double), stream_), "cudaMemsetAsync");
-        return sum_;
-    }
-    double end_sum() {
-        check(cudaMemcpyAsync(host_sum_, sum_, sizeof(double), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
-        check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-        return *host_sum_;
-    }
+    double* begin_sum() { return sum_.begin(); }
+    double end_sum() { return sum_.end()[0]; }
 
     cudaStream_t stream_ = nullptr;
-    double* sum_ = nullptr;
-    double* host_sum_ = nullptr;
+    DeviceSum sum_;
     bool library_ = false;
     cublasHandle_t blas_ = nullptr;
     cusparseHandle_t sparse_ = nullptr;
@@ -159,7 +252,8 @@ private:
     double* probe_ = nullptr;
 };
 
-const bool registered = register_variant<KrylovKernels, CudaKernels>("cuda");
+const bool registered = register_variant<KrylovKernels, CudaKernels>("cuda") &&
+                        register_variant<ComplexKernels, CudaComplexKernels>("cuda");
 
 }  // namespace
 }  // namespace fftune::krylov

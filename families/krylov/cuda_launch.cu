@@ -1,8 +1,9 @@
 // The krylov family's CUDA kernels (cuda_launch.hpp). One thread per row for
 // the SpMVs (ELL column-major: neighbouring threads read neighbouring
 // entries), grid-stride loops; a reduction sums each block with warp shuffles
-// and adds it to one device double (atomicAdd).
+// and adds it to one device double (atomicAdd; complex sums: two).
 #include <algorithm>
+#include <type_traits>
 
 #include "families/krylov/cuda_launch.hpp"
 
@@ -31,14 +32,37 @@ __device__ void block_sum(double v, double* sum) {
 }
 
 
+// Complex scalars as double2 (std::complex<double>'s layout): the arithmetic
+// the kernels below use, for both scalar types.
+__device__ __forceinline__ double2 operator+(double2 a, double2 b) { return {a.x + b.x, a.y + b.y}; }
+__device__ __forceinline__ double2 operator-(double2 a, double2 b) { return {a.x - b.x, a.y - b.y}; }
+__device__ __forceinline__ double2 operator*(double2 a, double2 b) { return {a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x}; }
+__device__ __forceinline__ double2& operator+=(double2& a, double2 b) { return a = a + b; }
+template <class T>
+__device__ __forceinline__ T zero() { return T{}; }
+__device__ __forceinline__ double norm(double a) { return a * a; }
+__device__ __forceinline__ double norm(double2 a) { return a.x * a.x + a.y * a.y; }
+__device__ __forceinline__ double conj(double a) { return a; }
+__device__ __forceinline__ double2 conj(double2 a) { return {a.x, -a.y}; }
+// Adds this block's v to sum[0] (complex: the imaginary part to sum[1]).
+__device__ void block_add(double v, double* sum) { block_sum(v, sum); }
+__device__ void block_add(double2 v, double* sum) {
+    block_sum(v.x, sum);
+    __syncthreads();  // block_sum's shared partials are reused
+    block_sum(v.y, sum + 1);
+}
+
+#define FOR_EACH_ROW(i, n)                                                               \
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n); \
+         i += (long long)gridDim.x * blockDim.x)
+
 // y = A x over the rows (x haloed: row i's own entry at i + plane); with `sum`, adds (x, y).
-template <int F>
-__global__ void spmv_kernel(KrylovRows g, const long long* row_ptr, const int* col, const double* val, int width,
-                            const double* x, double* y, double* sum) {
-    double d = 0;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < g.rows;
-         i += (long long)gridDim.x * blockDim.x) {
-        double v = 0;
+template <int F, class T>
+__global__ void spmv_kernel(KrylovRows g, const long long* row_ptr, const int* col, const T* val, int width,
+                            const T* x, T* y, double* sum) {
+    T d = zero<T>();
+    FOR_EACH_ROW(i, g.rows) {
+        T v = zero<T>();
         if constexpr (F == 0) {
             for (long long j = row_ptr[i]; j < row_ptr[i + 1]; ++j) v += val[j] * x[col[j]];
         } else if constexpr (F == 1) {
@@ -64,72 +88,115 @@ __global__ void spmv_kernel(KrylovRows g, const long long* row_ptr, const int* c
         y[i] = v;
         if (sum) d += x[i + g.plane] * v;
     }
-    if (sum) block_sum(d, sum);
+    if (sum) block_add(d, sum);
 }
 
-__global__ void dot_kernel(const double* a, const double* b, long long n, double* sum) {
+template <class T>
+__global__ void dot_kernel(const T* a, const T* b, long long n, double* sum) {
+    T d = zero<T>();
+    FOR_EACH_ROW(i, n) d += a[i] * b[i];
+    block_add(d, sum);
+}
+template <class T>
+__global__ void norm2_kernel(const T* a, long long n, double* sum) {
     double d = 0;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-        d += a[i] * b[i];
+    FOR_EACH_ROW(i, n) d += norm(a[i]);
     block_sum(d, sum);
 }
-__global__ void axpy_kernel(double alpha, const double* x, double* y, long long n) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-        y[i] += alpha * x[i];
+template <class T>
+__global__ void conjugate_kernel(const T* x, T* y, long long n) {
+    FOR_EACH_ROW(i, n) y[i] = conj(x[i]);
 }
-__global__ void xpay_kernel(const double* x, double beta, double* y, long long n) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-        y[i] = x[i] + beta * y[i];
+template <class T>
+__global__ void axpy_kernel(T alpha, const T* x, T* y, long long n) {
+    FOR_EACH_ROW(i, n) y[i] += alpha * x[i];
 }
-__global__ void scale_kernel(const double* inv_diag, const double* r, double* z, long long n) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-        z[i] = inv_diag[i] * r[i];
+template <class T>
+__global__ void xpay_kernel(const T* x, T beta, T* y, long long n) {
+    FOR_EACH_ROW(i, n) y[i] = x[i] + beta * y[i];
 }
-__global__ void fused_update_kernel(double alpha, const double* p, const double* q, double* x, double* r,
-                                    const double* inv_diag, double* z, long long n, double* sum) {
-    double d = 0;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
+template <class T>
+__global__ void scal_kernel(T a, T* y, long long n) {
+    FOR_EACH_ROW(i, n) y[i] = a * y[i];
+}
+template <class T>
+__global__ void scale_kernel(const T* inv_diag, const T* r, T* z, long long n) {
+    FOR_EACH_ROW(i, n) z[i] = inv_diag[i] * r[i];
+}
+template <class T>
+__global__ void fused_update_kernel(T alpha, const T* p, const T* q, T* x, T* r, const T* inv_diag, T* z, long long n,
+                                    double* sum) {
+    T d = zero<T>();
+    FOR_EACH_ROW(i, n) {
         x[i] += alpha * p[i];
-        const double ri = r[i] - alpha * q[i];
+        const T ri = r[i] - alpha * q[i];
         r[i] = ri;
-        double zi = ri;
+        T zi = ri;
         if (inv_diag) z[i] = zi = inv_diag[i] * ri;
         d += ri * zi;
     }
-    block_sum(d, sum);
+    block_add(d, sum);
+}
+
+template <class T>
+cudaError_t spmv(int kind, KrylovRows g, const long long* row_ptr, const int* col, const T* val, int width, const T* x,
+                 T* y, double* sum, cudaStream_t stream) {
+    const unsigned b = blocks_for(g.rows);
+    if (kind == 0) spmv_kernel<0><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, x, y, sum);
+    else if (kind == 1) spmv_kernel<1><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, x, y, sum);
+    else if constexpr (std::is_same_v<T, double>) spmv_kernel<2><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, x, y, sum);
+    else return cudaErrorInvalidValue;  // matrix-free: poisson7 (real) only
+    return cudaGetLastError();
+}
+template <class T>
+cudaError_t fused_update(T alpha, const T* p, const T* q, T* x, T* r, const T* inv_diag, T* z, long long n, double* sum,
+                         cudaStream_t stream) {
+    fused_update_kernel<<<blocks_for(n), threads, 0, stream>>>(alpha, p, q, x, r, inv_diag, z, n, sum);
+    return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t launch_spmv(int kind, KrylovRows g, const long long* row_ptr, const int* col, const double* val, int width,
-                        const double* x, double* y, double* sum, cudaStream_t stream) {
-    const unsigned b = blocks_for(g.rows);
-    if (kind == 0) spmv_kernel<0><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, x, y, sum);
-    else if (kind == 1) spmv_kernel<1><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, x, y, sum);
-    else spmv_kernel<2><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, x, y, sum);
-    return cudaGetLastError();
-}
-cudaError_t launch_dot(const double* a, const double* b, long long n, double* sum, cudaStream_t stream) {
-    dot_kernel<<<dot_blocks_for(n), threads, 0, stream>>>(a, b, n, sum);
-    return cudaGetLastError();
-}
-cudaError_t launch_axpy(double alpha, const double* x, double* y, long long n, cudaStream_t stream) {
-    axpy_kernel<<<blocks_for(n), threads, 0, stream>>>(alpha, x, y, n);
-    return cudaGetLastError();
-}
-cudaError_t launch_xpay(const double* x, double beta, double* y, long long n, cudaStream_t stream) {
-    xpay_kernel<<<blocks_for(n), threads, 0, stream>>>(x, beta, y, n);
-    return cudaGetLastError();
-}
-cudaError_t launch_scale(const double* inv_diag, const double* r, double* z, long long n, cudaStream_t stream) {
-    scale_kernel<<<blocks_for(n), threads, 0, stream>>>(inv_diag, r, z, n);
-    return cudaGetLastError();
-}
-cudaError_t launch_fused_update(double alpha, const double* p, const double* q, double* x, double* r,
-                                const double* inv_diag, double* z, long long n, double* sum, cudaStream_t stream) {
-    fused_update_kernel<<<blocks_for(n), threads, 0, stream>>>(alpha, p, q, x, r, inv_diag, z, n, sum);
-    return cudaGetLastError();
-}
+// One launcher per operation and scalar type (double; double2 = complex).
+#define KRYLOV_LAUNCHERS(T)                                                                                          \
+    cudaError_t launch_spmv(int kind, KrylovRows g, const long long* row_ptr, const int* col, const T* val, int width, \
+                            const T* x, T* y, double* sum, cudaStream_t stream) {                                    \
+        return spmv<T>(kind, g, row_ptr, col, val, width, x, y, sum, stream);                                        \
+    }                                                                                                                \
+    cudaError_t launch_dot(const T* a, const T* b, long long n, double* sum, cudaStream_t stream) {                  \
+        dot_kernel<<<dot_blocks_for(n), threads, 0, stream>>>(a, b, n, sum);                                         \
+        return cudaGetLastError();                                                                                   \
+    }                                                                                                                \
+    cudaError_t launch_norm2(const T* a, long long n, double* sum, cudaStream_t stream) {                            \
+        norm2_kernel<<<dot_blocks_for(n), threads, 0, stream>>>(a, n, sum);                                          \
+        return cudaGetLastError();                                                                                   \
+    }                                                                                                                \
+    cudaError_t launch_conjugate(const T* x, T* y, long long n, cudaStream_t stream) {                               \
+        conjugate_kernel<<<blocks_for(n), threads, 0, stream>>>(x, y, n);                                            \
+        return cudaGetLastError();                                                                                   \
+    }                                                                                                                \
+    cudaError_t launch_axpy(T alpha, const T* x, T* y, long long n, cudaStream_t stream) {                           \
+        axpy_kernel<<<blocks_for(n), threads, 0, stream>>>(alpha, x, y, n);                                          \
+        return cudaGetLastError();                                                                                   \
+    }                                                                                                                \
+    cudaError_t launch_xpay(const T* x, T beta, T* y, long long n, cudaStream_t stream) {                            \
+        xpay_kernel<<<blocks_for(n), threads, 0, stream>>>(x, beta, y, n);                                           \
+        return cudaGetLastError();                                                                                   \
+    }                                                                                                                \
+    cudaError_t launch_scal(T a, T* y, long long n, cudaStream_t stream) {                                           \
+        scal_kernel<<<blocks_for(n), threads, 0, stream>>>(a, y, n);                                                 \
+        return cudaGetLastError();                                                                                   \
+    }                                                                                                                \
+    cudaError_t launch_scale(const T* inv_diag, const T* r, T* z, long long n, cudaStream_t stream) {                \
+        scale_kernel<<<blocks_for(n), threads, 0, stream>>>(inv_diag, r, z, n);                                      \
+        return cudaGetLastError();                                                                                   \
+    }                                                                                                                \
+    cudaError_t launch_fused_update(T alpha, const T* p, const T* q, T* x, T* r, const T* inv_diag, T* z,            \
+                                    long long n, double* sum, cudaStream_t stream) {                                 \
+        return fused_update<T>(alpha, p, q, x, r, inv_diag, z, n, sum, stream);                                      \
+    }
+
+KRYLOV_LAUNCHERS(double)
+KRYLOV_LAUNCHERS(double2)
 
 }  // namespace fftune::krylov
