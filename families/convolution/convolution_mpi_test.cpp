@@ -1,0 +1,112 @@
+// The convolution family at 1-4 ranks on the CPU backend: exact equals a
+// direct sum; octree's relative L2 error against exact is measured for every
+// kernel, input and sampling and stays under its stored bound; full sampling
+// is exact; a bound too tight fails with the error and the bound named;
+// octree sends less than exact and its memory is what the model predicts.
+// The backend is FFTUNE_TEST_BACKEND (default fftw; CMake registers the binary
+// again for cuda, label gpu).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "core/run/family.hpp"
+#include "core/testing/world.hpp"
+
+namespace fftune {
+namespace {
+
+using json = nlohmann::json;
+using testing::world_rank;
+using testing::world_size;
+
+Point point(index_t n, const std::string& kernel, const std::string& input, const json& config) {
+    Point pt;
+    pt.problem = {{"kind", "convolution"}, {"ranks", world_size()}, {"size", {n, n, n}}, {"kernel", kernel}, {"input", input}};
+    pt.config = config;
+    const char* env = std::getenv("FFTUNE_TEST_BACKEND");
+    pt.config["backend"] = env ? env : "fftw";
+    return pt;
+}
+json octree(const std::string& sampling) { return {{"method", "octree"}, {"sampling", sampling}}; }
+const json exact{{"method", "exact"}, {"redistribution", "a2a_sync"}};
+
+struct Ran {
+    ValidationResult v;
+    json record;
+    Footprint footprint;
+};
+Ran run(const Point& pt) {
+    EXPECT_FALSE(family_named("convolution").not_applicable(pt.problem, pt.config));
+    auto w = family_named("convolution").workload(pt);
+    w->setup(MPI_COMM_WORLD);
+    w->prepare(MPI_COMM_WORLD);
+    w->stage();
+    w->step();
+    Ran out;
+    out.footprint = w->footprint();
+    out.v = w->validate(MPI_COMM_WORLD);
+    w->annotate(MPI_COMM_WORLD, out.record);
+    return out;
+}
+
+TEST(Convolution, ExactEqualsTheDirectSum) {
+    for (const char* kernel : {"gaussian", "inverse_r"}) {
+        const Ran r = run(point(16, kernel, "noise", exact));  // uneven slabs at 3 and 4 ranks
+        ASSERT_EQ(r.v.checks.size(), 1u);
+        EXPECT_EQ(r.v.checks[0].method, "exact_vs_direct_sum");
+        EXPECT_TRUE(r.v.checks[0].passed) << kernel << " " << r.v.checks[0].max_rel_error;
+    }
+}
+
+TEST(Convolution, OctreeErrorStaysUnderItsStoredBound) {
+    for (index_t n : {16, 20})
+        for (const char* kernel : {"gaussian", "inverse_r"})
+            for (const char* input : {"blobs", "noise"})
+                for (const char* sampling : {"full", "fine", "coarse"}) {
+                    const Ran r = run(point(n, kernel, input, octree(sampling)));
+                    const Check& c = r.v.checks[0];
+                    if (world_rank() == 0)
+                        std::printf("%lld %s %s %s: relative L2 %.3g (bound %.3g), sent %llu bytes\n", (long long)n,
+                                    kernel, input, sampling, c.max_rel_error, c.tolerance,
+                                    r.record["convolution"]["sent_bytes_max_rank"].get<unsigned long long>());
+                    for (const auto& k : r.v.checks) EXPECT_TRUE(k.passed) << k.method << " " << k.max_rel_error;
+                    if (std::string(sampling) == "full") EXPECT_LT(c.max_rel_error, 1e-12);
+                    else if (world_size() > 1) EXPECT_GT(c.max_rel_error, 1e-8) << "sampling that loses nothing";
+                }
+}
+
+TEST(Convolution, ATooTightBoundFailsClearly) {
+    if (world_size() == 1) GTEST_SKIP() << "one rank exchanges nothing: octree is exact";
+    Point pt = point(16, "gaussian", "blobs", octree("coarse"));
+    pt.problem["error_bound"] = 1e-6;
+    const Ran r = run(pt);
+    const Check& c = r.v.checks[0];
+    EXPECT_FALSE(c.passed);
+    EXPECT_NE(c.method.find("exceeds the bound 1e-06"), std::string::npos) << c.method;
+}
+
+TEST(Convolution, OctreeSendsLessThanExactAndHoldsItsModel) {
+    const Ran o = run(point(16, "inverse_r", "blobs", octree("coarse"))), e = run(point(16, "inverse_r", "blobs", exact));
+    const auto so = o.record["convolution"]["sent_bytes_max_rank"].get<unsigned long long>();
+    const auto se = e.record["convolution"]["sent_bytes_max_rank"].get<unsigned long long>();
+    if (world_size() > 1) {
+        EXPECT_GT(so, 0u);
+        EXPECT_LT(so, se);
+    } else {
+        EXPECT_EQ(so, 0u);
+    }
+    EXPECT_EQ(o.record["convolution"]["memory_model_bytes"].get<std::size_t>(), o.footprint.backend_bytes);
+}
+
+TEST(Convolution, BadInputIsRefusedBeforeWork) {
+    const Family& f = family_named("convolution");
+    json problem{{"kind", "convolution"}, {"ranks", 4}, {"size", {3, 3, 3}}, {"kernel", "gaussian"}, {"input", "blobs"}};
+    EXPECT_EQ(*f.not_applicable(problem, {{"method", "octree"}, {"sampling", "fine"}, {"backend", "fftw"}}),
+              "3 x-planes over 4 ranks: every rank needs a plane");
+}
+
+}  // namespace
+}  // namespace fftune

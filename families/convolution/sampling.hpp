@@ -1,0 +1,47 @@
+// The octree multi-resolution sampling of the convolution family (README.md):
+// a rank's contribution to another rank's region is sent as samples, full
+// resolution near the source and coarser with distance, and interpolated back
+// (trilinear within each cell) by the receiver. Cells of `cell` points tile the
+// receiving region; a cell `level` cells away from the source region (0:
+// adjacent or overlapping) is sampled every rates[min(level, last)] points
+// along each axis, plus its last point, so a cell interpolates on its own.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/base/box.hpp"
+
+namespace fftune::convolution {
+
+struct SamplingScheme {
+    std::string name;
+    index_t cell = 4;
+    std::vector<index_t> rates;  // per level, the last for every farther one
+};
+// The registered schemes: full (rate 1: exact up to rounding), fine, coarse.
+const std::vector<SamplingScheme>& sampling_schemes();
+const SamplingScheme& sampling_scheme(const std::string& name);
+std::vector<std::string> sampling_names();
+
+// Sample coordinates of a cell's axis [lo, hi) at stride s: lo, lo + s, ... and hi − 1.
+std::vector<index_t> sample_coords(index_t lo, index_t hi, index_t s);
+
+struct Cell {
+    Box3 box;
+    index_t rate = 1;
+    std::size_t samples() const;  // the product of its axes' sample counts
+};
+// Cells tiling `region`, rated by their distance along axis 0 from `source`.
+std::vector<Cell> tile(const Box3& region, const Box3& source, const SamplingScheme& s);
+std::size_t sample_count(const std::vector<Cell>& cells);
+
+// Appends the samples of `value` (at global grid points) cell by cell, x slowest.
+void sample(const std::vector<Cell>& cells, const std::function<double(index_t, index_t, index_t)>& value,
+            std::vector<double>& out);
+// Adds the trilinear interpolation of `samples` (as sample() wrote them) to
+// `out`, an array over `region` (x slowest, z fastest) that the cells tile.
+void interpolate_add(const std::vector<Cell>& cells, const double* samples, const Box3& region, double* out);
+
+}  // namespace fftune::convolution

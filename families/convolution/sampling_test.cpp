@@ -1,0 +1,62 @@
+// The octree sampling: sample coordinates, the cell rates by distance, and
+// interpolation that reproduces trilinear fields exactly and any field at rate 1.
+#include "families/convolution/sampling.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace fftune::convolution {
+namespace {
+
+TEST(Sampling, CoordinatesKeepTheCellsLastPoint) {
+    EXPECT_EQ(sample_coords(0, 4, 1), (std::vector<index_t>{0, 1, 2, 3}));
+    EXPECT_EQ(sample_coords(0, 4, 2), (std::vector<index_t>{0, 2, 3}));
+    EXPECT_EQ(sample_coords(4, 8, 8), (std::vector<index_t>{4, 7}));
+    EXPECT_EQ(sample_coords(5, 6, 4), (std::vector<index_t>{5}));
+}
+
+TEST(Sampling, CellsAreRatedByTheirDistanceFromTheSource) {
+    const auto& s = sampling_scheme("fine");  // cell 4, rates 1, 2, 4
+    const Box3 source{{0, 0, 0}, {4, 8, 8}}, region{{4, 0, 0}, {18, 8, 8}};
+    const auto cells = tile(region, source, s);
+    ASSERT_EQ(cells.size(), 4u * 2 * 2);                             // x: 4..8, 8..12, 12..16, 16..18
+    EXPECT_EQ(cells.front().rate, 1);                                // adjacent
+    EXPECT_EQ(cells[4].rate, 2);                                     // 4 planes away: level 1
+    EXPECT_EQ(cells[8].rate, 4);                                     // level 2
+    EXPECT_EQ(cells.back().rate, 4);                                 // farther: the last rate
+    EXPECT_EQ(cells.back().box.extent(0), 2);                        // clipped
+    EXPECT_EQ(cells[4].samples(), std::size_t(3 * 3 * 3));           // 0, 2, 3 per axis
+    EXPECT_THROW(sampling_scheme("sparse"), std::invalid_argument);
+}
+
+// Samples then interpolation: a trilinear function comes back exactly at any
+// rate, any field at rate 1; a curved field at rate 4 does not.
+TEST(Sampling, InterpolationIsExactForTrilinearFields) {
+    const Box3 region{{3, 0, 0}, {13, 6, 7}}, source{{0, 0, 0}, {3, 6, 7}};
+    auto linear = [](index_t i, index_t j, index_t l) { return 1.0 + 2.0 * i - 0.5 * j + 0.25 * l + 0.1 * i * j * l; };
+    auto curved = [](index_t i, index_t j, index_t l) { return std::sin(0.7 * i) + std::cos(0.9 * j * l); };
+    for (const char* name : {"full", "fine", "coarse"}) {
+        const auto cells = tile(region, source, sampling_scheme(name));
+        for (int f = 0; f < 2; ++f) {
+            const auto value = [&](index_t i, index_t j, index_t l) { return f ? curved(i, j, l) : linear(i, j, l); };
+            std::vector<double> samples;
+            sample(cells, value, samples);
+            ASSERT_EQ(samples.size(), sample_count(cells));
+            std::vector<double> out(static_cast<std::size_t>(region.count()), 0.0);
+            interpolate_add(cells, samples.data(), region, out.data());
+            double err = 0;
+            std::size_t k = 0;
+            for (index_t i = region.lo[0]; i < region.hi[0]; ++i)
+                for (index_t j = region.lo[1]; j < region.hi[1]; ++j)
+                    for (index_t l = region.lo[2]; l < region.hi[2]; ++l) err = std::max(err, std::abs(out[k++] - value(i, j, l)));
+            if (f == 0 || std::string(name) == "full") EXPECT_LT(err, 1e-12) << name << " " << f;
+            else EXPECT_GT(err, 1e-3) << name;  // the test can tell a wrong interpolation
+        }
+    }
+    // Fewer samples than points away from the source.
+    EXPECT_LT(sample_count(tile(region, source, sampling_scheme("coarse"))), std::size_t(region.count()) / 2);
+}
+
+}  // namespace
+}  // namespace fftune::convolution
