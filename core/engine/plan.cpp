@@ -201,6 +201,11 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
                                "transform; {}/{} has none",
                                config.decomposition, to_string(config.layout));
     }
+    if (config.overlap > 1 && problem.ranks == 1 &&
+        std::none_of(config.redistribution.begin(), config.redistribution.end(), [](const std::string& m) {
+            return Registry<Transport>::instance().contains(m) && Registry<Transport>::instance().create(m)->runs_alone();
+        }))
+        return "overlap needs a reshape between ranks; at one rank the plan has none (each rank's block stays in place)";
     if (std::any_of(steps.begin(), steps.end(), [](const ChainStep& s) { return s.all_devices; }))
         if (auto why = backend->multi_device_unavailable(problem.size, problem.precision)) return why;
     for (const auto& method : config.redistribution) {
@@ -426,13 +431,29 @@ void Plan::build(Direction dir) {
         return rs;
     };
 
+    // A reshape that only this rank takes part in, between equal layouts, would
+    // copy its own block onto itself (one rank; a phase of one rank in a 1 x P
+    // grid): it is no stage, the next one reads the array in place. Not at the
+    // ends, where it would have to move the caller's array into the other, nor
+    // for a transport that runs alone (Transport::runs_alone).
+    std::vector<bool> skip(nsteps, false);
+    for (std::size_t k = 1; k + 1 < nsteps; ++k) {
+        const std::size_t i = step_of(k);
+        const ChainStep& s = mine.steps[i];
+        if (s.kind != ChainStep::Kind::reshape || !(mine.layouts[i] == mine.layouts[i + 1])) continue;
+        if (Registry<Transport>::instance().create(config_.redistribution[s.phase])->runs_alone()) continue;
+        bool alone = true;
+        for (int r = 0; r < size; ++r) alone = alone && (r == rank || chains[r].steps[i].color != s.color);
+        skip[k] = alone;
+    }
     // Overlap pairs: chain step j, an FFT, and the reshape j + 1 after it, walked
     // forward as FFT then reshape (positions k, k + 1), inverse as reshape then FFT.
     std::vector<bool> pair_at(nsteps + 1, false);
     for (std::size_t k = 0; config_.overlap > 1 && k + 1 < nsteps; ++k) {
         const std::size_t i = step_of(k);
-        pair_at[k] = fwd ? overlap_axis(mine, i).has_value()
-                         : mine.steps[i].kind == ChainStep::Kind::reshape && i >= 1 && overlap_axis(mine, i - 1).has_value();
+        pair_at[k] = fwd ? overlap_axis(mine, i).has_value() && !skip[k + 1]
+                         : mine.steps[i].kind == ChainStep::Kind::reshape && i >= 1 && overlap_axis(mine, i - 1).has_value() &&
+                               !skip[k];
         if (pair_at[k]) ++k;
     }
     // Array t lies between walk positions t - 1 and t: the caller's input and
@@ -441,16 +462,22 @@ void Plan::build(Direction dir) {
     // a pair whose first and last array would share a slot takes a third one.
     std::vector<Slot> array(nsteps + 1, user_in);
     array[nsteps] = user_out;
-    for (std::size_t t = 1; t < nsteps; ++t)
+    for (std::size_t t = 1; t < nsteps; ++t) {
+        if (skip[t - 1]) {  // no stage between t - 1 and t: the same array
+            array[t] = array[t - 1];
+            continue;
+        }
         for (Slot w : {work_a, work_b, work_c})
             if (w != array[t - 1] && !(t >= 2 && pair_at[t - 2] && w == array[t - 2])) {
                 array[t] = w;
                 break;
             }
+    }
     auto slot_in = [&](std::size_t k) { return array[k]; };
     auto slot_out = [&](std::size_t k) { return array[k + 1]; };
 
     for (std::size_t k = 0; k < nsteps; ++k) {
+        if (skip[k]) continue;
         const std::size_t i = step_of(k), from = from_of(k), to = to_of(k);
         const ChainStep& step = mine.steps[i];
         Stage stage;

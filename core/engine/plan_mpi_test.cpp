@@ -115,7 +115,7 @@ TEST(Plan, OverlappedStagesValidate) {
     if (!Registry<Backend>::instance().create(backend_name())->device_memory()) backends.push_back("queued");
     const auto m = methods();
     for (const auto& backend : backends) {
-        int validated = 0, realigned_refused = 0;
+        int validated = 0, realigned_refused = 0, one_rank_refused = 0;
         for (const std::string d : {"slab_2d1d", "slab_1d2d", "pencil"}) {
             const auto decomposition = Registry<Decomposition>::instance().create(d);
             const int phases = decomposition->redistribution_phases();
@@ -130,7 +130,10 @@ TEST(Plan, OverlappedStagesValidate) {
                             const Problem problem{"fft3d", n, precision, Direction::forward, p};
                             const Config config{backend, d, layout, grid, methods, false, chunks};
                             if (auto why = check_applicable(problem, config)) {
-                                if (why->find("overlap") != std::string::npos) {
+                                if (p == 1 && layout == LayoutVariant::default_) {  // no reshape at one rank
+                                    EXPECT_NE(why->find("at one rank the plan has none"), std::string::npos) << *why;
+                                    ++one_rank_refused;
+                                } else if (why->find("overlap") != std::string::npos) {
                                     // Realigned FFTs change the slowest axis: no slice is contiguous in both arrays.
                                     EXPECT_EQ(layout, LayoutVariant::realigned) << *why;
                                     ++realigned_refused;
@@ -155,9 +158,40 @@ TEST(Plan, OverlappedStagesValidate) {
                             ++validated;
                         }
         }
+        const int every = 3 * 2 * 2 * static_cast<int>(m.size());  // decompositions x sizes x chunk counts x methods
+        EXPECT_EQ(realigned_refused, every) << backend;  // every realigned one
+        if (p == 1) {
+            EXPECT_EQ(one_rank_refused, every) << backend;  // and at one rank every default one
+            continue;
+        }
         EXPECT_GT(validated, 0) << backend;
-        EXPECT_EQ(realigned_refused, 3 * 2 * 2 * static_cast<int>(m.size())) << backend;  // every realigned one
     }
+}
+
+// At one rank every reshape would copy the rank's whole array onto itself: the
+// plan has none, so no stage copies (no pack, exchange, unpack or self copy;
+// the inverse's copy.in of the caller's spectrum only when it must preserve
+// it), the floor traffic is the FFTs' alone, and it still validates.
+TEST(Plan, AtOneRankNothingIsCopied) {
+    if (world_size() != 1) GTEST_SKIP() << "one rank";
+    int checked = 0;
+    for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil"})
+        for (auto layout : all_values<LayoutVariant>()) {
+            const int phases = Registry<Decomposition>::instance().create(d)->redistribution_phases();
+            const Problem problem{"fft3d", {12, 10, 9}, Precision::double_, Direction::forward, 1};
+            const Config config{backend_name(), d, layout, {1, 1}, std::vector<std::string>(phases, "a2a_sync"), false};
+            ASSERT_FALSE(check_applicable(problem, config)) << d;
+            Plan plan(MPI_COMM_WORLD, problem, config, InverseInput::destroy);
+            for (auto dir : {Direction::forward, Direction::inverse}) {
+                for (const auto& name : plan.phase_names(dir))
+                    EXPECT_EQ(name.rfind("fft.", 0), 0u) << d << " " << to_string(layout) << ": " << name;
+                for (const auto& t : plan.phase_traffic(dir)) EXPECT_EQ(t.sent_bytes + t.received_bytes, 0u);
+            }
+            const ValidationResult v = validate(plan);
+            EXPECT_TRUE(v.passed()) << d << " " << to_string(layout);
+            ++checked;
+        }
+    EXPECT_EQ(checked, 6);
 }
 
 TEST(Plan, OverlapMustBeAChunkCount) {
@@ -188,8 +222,15 @@ TEST(Plan, ApplicationInterface) {
     EXPECT_GT(plan.workspace_bytes(), 0u);
     EXPECT_EQ(plan.output_layout().order, order_xyz);
     // Phase names follow the stages.
+    // A phase where a rank is alone (one rank; a 1 x P grid) has no stage: its
+    // reshape would copy the rank's block onto itself.
     const auto& names = plan.phase_names(Direction::forward);
-    const std::vector<std::string> want{"fft.z", "pack.0", "exchange.0", "unpack.0", "fft.y", "exchange.1", "fft.x"};
+    const auto grid = auto_grid(p);
+    std::vector<std::string> want{"fft.z"};
+    if (grid[1] > 1) want.insert(want.end(), {"pack.0", "exchange.0", "unpack.0"});  // phase 0 among P2
+    want.push_back("fft.y");
+    if (grid[0] > 1) want.push_back("exchange.1");  // phase 1 among P1
+    want.push_back("fft.x");
     EXPECT_EQ(names, want);
     // GPU backends stage MPI traffic through pinned host memory when MPI is not GPU-aware.
     EXPECT_EQ(plan.host_staging_bytes() > 0, plan.backend().device_memory() && !mpi_gpu_aware());
@@ -303,7 +344,7 @@ TEST(Plan, FootprintIsWhatItAllocatesWithOneSharedFftWorkArea) {
         EXPECT_EQ(meter.peak - live0, plan.input_bytes() + plan.output_bytes() + plan.workspace_bytes()) << d;
     }
     EXPECT_TRUE(meter.areas.empty());
-    EXPECT_GE(checked, 6);
+    EXPECT_GE(checked, p == 1 ? 4 : 6);  // one rank: nothing to overlap
 }
 
 // Summed over ranks, the floor traffic is the whole problem: every FFT reads and

@@ -48,6 +48,11 @@ public:
     // go (freeing an exported allocation before the importers close it is
     // undefined), so the plan waits for all ranks in between.
     virtual bool maps_peer_memory() const { return false; }
+    // Whether it must run even for a reshape that would only copy a rank's own
+    // block onto itself (a rank alone in its phase, equal layouts), which the
+    // plan otherwise leaves out: transports that check or instrument every
+    // exchange (the tests' fault injectors).
+    virtual bool runs_alone() const { return false; }
     // Why the transport cannot run with this backend, or nothing.
     virtual std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) const {
         (void)backend;

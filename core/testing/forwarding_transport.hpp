@@ -16,6 +16,7 @@ public:
     explicit ForwardingTransport(const std::string& inner = "a2a_sync")
         : inner_(Registry<Transport>::instance().create(inner)) {}
     bool separate_pack_phases() const override { return inner_->separate_pack_phases(); }
+    bool runs_alone() const override { return true; }  // its faults are injected at one rank too
     void setup(const ReshapeContext& ctx) override { inner_->setup(ctx); }
     void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
                  const ReshapePhases& phases) override {
