@@ -371,14 +371,7 @@ public:
     std::shared_ptr<const FamilyAxes> parse(const TestcaseParser& ps, const json& j, const std::vector<int>&) const override {
         auto a = std::make_shared<ConvolutionAxes>();
         if (!j.contains("sizes")) ps.fail("/sizes", "missing required key");
-        const auto sizes = ps.sizes(j.at("sizes"), "/sizes", index_t{1} << 33);
-        for (std::size_t i = 0; i < sizes.size(); ++i) {
-            const auto& s = sizes[i];
-            if (s[0] != s[1] || s[1] != s[2])
-                ps.fail(j.at("sizes").is_array() ? fmt::format("/sizes/{}", i) : "/sizes",
-                        fmt::format("convolution grids are cubes n^3, not {}x{}x{}", s[0], s[1], s[2]));
-            a->sizes.push_back(s[0]);
-        }
+        a->sizes = ps.cube_sizes(j.at("sizes"), "/sizes", index_t{1} << 33, "convolution");
         a->methods = ps.names_axis(TestcaseParser::value_or(j, "method", "all"), "/method", methods);
         a->kernels = ps.names_axis(TestcaseParser::value_or(j, "kernel", "all"), "/kernel", kernels);
         a->inputs = ps.names_axis(TestcaseParser::value_or(j, "input", "blobs"), "/input", inputs);

@@ -792,14 +792,7 @@ public:
                                             const std::vector<int>&) const override {
         auto a = std::make_shared<KrylovAxes>();
         if (!j.contains("sizes")) ps.fail("/sizes", "missing required key");
-        const auto sizes = ps.sizes(j.at("sizes"), "/sizes", index_t{1} << 31);
-        for (std::size_t i = 0; i < sizes.size(); ++i) {
-            const auto& s = sizes[i];
-            if (s[0] != s[1] || s[1] != s[2])
-                ps.fail(j.at("sizes").is_array() ? fmt::format("/sizes/{}", i) : "/sizes",
-                        fmt::format("krylov grids are cubes n^3, not {}x{}x{}", s[0], s[1], s[2]));
-            a->sizes.push_back(s[0]);
-        }
+        a->sizes = ps.cube_sizes(j.at("sizes"), "/sizes", index_t{1} << 31, "krylov");
         a->operators = ps.names_axis(TestcaseParser::value_or(j, "operator", "poisson7"), "/operator", operators);
         a->solvers = ps.names_axis(TestcaseParser::value_or(j, "solver", "all"), "/solver", solvers);
         for (const auto& op : a->operators)

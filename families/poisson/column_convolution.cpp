@@ -10,16 +10,18 @@ FFTUNE_DEFINE_REGISTRY(poisson::ColumnConvolution);
 }
 
 namespace fftune::poisson {
+
+std::optional<std::string> column_problem_error(const ColumnProblem& p) {
+    if (p.length < 1 || p.kept < 1 || p.kept > p.length || p.columns < 1)
+        return fmt::format("no column convolution of length {} keeping {} of {} columns", p.length, p.kept, p.columns);
+    return std::nullopt;
+}
+
 namespace {
 
 class ThreePasses final : public ColumnConvolution {
 public:
-    std::optional<std::string> not_applicable(const ColumnProblem& p) const override {
-        if (p.length < 1 || p.kept < 1 || p.kept > p.length || p.columns < 1)
-            return fmt::format("no column convolution of length {} keeping {} of {} columns", p.length, p.kept,
-                               p.columns);
-        return std::nullopt;
-    }
+    std::optional<std::string> not_applicable(const ColumnProblem& p) const override { return column_problem_error(p); }
     void setup(Backend& backend, const ColumnProblem& p) override {
         if (auto why = not_applicable(p)) throw std::invalid_argument(*why);
         backend_ = &backend;

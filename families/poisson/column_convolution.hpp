@@ -26,6 +26,9 @@ struct ColumnProblem {
     Precision precision = Precision::double_;
 };
 
+// Why `p` is no column convolution at all (lengths and counts), or nothing.
+std::optional<std::string> column_problem_error(const ColumnProblem& p);
+
 class ColumnConvolution {
 public:
     static constexpr const char* kind = "poisson column convolution";

@@ -39,9 +39,8 @@ std::vector<int> radices(index_t n) {
 class CudaColumnConvolution final : public ColumnConvolution {
 public:
     std::optional<std::string> not_applicable(const ColumnProblem& p) const override {
-        if (p.length < 2 || p.kept < 1 || p.kept > p.length || p.columns < 1)
-            return fmt::format("no column convolution of length {} keeping {} of {} columns", p.length, p.kept,
-                               p.columns);
+        if (auto why = column_problem_error(p)) return why;
+        if (p.length < 2) return std::string("the fused x-pass transforms lengths of 2 or more, not 1");
         if (p.length > longest)
             return fmt::format("the fused x-pass transforms lengths up to {} in shared memory, not {}", longest,
                                p.length);
