@@ -132,8 +132,9 @@ struct PaddedConvolution {
         plan->backend().synchronize();
         return host;
     }
+    // Its arrays and the plan's own workspace (Plan::backend_bytes would count the caller's arrays again).
     std::size_t bytes() const {
-        return plan->backend_bytes() + in.bytes() + spectrum.bytes() + out.bytes() + kernel.bytes();
+        return plan->workspace_bytes() + in.bytes() + spectrum.bytes() + out.bytes() + kernel.bytes();
     }
 };
 
@@ -265,7 +266,7 @@ public:
     std::size_t memory_model() const {
         if (!octree_) return 0;
         const std::size_t m = std::size_t(2 * n_), spec = m * m * (m / 2 + 1);
-        return 2 * m * m * m * sizeof(double) + spec * (16 + 8) + conv_->plan->backend_bytes();
+        return 2 * m * m * m * sizeof(double) + spec * (16 + 8) + conv_->plan->workspace_bytes();
     }
 
 private:
