@@ -76,3 +76,19 @@ function(fftune_cli_test name rc)
     -P ${PROJECT_SOURCE_DIR}/cmake/expect_command.cmake)
   set_tests_properties(${name} PROPERTIES LABELS "cli;${T_LABELS}")
 endfunction()
+
+# fftune_family_sweep(FAMILY TESTCASE DIR): a family's CPU sweep through
+# `fftune tune` into DIR/db.sqlite, DIR emptied first (test FAMILY_clean);
+# its `best` and `report` tests require the fixture FAMILY_db. Without the
+# tuner only the clean-up is registered.
+function(fftune_family_sweep family testcase dir)
+  add_test(NAME ${family}_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${dir})
+  set_tests_properties(${family}_clean PROPERTIES FIXTURES_SETUP ${family}_clean LABELS ${family})
+  if(NOT FFTUNE_HAVE_TUNER)
+    return()
+  endif()
+  fftune_cli_test(${family}_sweep 0 ARGS tune ${testcase} --out ${dir}/out --db ${dir}/db.sqlite
+    EXPECT "db.sqlite: [1-9][0-9]* added" REJECT "failed|job died" LABELS "${family};mpi;sweep")
+  set_tests_properties(${family}_sweep PROPERTIES FIXTURES_REQUIRED ${family}_clean FIXTURES_SETUP ${family}_db
+    PROCESSORS 4 TIMEOUT 900)
+endfunction()

@@ -14,18 +14,12 @@ if(FFTUNE_BUILD_TESTS)
   # The CPU sweep at 1-4 ranks through the CLI into a database; a bound too
   # tight fails the point clearly; bad testcases are refused before any work.
   set(cdir ${PROJECT_BINARY_DIR}/convolution-family)
-  add_test(NAME convolution_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${cdir})
-  set_tests_properties(convolution_clean PROPERTIES FIXTURES_SETUP convolution_clean LABELS convolution)
+  fftune_family_sweep(convolution ${PROJECT_SOURCE_DIR}/testcases/convolution_quick.json ${cdir})
   fftune_cli_test(convolution_bad_sampling 2 ARGS run ${PROJECT_SOURCE_DIR}/families/convolution/testdata/bad_sampling.json
     EXPECT "/sampling/1: unknown value 'sparse' \\(allowed: full, fine, coarse, or \"all\"\\)" LABELS convolution)
   fftune_cli_test(convolution_too_tight 1 ARGS run ${PROJECT_SOURCE_DIR}/families/convolution/testdata/too_tight.json
-    --out ${cdir}/tight EXPECT "relative L2 error [0-9.e-]+ exceeds the bound 1e-06" LABELS convolution)
+    --out ${cdir}-tight EXPECT "relative L2 error [0-9.e-]+ exceeds the bound 1e-06" LABELS convolution)
   if(FFTUNE_HAVE_TUNER)
-    fftune_cli_test(convolution_sweep 0 ARGS tune ${PROJECT_SOURCE_DIR}/testcases/convolution_quick.json
-      --out ${cdir}/out --db ${cdir}/db.sqlite EXPECT "db.sqlite: [1-9][0-9]* added" REJECT "failed|job died"
-      LABELS "convolution;mpi;sweep")
-    set_tests_properties(convolution_sweep PROPERTIES FIXTURES_REQUIRED convolution_clean FIXTURES_SETUP convolution_db
-      PROCESSORS 4 TIMEOUT 900)
     fftune_cli_test(convolution_best_bound 0 ARGS best --problem convolution --size 16 --ranks 3 --kernel gaussian
       --input blobs --max-error 0.03 --db ${cdir}/db.sqlite
       EXPECT "^(exact|octree)/[a-z0-9_]+/fftw  \\[exact\\]  fastest of [0-9]+ validated" LABELS convolution)

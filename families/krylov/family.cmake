@@ -16,8 +16,7 @@ if(FFTUNE_BUILD_TESTS)
   # The CPU validation sweep at 1-4 ranks through the CLI, tuned into a
   # database that `fftune best --problem krylov` and `fftune report` read.
   set(kdir ${PROJECT_BINARY_DIR}/krylov-family)
-  add_test(NAME krylov_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${kdir})
-  set_tests_properties(krylov_clean PROPERTIES FIXTURES_SETUP krylov_clean LABELS krylov)
+  fftune_family_sweep(krylov ${PROJECT_SOURCE_DIR}/testcases/krylov_quick.json ${kdir})
   fftune_cli_test(krylov_bad_format 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/bad_format.json
     EXPECT "/format/1: unknown value 'coo' \\(allowed: csr, ell, matrix_free, cusparse_csr, or \"all\"\\)" LABELS krylov)
   fftune_cli_test(krylov_wrong_solver 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/wrong_solver.json
@@ -25,11 +24,6 @@ if(FFTUNE_BUILD_TESTS)
   fftune_cli_test(krylov_not_a_cube 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/not_a_cube.json
     EXPECT "/sizes/1: krylov grids are cubes n\\^3, not 16x16x8" LABELS krylov)
   if(FFTUNE_HAVE_TUNER)
-    fftune_cli_test(krylov_sweep 0 ARGS tune ${PROJECT_SOURCE_DIR}/testcases/krylov_quick.json
-      --out ${kdir}/out --db ${kdir}/db.sqlite EXPECT "db.sqlite: [1-9][0-9]* added" REJECT "failed|job died"
-      LABELS "krylov;mpi;sweep")
-    set_tests_properties(krylov_sweep PROPERTIES FIXTURES_REQUIRED krylov_clean FIXTURES_SETUP krylov_db
-      PROCESSORS 4 TIMEOUT 900)
     fftune_cli_test(krylov_best_exact 0 ARGS best --problem krylov --size 16 --ranks 2 --iterations 50
       --db ${kdir}/db.sqlite EXPECT "^cg/(csr|ell|matrix_free)/(none|fused)/(none|jacobi)/fftw  \\[exact\\]  fastest of 12 validated" LABELS krylov)
     fftune_cli_test(krylov_best_curlcurl 0 ARGS best --problem krylov --size 16 --ranks 3 --iterations 50

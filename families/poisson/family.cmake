@@ -24,18 +24,12 @@ endif()
 # database; bad testcases are refused before any work.
 if(FFTUNE_BUILD_TESTS)
   set(pdir ${PROJECT_BINARY_DIR}/poisson-sweep)
-  add_test(NAME poisson_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${pdir})
-  set_tests_properties(poisson_clean PROPERTIES FIXTURES_SETUP poisson_clean LABELS poisson)
+  fftune_family_sweep(poisson ${PROJECT_SOURCE_DIR}/testcases/poisson_quick.json ${pdir})
   fftune_cli_test(poisson_bad_kernel 2 ARGS run ${PROJECT_SOURCE_DIR}/families/poisson/testdata/bad_kernel.json
     EXPECT "/kernel/1: kernel regularized4 is a free-space kernel; boundary .* takes hockney" LABELS poisson)
   fftune_cli_test(poisson_bad_boundary 2 ARGS run ${PROJECT_SOURCE_DIR}/families/poisson/testdata/bad_boundary.json
     EXPECT "/boundary: unknown value 'open' \\(allowed: free, wire, surface, periodic, or \"all\"\\)" LABELS poisson)
   if(FFTUNE_HAVE_TUNER)
-    fftune_cli_test(poisson_sweep 0 ARGS tune ${PROJECT_SOURCE_DIR}/testcases/poisson_quick.json
-      --out ${pdir}/out --db ${pdir}/db.sqlite EXPECT "db.sqlite: [1-9][0-9]* added" REJECT "failed|job died"
-      LABELS "poisson;mpi;sweep")
-    set_tests_properties(poisson_sweep PROPERTIES FIXTURES_REQUIRED poisson_clean FIXTURES_SETUP poisson_db
-      PROCESSORS 4 TIMEOUT 900)
     fftune_cli_test(poisson_best_exact 0 ARGS best --problem poisson --size 20 18 16 --ranks 3 --boundary wire
       --db ${pdir}/db.sqlite EXPECT "^(padded|zero_skipping|zero_skipping_fused)/fftw/.*  \\[exact\\]  fastest of [0-9]+ validated" LABELS poisson)
     fftune_cli_test(poisson_best_nearest 0 ARGS best --problem poisson --size 24 --ranks 2 --boundary free
