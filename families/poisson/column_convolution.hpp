@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/base/registry.hpp"
 #include "core/platform/backend.hpp"
@@ -37,6 +38,10 @@ public:
     virtual std::optional<std::string> not_applicable(const ColumnProblem& p) const = 0;
     // Plans and work arrays in `backend`'s memory (its bytes: work_bytes()).
     virtual void setup(Backend& backend, const ColumnProblem& p) = 0;
+    // K (L · columns values, q·columns + c) in the order run() reads it; after
+    // setup(). The identity unless an implementation keeps its own order.
+    virtual std::vector<double> arrange_kernel(std::vector<double> k) const { return k; }
+    // `kernel`: arrange_kernel's order, in the problem's precision.
     virtual void run(const void* in, const void* kernel, void* out) = 0;
     virtual std::size_t work_bytes() const = 0;
     // Bytes the operation reads and writes in backend memory, per run.

@@ -6,8 +6,8 @@
 // the upper half zero (the free axis) the first forward pass is the load and
 // the last inverse pass the store. Global memory sees one
 // read of the kept input, one write of the kept output and one read of K.
-// Shared layout: element (x, c) at x·per_block + c, as in global memory, so a
-// warp's loads are runs of per_block consecutive columns.
+// Shared layout: element (x, c) at row x, column c of the block (padded: at()),
+// so a warp's loads are runs of per_block consecutive columns.
 #include "families/poisson/column_convolution_launch.hpp"
 
 namespace fftune::poisson {
@@ -98,38 +98,45 @@ struct Dft<5, C> {  // direct: cos and sin of 2πm/5
     }
 };
 
+// Shared layout: row x of the block's columns at (x + x >> pad_shift) ·
+// per_block: with a power-of-two length the Stockham writes stride R·per_block
+// and land in few banks; a padding row every 8 spreads them (pad_shift 31:
+// none).
+__device__ __forceinline__ int at(int x, int c, const ColumnLaunch& l) {
+    return (x + (x >> l.pad_shift)) * l.per_block + c;
+}
+
 // One Stockham pass of radix R, from `src` to `dst` in shared memory:
-// butterfly j reads x[j + r·L/R] (twiddled by w^{k·r·L/(Ns·R)}, k = j mod Ns)
-// and writes its outputs to q = (j/Ns)·Ns·R + k + r·Ns, times kernel[q, c]
-// when `kernel` is given (the last forward pass: q is the frequency). One
-// butterfly in registers at a time.
+// butterfly j reads x[j + r·L/R] (twiddled by w^r, w = e^{s·2πi k·step/L},
+// k = j mod Ns, step = L/(Ns·R): one table read, the powers by products)
+// and writes its outputs to q = (j/Ns)·Ns·R + k + r·Ns, times K[q, c] when
+// `kernel` (the block's K, q·width + c) is given: the last forward pass,
+// where q is the frequency. One butterfly in registers at a time.
 template <int R, class C>
 __device__ __forceinline__ void pass(const C* src, C* dst, const ColumnLaunch& l, int ns, int sign,
                                      const C* __restrict__ tw, const typename RealOf<C>::type* __restrict__ kernel,
-                                     long long col0) {
+                                     int width) {
     const int per_block = l.per_block, length = l.length;
     const int butterflies = (length / R) * per_block, stride = length / R, step = length / (ns * R);
     for (int b = threadIdx.x; b < butterflies; b += blockDim.x) {
         const int c = b & (per_block - 1), j = b >> l.per_block_log2, k = j % ns;
-        C v[R];
+        C w1 = __ldg(&tw[k * step]);  // k = 0: exactly 1
+        if (sign > 0) w1.y = -w1.y;
+        C v[R], w = w1;
+        v[0] = src[at(j, c, l)];
 #pragma unroll
-        for (int r = 0; r < R; ++r) {
-            C x = src[(j + r * stride) * per_block + c];
-            if (r > 0 && k > 0) {
-                C w = __ldg(&tw[k * r * step]);
-                if (sign > 0) w.y = -w.y;
-                x = mul(x, w);
-            }
-            v[r] = x;
+        for (int r = 1; r < R; ++r) {
+            if (r > 1) w = mul(w, w1);
+            v[r] = mul(src[at(j + r * stride, c, l)], w);
         }
         Dft<R, C>::run(v, sign);
         const int to = (j / ns) * ns * R + k;
-        if (kernel && col0 + c < l.columns) {
+        if (kernel && c < width) {
 #pragma unroll
-            for (int r = 0; r < R; ++r) v[r] = scale(v[r], kernel[(to + r * ns) * l.columns + col0 + c]);
+            for (int r = 0; r < R; ++r) v[r] = scale(v[r], kernel[(to + r * ns) * width + c]);
         }
 #pragma unroll
-        for (int r = 0; r < R; ++r) dst[(to + r * ns) * per_block + c] = v[r];
+        for (int r = 0; r < R; ++r) dst[at(to + r * ns, c, l)] = v[r];
     }
     __syncthreads();
 }
@@ -138,15 +145,15 @@ __device__ __forceinline__ void pass(const C* src, C* dst, const ColumnLaunch& l
 // ns; returns where the result is. The last forward pass multiplies by K.
 template <class C>
 __device__ C* passes(C* a, C* b, const ColumnLaunch& l, const int* radix, int first, int last, int ns, int sign,
-                     const C* tw, const typename RealOf<C>::type* kernel, long long col0) {
+                     const C* tw, const typename RealOf<C>::type* kernel, int width) {
     for (int p = first; p < last; ++p) {
         const int r = radix[p];
         const auto* k = p == last - 1 ? kernel : nullptr;
-        if (r == 8) pass<8>(a, b, l, ns, sign, tw, k, col0);
-        else if (r == 4) pass<4>(a, b, l, ns, sign, tw, k, col0);
-        else if (r == 2) pass<2>(a, b, l, ns, sign, tw, k, col0);
-        else if (r == 3) pass<3>(a, b, l, ns, sign, tw, k, col0);
-        else pass<5>(a, b, l, ns, sign, tw, k, col0);
+        if (r == 8) pass<8>(a, b, l, ns, sign, tw, k, width);
+        else if (r == 4) pass<4>(a, b, l, ns, sign, tw, k, width);
+        else if (r == 2) pass<2>(a, b, l, ns, sign, tw, k, width);
+        else if (r == 3) pass<3>(a, b, l, ns, sign, tw, k, width);
+        else pass<5>(a, b, l, ns, sign, tw, k, width);
         ns *= r;
         C* t = a;
         a = b, b = t;
@@ -158,6 +165,8 @@ __device__ C* passes(C* a, C* b, const ColumnLaunch& l, const int* radix, int fi
 // starts with radix 2 (radix[0]) and the inverse ends with it (inverse[last]):
 // the first pass is the load (both outputs of butterfly j are x[j]), the last
 // inverse pass the store (only its outputs j < kept: x[j] + w^{-j} x[j + L/2]).
+// K is block-major (arrange_kernel): the block's columns at col0·L, row q at
+// q·width + c, width = the block's column count.
 template <class C>
 __global__ void __launch_bounds__(512, 2) column_convolution_kernel(const __grid_constant__ ColumnLaunch l,
                                                                     const C* __restrict__ in,
@@ -166,46 +175,48 @@ __global__ void __launch_bounds__(512, 2) column_convolution_kernel(const __grid
     extern __shared__ __align__(16) unsigned char raw[];
     const int pb = l.per_block, shift = l.per_block_log2, elements = l.length * pb;
     C* a = reinterpret_cast<C*>(raw);
-    C* b = a + elements;
+    C* b = a + column_rows(l.length, l.pad_shift) * pb;
     const long long col0 = static_cast<long long>(blockIdx.x) * pb, n = l.columns;
+    const int width = static_cast<int>(n - col0 < pb ? n - col0 : pb);
+    const auto* k = kernel + col0 * l.length;
     const int half = l.length / 2;
     if (l.zero_half) {
         for (int e = threadIdx.x; e < half * pb; e += blockDim.x) {
             const int j = e >> shift, c = e & (pb - 1);
-            const C x = j < l.kept && col0 + c < n ? in[j * n + col0 + c] : C{0, 0};
-            a[2 * j * pb + c] = x, a[(2 * j + 1) * pb + c] = x;
+            const C x = j < l.kept && c < width ? in[j * n + col0 + c] : C{0, 0};
+            a[at(2 * j, c, l)] = x, a[at(2 * j + 1, c, l)] = x;
         }
     } else {
         for (int e = threadIdx.x; e < elements; e += blockDim.x) {
             const int x = e >> shift, c = e & (pb - 1);
-            a[e] = x < l.kept && col0 + c < n ? in[x * n + col0 + c] : C{0, 0};
+            a[at(x, c, l)] = x < l.kept && c < width ? in[x * n + col0 + c] : C{0, 0};
         }
     }
     __syncthreads();
     const int first = l.zero_half ? 1 : 0;
-    C* s = passes(a, b, l, l.radix, first, l.passes, first ? 2 : 1, -1, tw, kernel, col0);
+    C* s = passes(a, b, l, l.radix, first, l.passes, first ? 2 : 1, -1, tw, k, width);
     if (first == l.passes) {  // no pass after the load (L = 2): multiply here
         for (int e = threadIdx.x; e < elements; e += blockDim.x) {
-            const long long col = col0 + (e & (pb - 1));
-            if (col < n) s[e] = scale(s[e], kernel[(e >> shift) * n + col]);
+            const int x = e >> shift, c = e & (pb - 1);
+            if (c < width) s[at(x, c, l)] = scale(s[at(x, c, l)], k[x * width + c]);
         }
         __syncthreads();
     }
     const int inverse_passes = l.zero_half ? l.passes - 1 : l.passes;
     s = passes(s, s == a ? b : a, l, l.inverse_radix, 0, inverse_passes, 1, +1, tw,
-               static_cast<const typename RealOf<C>::type*>(nullptr), col0);
+               static_cast<const typename RealOf<C>::type*>(nullptr), width);
     if (l.zero_half) {
         for (int e = threadIdx.x; e < l.kept * pb; e += blockDim.x) {
             const int j = e >> shift, c = e & (pb - 1);
-            if (col0 + c >= n) continue;
+            if (c >= width) continue;
             C w = __ldg(&tw[j]);
             w.y = -w.y;
-            out[j * n + col0 + c] = add(s[j * pb + c], mul(s[(j + half) * pb + c], w));
+            out[j * n + col0 + c] = add(s[at(j, c, l)], mul(s[at(j + half, c, l)], w));
         }
     } else {
         for (int e = threadIdx.x; e < l.kept * pb; e += blockDim.x) {
-            const long long col = col0 + (e & (pb - 1));
-            if (col < n) out[(e >> shift) * n + col] = s[e];
+            const int x = e >> shift, c = e & (pb - 1);
+            if (c < width) out[x * n + col0 + c] = s[at(x, c, l)];
         }
     }
 }
@@ -213,7 +224,7 @@ __global__ void __launch_bounds__(512, 2) column_convolution_kernel(const __grid
 }  // namespace
 
 long long column_shared_bytes(const ColumnLaunch& l) {
-    return 2LL * l.per_block * l.length * (l.single ? sizeof(float2) : sizeof(double2));
+    return 2LL * l.per_block * column_rows(l.length, l.pad_shift) * (l.single ? sizeof(float2) : sizeof(double2));
 }
 
 cudaError_t column_convolution_configure(const ColumnLaunch& l) {

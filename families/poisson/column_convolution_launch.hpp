@@ -17,12 +17,18 @@ struct ColumnLaunch {
     int inverse_radix[32] = {};  // inverse order: 2 last when zero_half
     bool zero_half = false;      // kept ≤ length / 2: rows from length / 2 on are zero
     bool single = false;
+    int pad_shift = 31;          // a padding row after every 2^pad_shift rows in shared memory (31: none)
 };
-// Shared memory a block holds: 2 · per_block · length complex values.
+// Rows of one shared array: `length` and the padding rows among them.
+__host__ __device__ inline int column_rows(int length, int pad_shift) {
+    return length + ((length - 1) >> pad_shift);
+}
+// Shared memory a block holds: 2 · per_block · column_rows complex values.
 long long column_shared_bytes(const ColumnLaunch& l);
 // Once, before the first launch: lets the kernel hold that much shared memory.
 cudaError_t column_convolution_configure(const ColumnLaunch& l);
-// `twiddles`: e^{-2πi m / length}, m < length, complex of the precision.
+// `twiddles`: e^{-2πi m / length}, m < length, complex of the precision;
+// `kernel`: K block-major (column_convolution_cuda.cpp: arrange_kernel).
 cudaError_t launch_column_convolution(const ColumnLaunch& l, const void* in, const void* kernel, void* out,
                                       const void* twiddles, cudaStream_t stream);
 

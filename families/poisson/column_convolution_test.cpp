@@ -71,7 +71,7 @@ double error(const ColumnProblem& p, std::uint32_t seed) {
     std::vector<double> flat(2 * in.size());
     for (std::size_t i = 0; i < in.size(); ++i) flat[2 * i] = in[i].real(), flat[2 * i + 1] = in[i].imag();
     put(bin, flat);
-    put(bk, k);
+    put(bk, conv->arrange_kernel(k));
     std::vector<double> nan(flat.size(), std::nan(""));
     put(bout, nan);  // rows it does not write stay NaN; rows it must write cannot
     conv->run(bin.data(), bk.data(), bout.data());
