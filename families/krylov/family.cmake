@@ -35,17 +35,6 @@ if(FFTUNE_BUILD_TESTS)
   endif()
 endif()
 
-# Kernel microbenchmarks (Google Benchmark): fftune_krylov_bench; a smoke run in the tests.
-if(FFTUNE_BUILD_BENCHMARKS)
-  find_package(benchmark QUIET)
-  if(benchmark_FOUND)
-    add_executable(fftune_krylov_bench families/krylov/kernels_bench.cpp)
-    target_link_libraries(fftune_krylov_bench PRIVATE fftune benchmark::benchmark fmt::fmt)
-    if(FFTUNE_BUILD_TESTS)
-      add_test(NAME krylov_bench_smoke COMMAND fftune_krylov_bench --benchmark_filter=fftw/.*/64
-        --benchmark_min_time=0.01)
-      set_tests_properties(krylov_bench_smoke PROPERTIES LABELS "krylov;bench"
-        PASS_REGULAR_EXPRESSION "fftw/spmv_dot/matrix_free/64.*bytes_per_second" FAIL_REGULAR_EXPRESSION "ERROR|error")
-    endif()
-  endif()
-endif()
+# Kernel microbenchmarks (Google Benchmark): fftune_krylov_bench.
+fftune_family_bench(krylov families/krylov/kernels_bench.cpp "fftw/.*/64"
+  "fftw/spmv_dot/matrix_free/64.*bytes_per_second")

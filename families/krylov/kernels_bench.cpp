@@ -15,6 +15,7 @@
 
 #include "core/base/registry.hpp"
 #include "core/platform/backend.hpp"
+#include "core/testing/backend_bench.hpp"
 #include "families/krylov/kernels.hpp"
 
 namespace fftune::krylov {
@@ -80,16 +81,7 @@ struct Fixture {
 // Times `op` by the backend's clock, `bytes` per call.
 template <class Op>
 void timed(benchmark::State& state, Fixture& f, std::size_t bytes, Op op) {
-    auto clock = f.backend->make_clock();
-    op();  // warm
-    for (auto _ : state) {
-        clock->reset();
-        clock->start();
-        op();
-        clock->stop();
-        state.SetIterationTime(clock->elapsed_ms() / 1e3);
-    }
-    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
+    testing::time_by_backend_clock(state, *f.backend, bytes, op);
     state.counters["rows"] = double(f.rows());
 }
 
@@ -146,11 +138,4 @@ void register_all() {
 }  // namespace
 }  // namespace fftune::krylov
 
-int main(int argc, char** argv) {
-    fftune::krylov::register_all();
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
-}
+int main(int argc, char** argv) { return fftune::testing::bench_main(argc, argv, fftune::krylov::register_all); }

@@ -20,6 +20,7 @@
 
 #include "core/base/registry.hpp"
 #include "core/platform/backend.hpp"
+#include "core/testing/backend_bench.hpp"
 #include "families/poisson/column_convolution.hpp"
 
 namespace fftune::poisson {
@@ -106,20 +107,6 @@ double check(Backend& backend, const std::string& be, const ColumnProblem& shape
     return diff / scale;
 }
 
-template <class Op>
-void timed(benchmark::State& state, Backend& backend, std::size_t bytes, Op op) {
-    auto clock = backend.make_clock();
-    op();  // warm
-    for (auto _ : state) {
-        clock->reset();
-        clock->start();
-        op();
-        clock->stop();
-        state.SetIterationTime(clock->elapsed_ms() / 1e3);
-    }
-    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
-}
-
 void column_convolution(benchmark::State& state, const std::string& be, Precision precision) {
     auto backend = Registry<Backend>::instance().create(be);
     const ColumnProblem p = x_stage(state.range(0), precision);
@@ -132,7 +119,7 @@ void column_convolution(benchmark::State& state, const std::string& be, Precisio
     Buffer in = upload(*backend, pattern_values(2 * values, std::size_t(2 * p.kept * p.columns), 3), precision);
     Buffer k = upload(*backend, pattern_values(values, values, 4), precision);
     Buffer out(*backend, in.bytes());
-    timed(state, *backend, conv->moved_bytes(), [&] { conv->run(in.data(), k.data(), out.data()); });
+    testing::time_by_backend_clock(state, *backend, conv->moved_bytes(), [&] { conv->run(in.data(), k.data(), out.data()); });
     state.counters["columns"] = double(p.columns);
     state.counters["length"] = double(p.length);
 }
@@ -145,7 +132,7 @@ void multiply(benchmark::State& state, const std::string& be, Precision precisio
     const index_t values = p.length * p.columns;
     Buffer data = upload(*backend, pattern_values(std::size_t(2 * values), std::size_t(2 * values), 5), precision);
     Buffer k = upload(*backend, pattern_values(std::size_t(values), std::size_t(values), 6), precision);
-    timed(state, *backend, std::size_t(values) * (2 * complex_bytes(precision) + real_bytes(precision)),
+    testing::time_by_backend_clock(state, *backend, std::size_t(values) * (2 * complex_bytes(precision) + real_bytes(precision)),
           [&] { backend->multiply_real(data.data(), k.data(), values, precision); });
 }
 
@@ -173,11 +160,4 @@ void register_all() {
 }  // namespace
 }  // namespace fftune::poisson
 
-int main(int argc, char** argv) {
-    fftune::poisson::register_all();
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
-}
+int main(int argc, char** argv) { return fftune::testing::bench_main(argc, argv, fftune::poisson::register_all); }

@@ -45,18 +45,6 @@ if(FFTUNE_BUILD_TESTS)
   endif()
 endif()
 
-# Microbenchmark of the fused x-stage (Google Benchmark): fftune_poisson_bench;
-# a smoke run in the tests.
-if(FFTUNE_BUILD_BENCHMARKS)
-  find_package(benchmark QUIET)
-  if(benchmark_FOUND)
-    add_executable(fftune_poisson_bench families/poisson/column_bench.cpp)
-    target_link_libraries(fftune_poisson_bench PRIVATE fftune benchmark::benchmark fmt::fmt)
-    if(FFTUNE_BUILD_TESTS)
-      add_test(NAME poisson_bench_smoke COMMAND fftune_poisson_bench --benchmark_filter=fftw/.*/32
-        --benchmark_min_time=0.01)
-      set_tests_properties(poisson_bench_smoke PROPERTIES LABELS "poisson;bench"
-        PASS_REGULAR_EXPRESSION "fftw/column_convolution/single/32.*bytes_per_second" FAIL_REGULAR_EXPRESSION "ERROR|error")
-    endif()
-  endif()
-endif()
+# Microbenchmark of the fused x-stage (Google Benchmark): fftune_poisson_bench.
+fftune_family_bench(poisson families/poisson/column_bench.cpp "fftw/.*/32"
+  "fftw/column_convolution/single/32.*bytes_per_second")
