@@ -26,16 +26,33 @@ void check(cudaError_t e, const char* what) {
     if (e != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
 }
 
-// Radices of the Stockham passes: the 3s and 5s, then 8s, 4s, a 2; empty if
-// another prime divides n.
-std::vector<int> radices(index_t n) {
+// Forward radices: first the largest power of two up to `largest` dividing n
+// (even where n is: with the upper half zero its inputs r ≥ R/2 are not read),
+// then 8s, a leftover 4 or 2 (a 2 folded into an 8 as a 16 where allowed), 3s
+// and 5s; empty if another prime divides n. The inverse runs them reversed.
+std::vector<int> radices(index_t n, int largest) {
     std::vector<int> out;
+    for (int r = largest; r >= 2; r /= 2)
+        if (n % r == 0) {
+            out.push_back(r), n /= r;
+            break;
+        }
+    while (n % 8 == 0) out.push_back(8), n /= 8;
+    if (n % 4 == 0) {
+        out.push_back(4), n /= 4;
+    } else if (n % 2 == 0) {
+        if (out.size() > 1 && out.back() == 8 && largest >= 16) out.back() = 16;
+        else out.push_back(2);
+        n /= 2;
+    }
     for (int p : {3, 5})
-        while (n % p == 0) out.push_back(p), n /= p;
-    for (int p : {8, 4, 2})
         while (n % p == 0) out.push_back(p), n /= p;
     return n == 1 ? out : std::vector<int>{};
 }
+
+// Radix 16 in single precision; a radix-16 butterfly of double complex values
+// does not fit the kernel's 64 registers per thread (spills).
+int largest_radix(Precision p) { return p == Precision::single ? 16 : 8; }
 
 class CudaColumnConvolution final : public ColumnConvolution {
 public:
@@ -45,7 +62,7 @@ public:
         if (p.length > longest)
             return fmt::format("the fused x-pass transforms lengths up to {} in shared memory, not {}", longest,
                                p.length);
-        if (radices(p.length).empty())
+        if (radices(p.length, largest_radix(p.precision)).empty())
             return fmt::format("the fused x-pass transforms lengths of prime factors 2, 3 and 5, not {}", p.length);
         return std::nullopt;
     }
@@ -53,16 +70,15 @@ public:
         if (auto why = not_applicable(p)) throw Unsupported(*why);
         p_ = p;
         stream_ = static_cast<cudaStream_t>(backend.native_stream());
-        // The upper half zero: radix 2 first forward (the load), last inverse (the store).
+        // The upper half zero: the first pass's inputs r ≥ R/2 are not read.
         launch_.zero_half = p.length % 2 == 0 && 2 * p.kept <= p.length;
-        std::vector<int> r = radices(launch_.zero_half ? p.length / 2 : p.length), inv = r;
-        if (launch_.zero_half) r.insert(r.begin(), 2), inv.push_back(2);
+        const std::vector<int> r = radices(p.length, largest_radix(p.precision));
         launch_.length = static_cast<int>(p.length);
         launch_.kept = static_cast<int>(p.kept);
         launch_.columns = p.columns;
         launch_.single = p.precision == Precision::single;
         launch_.passes = static_cast<int>(r.size());
-        for (std::size_t i = 0; i < r.size(); ++i) launch_.radix[i] = r[i], launch_.inverse_radix[i] = inv[i];
+        for (std::size_t i = 0; i < r.size(); ++i) launch_.radix[i] = r[i], launch_.inverse_radix[i] = r[r.size() - 1 - i];
         // A padding row every 8 where the length is a power of two: its
         // Stockham writes would land in few banks (up to 1.36x the wavefronts
         // at L = 1024 unpadded, 1.07x padded; other lengths gain nothing).

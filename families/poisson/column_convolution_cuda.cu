@@ -1,13 +1,21 @@
 // The fused x-stage of zero_skipping_fused on the GPU (column_convolution.hpp):
-// a block loads `per_block` columns' kept rows into shared memory (the rest
-// zero), transforms them along x by a mixed-radix Stockham FFT (two shared
-// arrays, one pass from one to the other), multiplies by the kernel as the
-// last forward pass writes, transforms back and stores the kept rows. With
-// the upper half zero (the free axis) the first forward pass is the load and
-// the last inverse pass the store. Global memory sees one
-// read of the kept input, one write of the kept output and one read of K.
+// a block transforms `per_block` columns along x by a mixed-radix Stockham FFT
+// (radices 16, 8, 4, 2, 3, 5; two shared arrays, one pass from one to the
+// other), multiplies by the kernel and transforms back. Global memory sees one
+// read of the kept input, one write of the kept output and one read of K:
+// - the first forward pass reads its butterflies from global memory (rows from
+//   `kept` on are zero and not read);
+// - the last forward pass, the multiply and the first inverse pass run on one
+//   butterfly in registers: the last Stockham pass reads and writes the same
+//   rows j + r·L/R, which are the first inverse pass's inputs when its radix is
+//   the same (the inverse radices are the forward ones reversed);
+// - the last inverse pass writes its rows < kept to global memory.
+// At L = 1024 that is 8 sweeps of the shared arrays and 4 barriers, where a
+// load, a Stockham pass per radix and a store took 14 and 8; index arithmetic
+// by shifts and one multiply-high per butterfly (ncu on an H200: the earlier
+// kernel issued 4.8 G instructions at 512^3 single, 63% of the issue slots).
 // Shared layout: element (x, c) at row x, column c of the block (padded: at()),
-// so a warp's loads are runs of per_block consecutive columns.
+// so a warp's accesses are runs of per_block consecutive columns.
 #include "families/poisson/column_convolution_launch.hpp"
 
 namespace fftune::poisson {
@@ -69,6 +77,27 @@ struct Dft<8, C> {  // two DFT4 of the even and odd samples, X[k] / X[k+4] = E[k
     }
 };
 template <class C>
+struct Dft<16, C> {  // two DFT8 of the even and odd samples, X[k] / X[k+8] = E[k] ± w16^k O[k]
+    __device__ static void run(C* v, int s) {
+        using R = typename RealOf<C>::type;
+        C e[8], o[8];
+#pragma unroll
+        for (int r = 0; r < 8; ++r) e[r] = v[2 * r], o[r] = v[2 * r + 1];
+        Dft<8, C>::run(e, s);
+        Dft<8, C>::run(o, s);
+        const R c1 = R(0.92387953251128675613), s1 = R(0.38268343236508977173), h = R(0.70710678118654752440);
+        o[1] = mul(o[1], C{c1, s * s1});
+        o[2] = mul(o[2], C{h, s * h});
+        o[3] = mul(o[3], C{s1, s * c1});
+        o[4] = mul_si(o[4], s);
+        o[5] = mul(o[5], C{-s1, s * c1});
+        o[6] = mul(o[6], C{-h, s * h});
+        o[7] = mul(o[7], C{-c1, s * s1});
+#pragma unroll
+        for (int k = 0; k < 8; ++k) v[k] = add(e[k], o[k]), v[k + 8] = sub(e[k], o[k]);
+    }
+};
+template <class C>
 struct Dft<3, C> {
     __device__ static void run(C* v, int s) {
         using R = typename RealOf<C>::type;
@@ -103,122 +132,205 @@ struct Dft<5, C> {  // direct: cos and sin of 2πm/5
 // and land in few banks; a padding row every 8 spreads them (pad_shift 31:
 // none).
 __device__ __forceinline__ int at(int x, int c, const ColumnLaunch& l) {
-    return (x + (x >> l.pad_shift)) * l.per_block + c;
+    return ((x + (x >> l.pad_shift)) << l.per_block_log2) + c;
 }
 
-// One Stockham pass of radix R, from `src` to `dst` in shared memory:
-// butterfly j reads x[j + r·L/R] (twiddled by w^r, w = e^{s·2πi k·step/L},
-// k = j mod Ns, step = L/(Ns·R): one table read, the powers by products)
-// and writes its outputs to q = (j/Ns)·Ns·R + k + r·Ns, times K[q, c] when
-// `kernel` (the block's K, q·width + c) is given: the last forward pass,
-// where q is the frequency. One butterfly in registers at a time.
+// Butterfly j of a Stockham pass of radix R and span ns (the product of the
+// radices before it): k = j mod ns, inputs x[j + r·L/R] times w^{r·k·L/(ns·R)},
+// outputs at (j − k)·R + k + r·ns. j / ns by a multiply-high with
+// ⌈2^32/ns⌉: exact for j·ns < 2^32 (L ≤ 4096).
+struct Span {
+    int ns;
+    unsigned magic;
+    __device__ explicit Span(int n) : ns(n), magic(n == 1 ? 0u : 0xffffffffu / unsigned(n) + 1u) {}
+    __device__ int quotient(int j) const { return ns == 1 ? j : int(__umulhi(unsigned(j), magic)); }
+};
+
+// v[r] = src[j + r·L/R] · w^r, w = tw[k·step] (conjugated when sign > 0;
+// k = 0: exactly 1), the powers by products.
 template <int R, class C>
-__device__ __forceinline__ void pass(const C* src, C* dst, const ColumnLaunch& l, int ns, int sign,
-                                     const C* __restrict__ tw, const typename RealOf<C>::type* __restrict__ kernel,
-                                     int width) {
-    const int per_block = l.per_block, length = l.length;
-    const int butterflies = (length / R) * per_block, stride = length / R, step = length / (ns * R);
-    for (int b = threadIdx.x; b < butterflies; b += blockDim.x) {
-        const int c = b & (per_block - 1), j = b >> l.per_block_log2, k = j % ns;
-        C w1 = __ldg(&tw[k * step]);  // k = 0: exactly 1
-        if (sign > 0) w1.y = -w1.y;
-        C v[R], w = w1;
-        v[0] = src[at(j, c, l)];
+__device__ __forceinline__ void load(const C* src, const ColumnLaunch& l, int j, int c, int k, int step, int sign,
+                                     const C* __restrict__ tw, C* v) {
+    const int stride = l.length / R;
+    C w1 = __ldg(&tw[k * step]);
+    if (sign > 0) w1.y = -w1.y;
+    C w = w1;
+    v[0] = src[at(j, c, l)];
 #pragma unroll
-        for (int r = 1; r < R; ++r) {
-            if (r > 1) w = mul(w, w1);
-            v[r] = mul(src[at(j + r * stride, c, l)], w);
-        }
-        Dft<R, C>::run(v, sign);
-        const int to = (j / ns) * ns * R + k;
-        if (kernel && c < width) {
+    for (int r = 1; r < R; ++r) {
+        if (r > 1) w = mul(w, w1);
+        v[r] = mul(src[at(j + r * stride, c, l)], w);
+    }
+}
+template <int R, class C>
+__device__ __forceinline__ void store(C* dst, const ColumnLaunch& l, int base, int ns, int c, const C* v) {
 #pragma unroll
-            for (int r = 0; r < R; ++r) v[r] = scale(v[r], kernel[(to + r * ns) * width + c]);
-        }
+    for (int r = 0; r < R; ++r) dst[at(base + r * ns, c, l)] = v[r];
+}
+
+// The first forward pass (ns = 1: no twiddle): butterfly j's inputs from
+// global memory, rows from `kept` on zero (with the upper half zero and R even,
+// inputs r ≥ R/2 are, unread).
+template <int R, class C>
+__device__ __forceinline__ void load_global(const C* __restrict__ in, long long n, long long col0, int width,
+                                            const ColumnLaunch& l, int j, int c, C* v) {
+    const int stride = l.length / R;
 #pragma unroll
-        for (int r = 0; r < R; ++r) dst[at(to + r * ns, c, l)] = v[r];
+    for (int r = 0; r < R; ++r) {
+        const int x = j + r * stride;
+        const bool zero = (R % 2 == 0 && l.zero_half && r >= R / 2) || x >= l.kept || c >= width;
+        v[r] = zero ? C{0, 0} : in[x * n + col0 + c];
+    }
+}
+
+// Everything a pass needs of the block.
+template <class C>
+struct Block {
+    const ColumnLaunch& l;
+    const C* __restrict__ in;
+    C* __restrict__ out;
+    const typename RealOf<C>::type* __restrict__ kernel;  // the block's K, q·width + c
+    const C* __restrict__ tw;
+    long long n, col0;
+    int width;
+    __device__ int butterflies(int r) const { return (l.length / r) << l.per_block_log2; }
+};
+
+// Forward pass 0 from global memory into `dst`.
+template <int R, class C>
+__device__ void first_pass(const Block<C>& k, C* dst) {
+    for (int b = threadIdx.x; b < k.butterflies(R); b += blockDim.x) {
+        const int c = b & (k.l.per_block - 1), j = b >> k.l.per_block_log2;
+        C v[R];
+        load_global<R>(k.in, k.n, k.col0, k.width, k.l, j, c, v);
+        Dft<R, C>::run(v, -1);
+        store<R>(dst, k.l, j * R, 1, c, v);
     }
     __syncthreads();
 }
 
-// Passes first..last-1 of `radix`, ping-ponging between a and b from stride
-// ns; returns where the result is. The last forward pass multiplies by K.
-template <class C>
-__device__ C* passes(C* a, C* b, const ColumnLaunch& l, const int* radix, int first, int last, int ns, int sign,
-                     const C* tw, const typename RealOf<C>::type* kernel, int width) {
-    for (int p = first; p < last; ++p) {
-        const int r = radix[p];
-        const auto* k = p == last - 1 ? kernel : nullptr;
-        if (r == 8) pass<8>(a, b, l, ns, sign, tw, k, width);
-        else if (r == 4) pass<4>(a, b, l, ns, sign, tw, k, width);
-        else if (r == 2) pass<2>(a, b, l, ns, sign, tw, k, width);
-        else if (r == 3) pass<3>(a, b, l, ns, sign, tw, k, width);
-        else pass<5>(a, b, l, ns, sign, tw, k, width);
-        ns *= r;
-        C* t = a;
-        a = b, b = t;
+// A pass from `src` to `dst` in shared memory.
+template <int R, class C>
+__device__ void middle_pass(const Block<C>& k, const C* src, C* dst, int ns, int sign) {
+    const Span span(ns);
+    const int step = k.l.length / (ns * R);
+    for (int b = threadIdx.x; b < k.butterflies(R); b += blockDim.x) {
+        const int c = b & (k.l.per_block - 1), j = b >> k.l.per_block_log2;
+        const int d = span.quotient(j), kk = j - d * ns;
+        C v[R];
+        load<R>(src, k.l, j, c, kk, step, sign, k.tw, v);
+        Dft<R, C>::run(v, sign);
+        store<R>(dst, k.l, d * ns * R + kk, ns, c, v);
     }
-    return a;
+    __syncthreads();
 }
 
-// With the upper half of the input zero (kept ≤ L/2), the forward transform
-// starts with radix 2 (radix[0]) and the inverse ends with it (inverse[last]):
-// the first pass is the load (both outputs of butterfly j are x[j]), the last
-// inverse pass the store (only its outputs j < kept: x[j] + w^{-j} x[j + L/2]).
+// The turn: the last forward pass (ns = L/R, so k = j and the outputs are rows
+// j + r·L/R), × K, the first inverse pass (ns = 1: the same rows in, no
+// twiddle, outputs j·R + r). Inputs from `src` (or from global memory when it
+// is also the first pass: src null); outputs into `dst` (or, when it is also
+// the last inverse pass, the rows < kept into global memory: dst null).
+template <int R, class C>
+__device__ void turn(const Block<C>& k, const C* src, C* dst) {
+    const int stride = k.l.length / R;
+    for (int b = threadIdx.x; b < k.butterflies(R); b += blockDim.x) {
+        const int c = b & (k.l.per_block - 1), j = b >> k.l.per_block_log2;
+        C v[R];
+        if (src) load<R>(src, k.l, j, c, j, 1, -1, k.tw, v);
+        else load_global<R>(k.in, k.n, k.col0, k.width, k.l, j, c, v);
+        Dft<R, C>::run(v, -1);
+        if (c < k.width) {
+#pragma unroll
+            for (int r = 0; r < R; ++r) v[r] = scale(v[r], k.kernel[(j + r * stride) * k.width + c]);
+        }
+        Dft<R, C>::run(v, +1);
+        if (dst) {
+            store<R>(dst, k.l, j * R, 1, c, v);
+        } else if (c < k.width) {  // one pass in all: R = L, j = 0
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+                if (r < k.l.kept) k.out[r * k.n + k.col0 + c] = v[r];
+        }
+    }
+    __syncthreads();
+}
+
+// The last inverse pass (ns = L/R, k = j): rows j + r·L/R < kept to global memory.
+template <int R, class C>
+__device__ void last_pass(const Block<C>& k, const C* src) {
+    const int stride = k.l.length / R;
+    for (int b = threadIdx.x; b < k.butterflies(R); b += blockDim.x) {
+        const int c = b & (k.l.per_block - 1), j = b >> k.l.per_block_log2;
+        C v[R];
+        load<R>(src, k.l, j, c, j, 1, +1, k.tw, v);
+        Dft<R, C>::run(v, +1);
+        if (c >= k.width) continue;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int x = j + r * stride;
+            if (x < k.l.kept) k.out[x * k.n + k.col0 + c] = v[r];
+        }
+    }
+}
+
+// Runtime radix -> the templated pass; radix 16 in single precision only
+// (column_convolution_cuda.cpp: largest_radix).
+#define FFTUNE_BY_RADIX(r, call)                          \
+    switch (r) {                                          \
+        case 16:                                          \
+            if constexpr (sizeof(C) == 8) call(16);       \
+            break;                                        \
+        case 8: call(8); break;           \
+        case 4: call(4); break;           \
+        case 2: call(2); break;           \
+        case 3: call(3); break;           \
+        default: call(5); break;          \
+    }
+
 // K is block-major (arrange_kernel): the block's columns at col0·L, row q at
-// q·width + c, width = the block's column count.
+// q·width + c, width = the block's column count. Forward radices radix[0..P),
+// inverse ones the same reversed (inverse_radix).
 template <class C>
 __global__ void __launch_bounds__(512, 2) column_convolution_kernel(const __grid_constant__ ColumnLaunch l,
                                                                     const C* __restrict__ in,
                                                                     const typename RealOf<C>::type* __restrict__ kernel,
                                                                     C* __restrict__ out, const C* __restrict__ tw) {
     extern __shared__ __align__(16) unsigned char raw[];
-    const int pb = l.per_block, shift = l.per_block_log2, elements = l.length * pb;
     C* a = reinterpret_cast<C*>(raw);
-    C* b = a + column_rows(l.length, l.pad_shift) * pb;
-    const long long col0 = static_cast<long long>(blockIdx.x) * pb, n = l.columns;
-    const int width = static_cast<int>(n - col0 < pb ? n - col0 : pb);
-    const auto* k = kernel + col0 * l.length;
-    const int half = l.length / 2;
-    if (l.zero_half) {
-        for (int e = threadIdx.x; e < half * pb; e += blockDim.x) {
-            const int j = e >> shift, c = e & (pb - 1);
-            const C x = j < l.kept && c < width ? in[j * n + col0 + c] : C{0, 0};
-            a[at(2 * j, c, l)] = x, a[at(2 * j + 1, c, l)] = x;
-        }
-    } else {
-        for (int e = threadIdx.x; e < elements; e += blockDim.x) {
-            const int x = e >> shift, c = e & (pb - 1);
-            a[at(x, c, l)] = x < l.kept && c < width ? in[x * n + col0 + c] : C{0, 0};
-        }
+    C* b = a + (column_rows(l.length, l.pad_shift) << l.per_block_log2);
+    const long long col0 = static_cast<long long>(blockIdx.x) * l.per_block, n = l.columns;
+    const int width = static_cast<int>(n - col0 < l.per_block ? n - col0 : l.per_block);
+    const Block<C> k{l, in, out, kernel + col0 * l.length, tw, n, col0, width};
+    const int last = l.passes - 1;
+    if (last == 0) {  // one radix: global -> registers -> global
+#define FFTUNE_TURN_ONLY(R) turn<R>(k, static_cast<const C*>(nullptr), static_cast<C*>(nullptr))
+        FFTUNE_BY_RADIX(l.radix[0], FFTUNE_TURN_ONLY)
+        return;
     }
-    __syncthreads();
-    const int first = l.zero_half ? 1 : 0;
-    C* s = passes(a, b, l, l.radix, first, l.passes, first ? 2 : 1, -1, tw, k, width);
-    if (first == l.passes) {  // no pass after the load (L = 2): multiply here
-        for (int e = threadIdx.x; e < elements; e += blockDim.x) {
-            const int x = e >> shift, c = e & (pb - 1);
-            if (c < width) s[at(x, c, l)] = scale(s[at(x, c, l)], k[x * width + c]);
-        }
-        __syncthreads();
+#define FFTUNE_FIRST(R) first_pass<R>(k, a)
+    FFTUNE_BY_RADIX(l.radix[0], FFTUNE_FIRST)
+    int ns = l.radix[0];
+    for (int p = 1; p < last; ++p) {
+#define FFTUNE_FORWARD(R) middle_pass<R>(k, a, b, ns, -1)
+        FFTUNE_BY_RADIX(l.radix[p], FFTUNE_FORWARD)
+        ns *= l.radix[p];
+        C* t = a;
+        a = b, b = t;
     }
-    const int inverse_passes = l.zero_half ? l.passes - 1 : l.passes;
-    s = passes(s, s == a ? b : a, l, l.inverse_radix, 0, inverse_passes, 1, +1, tw,
-               static_cast<const typename RealOf<C>::type*>(nullptr), width);
-    if (l.zero_half) {
-        for (int e = threadIdx.x; e < l.kept * pb; e += blockDim.x) {
-            const int j = e >> shift, c = e & (pb - 1);
-            if (c >= width) continue;
-            C w = __ldg(&tw[j]);
-            w.y = -w.y;
-            out[j * n + col0 + c] = add(s[at(j, c, l)], mul(s[at(j + half, c, l)], w));
-        }
-    } else {
-        for (int e = threadIdx.x; e < l.kept * pb; e += blockDim.x) {
-            const int x = e >> shift, c = e & (pb - 1);
-            if (c < width) out[x * n + col0 + c] = s[at(x, c, l)];
-        }
+#define FFTUNE_TURN(R) turn<R>(k, a, b)
+    FFTUNE_BY_RADIX(l.radix[last], FFTUNE_TURN)
+    C* t = a;
+    a = b, b = t;
+    ns = l.inverse_radix[0];
+    for (int p = 1; p < last; ++p) {
+#define FFTUNE_INVERSE(R) middle_pass<R>(k, a, b, ns, +1)
+        FFTUNE_BY_RADIX(l.inverse_radix[p], FFTUNE_INVERSE)
+        ns *= l.inverse_radix[p];
+        t = a;
+        a = b, b = t;
     }
+#define FFTUNE_LAST(R) last_pass<R>(k, a)
+    FFTUNE_BY_RADIX(l.inverse_radix[last], FFTUNE_LAST)
 }
 
 }  // namespace

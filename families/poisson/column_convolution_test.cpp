@@ -99,12 +99,15 @@ TEST(ColumnConvolution, EqualsTheDirectConvolution) {
     struct Case {
         index_t length, kept, columns;
     };
-    // Radix mixes: 8·2, 3·8, 5·2, 3·5·8, 3·3·5·8·4 (1440), 8·8·4·3 (768), 8·8·8·2 (1024);
-    // half kept (the free axis), less than half, more than half and all kept
-    // (periodic); columns not a block multiple.
-    const std::vector<Case> cases{{16, 8, 5},     {24, 12, 33},  {10, 10, 7},    {120, 60, 9},  {96, 40, 7},
-                                  {30, 20, 4},    {1440, 720, 3}, {768, 384, 5}, {1024, 512, 6}, {2, 1, 3},
-                                  {4096, 2048, 3}};
+    // Radix mixes (column_convolution_cuda.cpp: radices; single, then double
+    // where they differ): one pass (2, 3, 8, 16), 8·2, 8·3, 2·5, 16·16 (8·8·4),
+    // 16·8·4, 16·8·8, 16·16·3 (8·8·4·3), 16·2·3·3·5 (8·4·3·3·5), 16·8·16
+    // (8·8·8·4), 16·8·8·4; half kept (the free axis), less than half, more
+    // than half and all kept (periodic); columns not a block multiple.
+    const std::vector<Case> cases{{16, 8, 5},      {24, 12, 33},    {10, 10, 7},   {120, 60, 9},    {96, 40, 7},
+                                  {30, 20, 4},     {1440, 720, 3},  {768, 384, 5}, {1024, 512, 6},  {2, 1, 3},
+                                  {4096, 2048, 3}, {3, 2, 5},       {8, 4, 3},     {16, 16, 9},     {48, 24, 11},
+                                  {256, 128, 17},  {512, 256, 9},   {2048, 1024, 3}, {1024, 1024, 2}, {512, 100, 5}};
     for (auto precision : {Precision::double_, Precision::single})
         for (const auto& c : cases) {
             const ColumnProblem p{c.length, c.kept, c.columns, precision};
