@@ -73,7 +73,7 @@ struct ConvolutionAxes : FamilyAxes {
 // A padded-grid Plan and the kernel's spectrum in its output layout (real: g is even).
 struct PaddedConvolution {
     std::unique_ptr<Plan> plan;
-    Buffer in, spectrum, out, kernel;
+    Buffer in, spectrum, out, kernel, window;
     double setup_ms = 0;
 
     PaddedConvolution(MPI_Comm comm, index_t n, int ranks, const json& engine, const std::string& k) {
@@ -132,9 +132,27 @@ struct PaddedConvolution {
         plan->backend().synchronize();
         return host;
     }
+    // Room for window_result(): `box` packed, in backend memory.
+    void reserve_window(const Box3& box) { window = Buffer(plan->backend(), std::size_t(box.count()) * sizeof(double)); }
+    // The output over `box` (inside the plan's input box), packed on the
+    // device and then copied to `host` (resized; its layout: window_layout):
+    // only the part the caller reads crosses to the host (octree: the N³
+    // domain, 1/8 of the padded grid).
+    void window_result(const Box3& box, std::vector<double>& host) {
+        const Layout& l = plan->input_layout();
+        host.resize(static_cast<std::size_t>(box.count()));
+        if (host.empty()) return;
+        if (window.bytes() < host.size() * sizeof(double))
+            throw std::logic_error("convolution: window_result() needs reserve_window() of its box first");
+        Backend& be = plan->backend();
+        be.copy_region(window.data(), packed_region(l, box, 0), out.data(), region_of(l, box), sizeof(double));
+        be.copy_to_host(host.data(), window.data(), host.size() * sizeof(double));
+        be.synchronize();
+    }
+    Layout window_layout(const Box3& box) const { return {box, plan->input_layout().order}; }
     // Its arrays and the plan's own workspace (Plan::backend_bytes would count the caller's arrays again).
     std::size_t bytes() const {
-        return plan->workspace_bytes() + in.bytes() + spectrum.bytes() + out.bytes() + kernel.bytes();
+        return plan->workspace_bytes() + in.bytes() + spectrum.bytes() + out.bytes() + kernel.bytes() + window.bytes();
     }
 };
 
@@ -156,8 +174,9 @@ public:
         FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
         comm_ = comm;
         own_ = slab(rank_);
-        if (octree_) {  // one rank's padded grid on its own
+        if (octree_) {  // one rank's padded grid on its own; the N³ domain of its output goes to the host
             conv_ = std::make_unique<PaddedConvolution>(MPI_COMM_SELF, n_, 1, local_engine(), kernel_);
+            all_or_none(comm, [&] { conv_->reserve_window(domain()); });
         } else {
             conv_ = std::make_unique<PaddedConvolution>(comm, n_, ranks_, exact_engine(), kernel_);
             own_ = intersect(conv_->plan->input_layout().box, {{0, 0, 0}, {n_, n_, n_}});
@@ -265,12 +284,14 @@ public:
     // plan's workspace. Exact: nothing predicted (0).
     std::size_t memory_model() const {
         if (!octree_) return 0;
-        const std::size_t m = std::size_t(2 * n_), spec = m * m * (m / 2 + 1);
-        return 2 * m * m * m * sizeof(double) + spec * (16 + 8) + conv_->plan->workspace_bytes();
+        const std::size_t m = std::size_t(2 * n_), spec = m * m * (m / 2 + 1), n = std::size_t(n_);
+        return 2 * m * m * m * sizeof(double) + spec * (16 + 8) + n * n * n * sizeof(double) +
+               conv_->plan->workspace_bytes();
     }
 
 private:
     Box3 slab(int r) const { return {{split_lo(n_, ranks_, r), 0, 0}, {split_hi(n_, ranks_, r), n_, n_}}; }
+    Box3 domain() const { return {{0, 0, 0}, {n_, n_, n_}}; }
     double x(index_t i, index_t j, index_t l) const { return input_value(input_, n_, i, j, l); }
     static json local_engine() {
         json e = fftune::default_config({"fft3d", {2, 2, 2}, Precision::double_, Direction::forward, 1});
@@ -303,15 +324,21 @@ private:
         }
         // exact: the result stays in backend memory (validation reads it).
         if (!octree_ && timed) return {};
-        const Layout& l = conv_->plan->input_layout();
-        std::vector<double> full;
         std::vector<double> y(static_cast<std::size_t>(own_.count()));
         std::vector<double> send, recv;
         std::vector<int> sc(ranks_, 0), sd(ranks_, 0), rc(ranks_, 0), rd(ranks_, 0);
         {
             auto t = octree_ ? scope(3) : std::nullopt;
-            full = conv_->result();
-            auto at = [&](index_t i, index_t j, index_t z) { return full[l.offset_of({i, j, z})]; };
+            Layout l = conv_->plan->input_layout();
+            if (octree_) {
+                conv_->window_result(domain(), window_);
+                l = conv_->window_layout(domain());
+            } else {
+                window_ = conv_->result();
+            }
+            const std::array<index_t, 3> st = l.strides();
+            const index_t base = l.offset_of({0, 0, 0});  // the strides from the origin
+            auto at = [&](index_t i, index_t j, index_t z) { return window_[std::size_t(base + i * st[0] + j * st[1] + z * st[2])]; };
             std::size_t k = 0;
             for (index_t i = own_.lo[0]; i < own_.hi[0]; ++i)
                 for (index_t j = own_.lo[1]; j < own_.hi[1]; ++j)
@@ -357,6 +384,7 @@ private:
     std::unique_ptr<PhaseTimer> timer_;
     std::vector<double> y_;
     std::size_t sent_values_ = 0, received_values_ = 0;
+    std::vector<double> window_;  // the host copy run() samples (octree: the N³ domain; exact: the local box)
 };
 
 class ConvolutionFamily final : public Family {
