@@ -1,6 +1,6 @@
 // The fused x-stage of zero_skipping_fused on the GPU (column_convolution.hpp):
 // a block transforms `per_block` columns along x by a mixed-radix Stockham FFT
-// (radices 16, 8, 4, 2, 3, 5; two shared arrays, one pass from one to the
+// (radices 16, 8, 4, 2, 3, 5 and 6, 9, 10, 12; two shared arrays, one pass from one to the
 // other), multiplies by the kernel and transforms back. Global memory sees one
 // read of the kept input, one write of the kept output and one read of K:
 // - the first forward pass reads its butterflies from global memory (rows from
@@ -124,6 +124,73 @@ struct Dft<5, C> {  // direct: cos and sin of 2πm/5
         }
 #pragma unroll
         for (int k = 0; k < 5; ++k) v[k] = out[k];
+    }
+};
+
+// A composite radix R = A·B in registers (Cooley-Tukey): with n = B·a + b and
+// k = k1 + A·k2, X[k] = Σ_b W_B^{b·k2} · W_R^{b·k1} · Σ_a v[B·a + b] W_A^{a·k1},
+// W_R^m = cs[m] + s·i·sn[m] (cos and sin of 2πm/R).
+template <int A, int B, class C>
+__device__ __forceinline__ void dft_product(C* v, int s, const typename RealOf<C>::type* cs,
+                                            const typename RealOf<C>::type* sn) {
+    constexpr int R = A * B;
+    C t[R];  // t[b·A + k1]
+#pragma unroll
+    for (int b = 0; b < B; ++b) {
+        C u[A];
+#pragma unroll
+        for (int a = 0; a < A; ++a) u[a] = v[B * a + b];
+        Dft<A, C>::run(u, s);
+#pragma unroll
+        for (int k = 0; k < A; ++k) {
+            const int m = (b * k) % R;
+            t[b * A + k] = m == 0 ? u[k] : mul(u[k], C{cs[m], s * sn[m]});
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < A; ++k) {
+        C u[B];
+#pragma unroll
+        for (int b = 0; b < B; ++b) u[b] = t[b * A + k];
+        Dft<B, C>::run(u, s);
+#pragma unroll
+        for (int q = 0; q < B; ++q) v[k + A * q] = u[q];
+    }
+}
+template <class C>
+struct Dft<6, C> {  // 2 x 3
+    __device__ static void run(C* v, int s) {
+        using R = typename RealOf<C>::type;
+        const R cs[6] = {R(1), R(0.5), R(-0.5), R(-1), R(-0.5), R(0.5)};
+        const R sn[6] = {R(0), R(0.86602540378443859659), R(0.86602540378443870761), R(0), R(-0.86602540378443837454), R(-0.86602540378443859659)};
+        dft_product<2, 3>(v, s, cs, sn);
+    }
+};
+template <class C>
+struct Dft<9, C> {  // 3 x 3
+    __device__ static void run(C* v, int s) {
+        using R = typename RealOf<C>::type;
+        const R cs[9] = {R(1), R(0.76604444311897801345), R(0.17364817766693041445), R(-0.5), R(-0.93969262078590831688), R(-0.93969262078590842791), R(-0.5), R(0.17364817766692997036), R(0.76604444311897779141)};
+        const R sn[9] = {R(0), R(0.64278760968653925190), R(0.98480775301220802032), R(0.86602540378443870761), R(0.34202014332566887944), R(-0.34202014332566865740), R(-0.86602540378443837454), R(-0.98480775301220813134), R(-0.64278760968653958496)};
+        dft_product<3, 3>(v, s, cs, sn);
+    }
+};
+template <class C>
+struct Dft<10, C> {  // 2 x 5
+    __device__ static void run(C* v, int s) {
+        using R = typename RealOf<C>::type;
+        const R cs[10] = {R(1), R(0.80901699437494745126), R(0.30901699437494745126), R(-0.30901699437494734024), R(-0.80901699437494734024), R(-1), R(-0.80901699437494756229), R(-0.30901699437494756229), R(0.30901699437494722922), R(0.80901699437494734024)};
+        const R sn[10] = {R(0), R(0.58778525229247313710), R(0.95105651629515353118), R(0.95105651629515364220), R(0.58778525229247324813), R(0), R(-0.58778525229247302608), R(-0.95105651629515353118), R(-0.95105651629515364220), R(-0.58778525229247335915)};
+        dft_product<2, 5>(v, s, cs, sn);
+    }
+};
+template <class C>
+struct Dft<12, C> {  // 4 x 3
+    __device__ static void run(C* v, int s) {
+        using R = typename RealOf<C>::type;
+        const R cs[12] = {R(1), R(0.86602540378443870761), R(0.5), R(0), R(-0.5), R(-0.86602540378443870761), R(-1), R(-0.86602540378443881863), R(-0.5), R(0), R(0.5), R(0.86602540378443837454)};
+        const R sn[12] = {R(0), R(0.5), R(0.86602540378443859659), R(1), R(0.86602540378443870761), R(0.5), R(0), R(-0.5), R(-0.86602540378443837454), R(-1), R(-0.86602540378443859659), R(-0.5)};
+        dft_product<4, 3>(v, s, cs, sn);
     }
 };
 
@@ -273,8 +340,9 @@ __device__ void last_pass(const Block<C>& k, const C* src) {
     }
 }
 
-// Runtime radix -> the templated pass; radix 16 in single precision only
-// (column_convolution_cuda.cpp: largest_radix).
+// Runtime radix -> the templated pass; radices 16, 12 and 10 in single
+// precision only (in double their butterflies spill at 64 registers per
+// thread; column_convolution_cuda.cpp: radices()).
 #define FFTUNE_BY_RADIX(r, call)                          \
     switch (r) {                                          \
         case 16:                                          \
@@ -284,6 +352,10 @@ __device__ void last_pass(const Block<C>& k, const C* src) {
         case 4: call(4); break;           \
         case 2: call(2); break;           \
         case 3: call(3); break;           \
+        case 6: call(6); break;           \
+        case 9: call(9); break;           \
+        case 10: if constexpr (sizeof(C) == 8) call(10); break;         \
+        case 12: if constexpr (sizeof(C) == 8) call(12); break;         \
         default: call(5); break;          \
     }
 

@@ -99,15 +99,18 @@ TEST(ColumnConvolution, EqualsTheDirectConvolution) {
     struct Case {
         index_t length, kept, columns;
     };
-    // Radix mixes (column_convolution_cuda.cpp: radices; single, then double
-    // where they differ): one pass (2, 3, 8, 16), 8·2, 8·3, 2·5, 16·16 (8·8·4),
-    // 16·8·4, 16·8·8, 16·16·3 (8·8·4·3), 16·2·3·3·5 (8·4·3·3·5), 16·8·16
-    // (8·8·8·4), 16·8·8·4; half kept (the free axis), less than half, more
-    // than half and all kept (periodic); columns not a block multiple.
+    // Radix mixes (column_convolution_cuda.cpp: radices; single / double where
+    // they differ): one pass (2, 3, 8, 16), 8·2, 8·3, 2·5, 16·6 / 8·4·3,
+    // 16·12 / 8·8·3, 16·10 / 8·4·5, 16·9 / 8·2·9, 4·9, 16·16 / 8·8·4, 16·8·4 /
+    // 8·8·8, 16·8·8 / 8·8·8·2, 16·16·3 / 8·8·4·3, 16·10·9 / 8·4·5·9 (1440),
+    // 16·8·16 / 8·8·8·4, 16·8·8·4 / 8·8·8·8; half kept (the free axis), less
+    // than half, more than half and all kept (periodic); columns not a block
+    // multiple.
     const std::vector<Case> cases{{16, 8, 5},      {24, 12, 33},    {10, 10, 7},   {120, 60, 9},    {96, 40, 7},
                                   {30, 20, 4},     {1440, 720, 3},  {768, 384, 5}, {1024, 512, 6},  {2, 1, 3},
                                   {4096, 2048, 3}, {3, 2, 5},       {8, 4, 3},     {16, 16, 9},     {48, 24, 11},
-                                  {256, 128, 17},  {512, 256, 9},   {2048, 1024, 3}, {1024, 1024, 2}, {512, 100, 5}};
+                                  {256, 128, 17},  {512, 256, 9},   {2048, 1024, 3}, {1024, 1024, 2}, {512, 100, 5},
+                                  {192, 96, 5},    {160, 80, 3},    {144, 72, 5},  {36, 18, 7}};
     for (auto precision : {Precision::double_, Precision::single})
         for (const auto& c : cases) {
             const ColumnProblem p{c.length, c.kept, c.columns, precision};
