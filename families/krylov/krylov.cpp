@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/registry.hpp"
+#include "core/engine/redistribution.hpp"
+#include "core/engine/transport.hpp"
 #include "core/platform/backend.hpp"
 #include "core/platform/mpi_util.hpp"
 #include "core/platform/phase_timer.hpp"
@@ -49,12 +51,20 @@ const OperatorInfo& info_of(const std::string& op) {
     throw std::invalid_argument("unknown operator '" + op + "'");
 }
 const std::vector<std::string> fusions{"none", "fused"};
+// The halo exchange: `sendrecv` (MPI point-to-point with each neighbour, the
+// family's own) or a registered transport of the engine, which moves the
+// planes as two reshapes (KrylovWorkload::build_halo).
+std::vector<std::string> halo_names() {
+    std::vector<std::string> out{"sendrecv"};
+    for (const auto& t : Registry<Transport>::instance().names()) out.push_back(t);
+    return out;
+}
 const std::vector<std::string> preconditioners{"none", "jacobi"};
 constexpr double target_residual = 1e-8;
 
 struct KrylovAxes : FamilyAxes {
     std::vector<index_t> sizes;
-    std::vector<std::string> operators, solvers, formats, fusions, preconditioners, backends;
+    std::vector<std::string> operators, solvers, formats, fusions, preconditioners, backends, halos;
     int iterations = 1000;
 };
 
@@ -102,6 +112,7 @@ public:
           qmr_(pt.config.at("solver") == "qmr" || pt.config.at("solver") == "qmr_sym"),
           shadow_(pt.config.at("solver") == "qmr"),
           solver_(pt.config.at("solver").get<std::string>()),
+          halo_(pt.config.value("halo", "sendrecv")),
           backend_name_(pt.backend()) {}
 
     void setup(MPI_Comm comm) override {
@@ -188,6 +199,7 @@ public:
             timer_ = std::make_unique<PhaseTimer>(*backend_);
             for (const char* ph : {"halo", "spmv", "update", "reduce"}) timer_->phase(ph);
         });
+        if (halo_ != "sendrecv" && ranks_ > 1) build_halo(comm_);
     }
     Backend& backend() override { return *backend_; }
 
@@ -520,6 +532,36 @@ private:
         kernels_->conjugate(rt(), ct(), rows());
         return kernels_->dot(ct(), z(), rows());
     }
+    // The halo exchange through transport halo_ as two reshapes of the
+    // haloed vector, in (z, 1, plane) coordinates: "up" sends each rank's last
+    // plane into its upper neighbour's lower halo, "down" its first plane into
+    // the lower neighbour's upper halo. Before: the interior [z0, z1); after:
+    // the planes a rank holds, halos included ([z0 - 1, z1 + 1) within the
+    // domain). The moving boxes keep the self block empty: only halo planes move.
+    void build_halo(MPI_Comm comm) {
+        all_or_none(comm, [&] {
+            if (auto why = Redistribution::not_applicable(halo_, *backend_)) throw Unsupported(*why);
+        });
+        std::vector<Layout> interior, held;
+        std::vector<Box3> last, first, lower, upper;
+        for (int r = 0; r < ranks_; ++r) {
+            const Slab s = slab_of(n_, ranks_, r, OperatorOf<S>::components);
+            const index_t pl = s.plane(), below = s.below ? 1 : 0, above = s.above ? 1 : 0;
+            auto planes = [&](index_t z0, index_t z1) { return Box3{{z0, 0, 0}, {z1, 1, pl}}; };
+            interior.push_back({planes(s.z0, s.z1), order_xyz});
+            held.push_back({planes(s.z0 - below, s.z1 + above), order_xyz});
+            last.push_back(above ? planes(s.z1 - 1, s.z1) : Box3{});
+            first.push_back(below ? planes(s.z0, s.z0 + 1) : Box3{});
+            lower.push_back(below ? planes(s.z0 - 1, s.z0) : Box3{});
+            upper.push_back(above ? planes(s.z1, s.z1 + 1) : Box3{});
+        }
+        // The reshapes' own pack/exchange/unpack phases go to a timer of their
+        // own: the family times the whole exchange as "halo".
+        all_or_none(comm, [&] { halo_timer_ = std::make_unique<PhaseTimer>(*backend_); });
+        up_ = std::make_unique<Redistribution>(comm, *backend_, halo_, 0, interior, held, sizeof(S), *halo_timer_, last, lower);
+        down_ = std::make_unique<Redistribution>(comm, *backend_, halo_, 1, interior, held, sizeof(S), *halo_timer_, first,
+                                                 upper);
+    }
     // p's own first and last planes to the neighbours, theirs into p's halos.
     void exchange() { exchange(p_); }
     void exchange(Buffer& haloed) {
@@ -530,6 +572,12 @@ private:
         S* ph = static_cast<S*>(haloed.data());
         S *first = ph + sl.plane(), *last = ph + sl.rows(), *lo = ph, *hi = ph + sl.rows() + sl.plane();
         if (!sl.below && !sl.above) return;  // one rank: nothing to exchange, no wait for the device
+        if (up_) {  // through the transport: read from the interior, written into the halos
+            S* dst = sl.below ? lo : first;  // the haloed layout's first plane
+            up_->execute(first, dst);
+            down_->execute(first, dst);
+            return;
+        }
         const int down = sl.below ? rank_ - 1 : MPI_PROC_NULL, up = sl.above ? rank_ + 1 : MPI_PROC_NULL;
         // Device memory: own planes out to pinned host buffers, the neighbours' back into the halos.
         S* st = static_cast<S*>(staging_.data());
@@ -755,6 +803,7 @@ private:
     Format format_;
     bool fused_, jacobi_, bicg_, qmr_, shadow_;
     std::string solver_;
+    std::string halo_;  // sendrecv or a transport's name
     std::string backend_name_;
     Communicator comm_owned_;
     MPI_Comm comm_ = MPI_COMM_NULL;
@@ -764,6 +813,8 @@ private:
     std::unique_ptr<Backend> backend_;
     std::unique_ptr<KernelsT<S>> kernels_;
     std::unique_ptr<PhaseTimer> timer_;
+    std::unique_ptr<PhaseTimer> halo_timer_;
+    std::unique_ptr<Redistribution> up_, down_;  // the halo through a transport (build_halo)
     LocalMatrixT<S> host_;
     DeviceMatrixT<S> a_;
     Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_, staging_;
@@ -786,7 +837,7 @@ public:
     }
     std::vector<std::string> testcase_keys() const override {
         return {"sizes", "operator", "solver", "format", "fusion", "preconditioner", "precision", "backend",
-                "krylov_iterations"};
+                "halo", "krylov_iterations"};
     }
     std::shared_ptr<const FamilyAxes> parse(const TestcaseParser& ps, const json& j,
                                             const std::vector<int>&) const override {
@@ -807,6 +858,7 @@ public:
         ps.names_axis(TestcaseParser::value_or(j, "precision", "all"), "/precision", {"double", "complex_double"});
         a->backends = ps.names_axis(TestcaseParser::value_or(j, "backend", "fftw"), "/backend",
                                     Registry<KrylovKernels>::instance().names());
+        a->halos = ps.names_axis(TestcaseParser::value_or(j, "halo", "sendrecv"), "/halo", halo_names());
         const auto its = ps.int_axis(TestcaseParser::value_or(j, "krylov_iterations", 1000), "/krylov_iterations", 1);
         if (its.size() != 1) ps.fail("/krylov_iterations", "one count of timed iterations per step, not a list");
         a->iterations = its[0];
@@ -822,14 +874,15 @@ public:
                     for (const auto& format : a.formats)
                         for (const auto& fusion : a.fusions)
                             for (const auto& pre : a.preconditioners)
-                                for (const auto& backend : a.backends) {
+                                for (const auto& backend : a.backends)
+                                for (const auto& halo : a.halos) {
                                     Point pt;
                                     pt.index = static_cast<int>(out.size());
                                     pt.problem = {{"kind", "krylov"}, {"ranks", ranks}, {"size", {n, n, n}},
                                                   {"operator", op}, {"precision", info_of(op).precision},
                                                   {"iterations", {a.iterations}}};
                                     pt.config = {{"solver", solver}, {"format", format}, {"fusion", fusion},
-                                                 {"preconditioner", pre}, {"backend", backend}};
+                                                 {"preconditioner", pre}, {"backend", backend}, {"halo", halo}};
                                     pt.key = config_key(pt.config);
                                     pt.label = fmt::format("krylov {}^3 {} {}", n, op, pt.key);
                                     out.push_back(std::move(pt));
@@ -865,6 +918,11 @@ public:
         if (!Registry<KrylovKernels>::instance().contains(backend))
             return "backend " + config.at("backend").get<std::string>() + " has no Krylov kernels (have: " +
                    Registry<KrylovKernels>::instance().joined_names() + ")";
+        if (const std::string halo = config.value("halo", "sendrecv"); halo != "sendrecv") {
+            if (p == 1) return "one rank exchanges no halo: halo " + halo + " would repeat the sendrecv point";
+            if (Registry<Transport>::instance().create(halo)->maps_peer_memory())
+                return halo + " maps fixed peer buffers at setup; the halo exchanges several vectors";
+        }
         return std::nullopt;
     }
     std::unique_ptr<Workload> workload(const Point& point) const override {
@@ -872,10 +930,12 @@ public:
             return std::make_unique<KrylovWorkload<complex>>(point);
         return std::make_unique<KrylovWorkload<double>>(point);
     }
+    // solver/format/fusion/preconditioner/backend, then /halo where it is a transport.
     std::string config_key(const json& c) const override {
-        return fmt::format("{}/{}/{}/{}/{}", c.at("solver").get<std::string>(), c.at("format").get<std::string>(),
+        const std::string halo = c.value("halo", "sendrecv");
+        return fmt::format("{}/{}/{}/{}/{}{}", c.at("solver").get<std::string>(), c.at("format").get<std::string>(),
                            c.at("fusion").get<std::string>(), c.at("preconditioner").get<std::string>(),
-                           c.at("backend").get<std::string>());
+                           c.at("backend").get<std::string>(), halo == "sendrecv" ? "" : "/" + halo);
     }
     std::vector<ProblemAxis> problem_axes() const override {
         using Role = ProblemAxis::Role;
@@ -885,12 +945,12 @@ public:
                 {"iterations", Role::size, {}, "", 1, "timed iterations per step (default 1000)"}};
     }
     std::vector<std::string> config_axes() const override {
-        return {"solver", "format", "fusion", "preconditioner", "backend"};
+        return {"solver", "format", "fusion", "preconditioner", "backend", "halo"};
     }
     json default_config(const json& problem) const override {
         const std::string op = problem.contains("operator") ? problem.at("operator").get<std::string>() : "poisson7";
         return {{"solver", info_of(op).solvers.front()}, {"format", "csr"}, {"fusion", "none"}, {"preconditioner", "none"},
-                {"backend", "fftw"}};
+                {"backend", "fftw"}, {"halo", "sendrecv"}};
     }
 };
 
