@@ -10,6 +10,7 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <map>
 #include <random>
 
 #include <fmt/format.h>
@@ -292,6 +293,23 @@ public:
 private:
     Box3 slab(int r) const { return {{split_lo(n_, ranks_, r), 0, 0}, {split_hi(n_, ranks_, r), n_, n_}}; }
     Box3 domain() const { return {{0, 0, 0}, {n_, n_, n_}}; }
+    // The cells this rank samples for each rank q (`to`: tiling q's slab, rated
+    // by the distance from this one) and receives from it (`from`), per
+    // scheme, made once: none for q = this rank.
+    struct Tiling {
+        std::vector<std::vector<Cell>> to, from;
+        std::size_t sent = 0;
+    };
+    const Tiling& tiling(const SamplingScheme& s) {
+        auto [it, fresh] = tilings_.try_emplace(s.name);
+        if (fresh)
+            for (int q = 0; q < ranks_; ++q) {
+                it->second.to.push_back(q == rank_ ? std::vector<Cell>{} : tile(slab(q), own_, s));
+                it->second.from.push_back(q == rank_ ? std::vector<Cell>{} : tile(own_, slab(q), s));
+                it->second.sent += sample_count(it->second.to.back());
+            }
+        return it->second;
+    }
     double x(index_t i, index_t j, index_t l) const { return input_value(input_, n_, i, j, l); }
     static json local_engine() {
         json e = fftune::default_config({"fft3d", {2, 2, 2}, Precision::double_, Direction::forward, 1});
@@ -336,22 +354,20 @@ private:
             } else {
                 window_ = conv_->result();
             }
-            const std::array<index_t, 3> st = l.strides();
-            const index_t base = l.offset_of({0, 0, 0});  // the strides from the origin
-            auto at = [&](index_t i, index_t j, index_t z) { return window_[std::size_t(base + i * st[0] + j * st[1] + z * st[2])]; };
+            const GridView at{window_.data(), l.offset_of({0, 0, 0}), l.strides()};  // the strides from the origin
             std::size_t k = 0;
             for (index_t i = own_.lo[0]; i < own_.hi[0]; ++i)
                 for (index_t j = own_.lo[1]; j < own_.hi[1]; ++j)
                     for (index_t z = own_.lo[2]; z < own_.hi[2]; ++z) y[k++] = at(i, j, z);
             if (octree_) {
+                const Tiling& tl = tiling(s);
+                send.reserve(tl.sent);
                 for (int q = 0; q < ranks_; ++q) {
-                    const auto cells = q == rank_ ? std::vector<Cell>{} : tile(slab(q), own_, s);
                     sd[q] = int(send.size());
-                    sample(cells, at, send);
+                    sample(tl.to[q], at, send);
                     sc[q] = int(send.size()) - sd[q];
-                    const auto from = q == rank_ ? std::vector<Cell>{} : tile(own_, slab(q), s);
                     rd[q] = q ? rd[q - 1] + rc[q - 1] : 0;
-                    rc[q] = int(sample_count(from));
+                    rc[q] = int(sample_count(tl.from[q]));
                 }
             }
         }
@@ -364,8 +380,9 @@ private:
         }
         {
             auto t = scope(5);
+            const Tiling& tl = tiling(s);
             for (int q = 0; q < ranks_; ++q)
-                if (q != rank_) interpolate_add(tile(own_, slab(q), s), recv.data() + rd[q], own_, y.data());
+                if (q != rank_) interpolate_add(tl.from[q], recv.data() + rd[q], own_, y.data());
         }
         if (timed) sent_values_ = send.size(), received_values_ = recv.size();
         return y;
@@ -384,6 +401,7 @@ private:
     std::unique_ptr<PhaseTimer> timer_;
     std::vector<double> y_;
     std::size_t sent_values_ = 0, received_values_ = 0;
+    std::map<std::string, Tiling> tilings_;
     std::vector<double> window_;  // the host copy run() samples (octree: the N³ domain; exact: the local box)
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/platform/parallel.hpp"
 #include "core/run/testcase_parser.hpp"
 
 namespace fftune::convolution {
@@ -27,16 +28,38 @@ const SamplingScheme& sampling_scheme(const std::string& name) {
                                 ")");
 }
 
-std::vector<index_t> sample_coords(index_t lo, index_t hi, index_t s) {
-    std::vector<index_t> c;
-    for (index_t i = lo; i < hi; i += s) c.push_back(i);
-    if (!c.empty() && c.back() != hi - 1) c.push_back(hi - 1);
+namespace {
+// A cell axis's sample coordinates without allocating (sample_coords' values):
+// cells are small, at most `capacity` − 1 points per axis.
+struct Coords {
+    static constexpr int capacity = 64;
+    index_t v[capacity];
+    int n = 0;
+    void push(index_t x) {
+        if (n == capacity) throw std::invalid_argument("octree cells of at most 63 points per axis");
+        v[n++] = x;
+    }
+};
+Coords coords(index_t lo, index_t hi, index_t s) {
+    Coords c;
+    for (index_t i = lo; i < hi; i += s) c.push(i);
+    if (c.n > 0 && c.v[c.n - 1] != hi - 1) c.push(hi - 1);
     return c;
+}
+// Their count: ⌈(hi − lo)/s⌉, plus hi − 1 where the stride misses it.
+index_t coord_count(index_t lo, index_t hi, index_t s) {
+    return hi > lo ? (hi - lo + s - 1) / s + ((hi - 1 - lo) % s != 0 ? 1 : 0) : 0;
+}
+}  // namespace
+
+std::vector<index_t> sample_coords(index_t lo, index_t hi, index_t s) {
+    const Coords c = coords(lo, hi, s);
+    return {c.v, c.v + c.n};
 }
 
 std::size_t Cell::samples() const {
     std::size_t n = 1;
-    for (int a = 0; a < 3; ++a) n *= sample_coords(box.lo[a], box.hi[a], rate).size();
+    for (int a = 0; a < 3; ++a) n *= std::size_t(coord_count(box.lo[a], box.hi[a], rate));
     return n;
 }
 
@@ -66,64 +89,126 @@ std::size_t sample_count(const std::vector<Cell>& cells) {
     return n;
 }
 
-void sample(const std::vector<Cell>& cells, const std::function<double(index_t, index_t, index_t)>& value,
-            std::vector<double>& out) {
-    for (const auto& c : cells) {
-        const auto xs = sample_coords(c.box.lo[0], c.box.hi[0], c.rate), ys = sample_coords(c.box.lo[1], c.box.hi[1], c.rate),
-                   zs = sample_coords(c.box.lo[2], c.box.hi[2], c.rate);
-        for (index_t x : xs)
-            for (index_t y : ys)
-                for (index_t z : zs) out.push_back(value(x, y, z));
-    }
+namespace {
+// Where each cell's samples start: the prefix sums of Cell::samples().
+std::vector<std::size_t> offsets(const std::vector<Cell>& cells) {
+    std::vector<std::size_t> off(cells.size() + 1, 0);
+    for (std::size_t c = 0; c < cells.size(); ++c) off[c + 1] = off[c] + cells[c].samples();
+    return off;
 }
 
-namespace {
+// Cells in parallel (host_threads()), each writing its own range of `out`.
+template <class F>
+void sample_with(const std::vector<Cell>& cells, const F& value, std::vector<double>& out) {
+    const std::vector<std::size_t> off = offsets(cells);
+    const std::size_t base = out.size();
+    out.resize(base + off.back());
+    parallel_for(
+        0, std::int64_t(cells.size()),
+        [&](std::int64_t lo, std::int64_t hi) {
+            for (std::int64_t k = lo; k < hi; ++k) {
+                const Cell& c = cells[std::size_t(k)];
+                const Coords xs = coords(c.box.lo[0], c.box.hi[0], c.rate),
+                             ys = coords(c.box.lo[1], c.box.hi[1], c.rate),
+                             zs = coords(c.box.lo[2], c.box.hi[2], c.rate);
+                double* o = out.data() + base + off[std::size_t(k)];
+                for (int a = 0; a < xs.n; ++a)
+                    for (int b = 0; b < ys.n; ++b)
+                        for (int d = 0; d < zs.n; ++d) *o++ = value(xs.v[a], ys.v[b], zs.v[d]);
+            }
+        },
+        host_threads(), 64);
+}
+
 // Point p between samples c[k] and c[k+1]: k and the weight of c[k+1].
-void bracket(const std::vector<index_t>& c, index_t p, std::size_t& k, double& t) {
+void bracket(const Coords& c, index_t p, int& k, double& t) {
     k = 0;
-    while (k + 1 < c.size() && c[k + 1] <= p) ++k;
-    if (k + 1 >= c.size()) {  // the last sample (or the only one)
-        k = c.size() >= 2 ? c.size() - 2 : 0;
-        t = c.size() >= 2 ? 1.0 : 0.0;
+    while (k + 1 < c.n && c.v[k + 1] <= p) ++k;
+    if (k + 1 >= c.n) {  // the last sample (or the only one)
+        k = c.n >= 2 ? c.n - 2 : 0;
+        t = c.n >= 2 ? 1.0 : 0.0;
         return;
     }
-    t = double(p - c[k]) / double(c[k + 1] - c[k]);
+    t = double(p - c.v[k]) / double(c.v[k + 1] - c.v[k]);
+}
+// Each point of a cell's axis: its bracket, computed once per cell.
+struct Brackets {
+    int k[Coords::capacity];
+    double t[Coords::capacity];
+};
+Brackets brackets(const Coords& c, index_t lo, index_t hi) {
+    if (hi - lo > Coords::capacity) throw std::invalid_argument("octree cells of at most 64 points per axis");
+    Brackets b;
+    for (index_t p = lo; p < hi; ++p) bracket(c, p, b.k[p - lo], b.t[p - lo]);
+    return b;
 }
 }  // namespace
 
+void sample(const std::vector<Cell>& cells, const std::function<double(index_t, index_t, index_t)>& value,
+            std::vector<double>& out) {
+    sample_with(cells, value, out);
+}
+void sample(const std::vector<Cell>& cells, const GridView& value, std::vector<double>& out) {
+    sample_with(cells, value, out);
+}
+
+// Separable per cell: the samples lerped along z onto the cell's z points,
+// then along y, then along x into `out` (three lerps per point where the
+// trilinear sum takes eight weighted terms). lerp(a, b, t) = (1 − t)·a + t·b
+// is exact at t = 0 and t = 1, so samples come back unchanged.
 void interpolate_add(const std::vector<Cell>& cells, const double* samples, const Box3& region, double* out) {
     const index_t ny = region.extent(1), nz = region.extent(2);
-    for (const auto& c : cells) {
-        const std::vector<index_t> a[3] = {sample_coords(c.box.lo[0], c.box.hi[0], c.rate),
-                                           sample_coords(c.box.lo[1], c.box.hi[1], c.rate),
-                                           sample_coords(c.box.lo[2], c.box.hi[2], c.rate)};
-        const std::size_t sy = a[1].size(), sz = a[2].size();
-        auto at = [&](std::size_t i, std::size_t j, std::size_t l) { return samples[(i * sy + j) * sz + l]; };
-        for (index_t x = c.box.lo[0]; x < c.box.hi[0]; ++x) {
-            std::size_t i;
-            double tx;
-            bracket(a[0], x, i, tx);
-            for (index_t y = c.box.lo[1]; y < c.box.hi[1]; ++y) {
-                std::size_t j;
-                double ty;
-                bracket(a[1], y, j, ty);
-                for (index_t z = c.box.lo[2]; z < c.box.hi[2]; ++z) {
-                    std::size_t l;
-                    double tz;
-                    bracket(a[2], z, l, tz);
-                    double v = 0;
-                    for (int di = 0; di < 2; ++di)
-                        for (int dj = 0; dj < 2; ++dj)
-                            for (int dl = 0; dl < 2; ++dl) {
-                                const double w = (di ? tx : 1 - tx) * (dj ? ty : 1 - ty) * (dl ? tz : 1 - tz);
-                                if (w != 0) v += w * at(i + di, j + dj, l + dl);
-                            }
-                    out[((x - region.lo[0]) * ny + (y - region.lo[1])) * nz + (z - region.lo[2])] += v;
+    const std::vector<std::size_t> off = offsets(cells);
+    // Cells in parallel: each writes only its own box of `out`.
+    parallel_for(
+        0, std::int64_t(cells.size()),
+        [&](std::int64_t first, std::int64_t last) {
+            std::vector<double> along_z, along_y;  // reused across this chunk's cells
+            for (std::int64_t k = first; k < last; ++k) {
+                const Cell& c = cells[std::size_t(k)];
+                const double* samples_c = samples + off[std::size_t(k)];
+                const Coords a[3] = {coords(c.box.lo[0], c.box.hi[0], c.rate), coords(c.box.lo[1], c.box.hi[1], c.rate),
+                                     coords(c.box.lo[2], c.box.hi[2], c.rate)};
+                const index_t ex = c.box.extent(0), ey = c.box.extent(1), ez = c.box.extent(2);
+                const Brackets bx = brackets(a[0], c.box.lo[0], c.box.hi[0]),
+                               by = brackets(a[1], c.box.lo[1], c.box.hi[1]),
+                               bz = brackets(a[2], c.box.lo[2], c.box.hi[2]);
+                const index_t sx = a[0].n, sy = a[1].n, sz = a[2].n;
+                auto lerp = [](double u, double v, double t) { return (1 - t) * u + t * v; };
+                // along_z[(i·sy + j)·ez + z]: sample row (i, j) at the cell's z points.
+                along_z.resize(std::size_t(sx * sy * ez));
+                for (index_t r = 0; r < sx * sy; ++r) {
+                    const double* row = samples_c + r * sz;
+                    for (index_t z = 0; z < ez; ++z) {
+                        const int l = bz.k[z];
+                        along_z[std::size_t(r * ez + z)] = sz > 1 ? lerp(row[l], row[l + 1], bz.t[z]) : row[0];
+                    }
+                }
+                // along_y[(i·ey + y)·ez + z].
+                along_y.resize(std::size_t(sx * ey * ez));
+                for (index_t i = 0; i < sx; ++i)
+                    for (index_t y = 0; y < ey; ++y) {
+                        const int j = by.k[y];
+                        const double* lo = &along_z[std::size_t((i * sy + j) * ez)];
+                        const double* hi = sy > 1 ? lo + ez : lo;
+                        double* dst = &along_y[std::size_t((i * ey + y) * ez)];
+                        for (index_t z = 0; z < ez; ++z) dst[z] = lerp(lo[z], hi[z], by.t[y]);
+                    }
+                for (index_t x = 0; x < ex; ++x) {
+                    const int i = bx.k[x];
+                    const double t = bx.t[x];
+                    for (index_t y = 0; y < ey; ++y) {
+                        const double* lo = &along_y[std::size_t((i * ey + y) * ez)];
+                        const double* hi = sx > 1 ? lo + ey * ez : lo;
+                        double* row = out +
+                                      ((c.box.lo[0] + x - region.lo[0]) * ny + (c.box.lo[1] + y - region.lo[1])) * nz +
+                                      (c.box.lo[2] - region.lo[2]);
+                        for (index_t z = 0; z < ez; ++z) row[z] += lerp(lo[z], hi[z], t);
+                    }
                 }
             }
-        }
-        samples += c.samples();
-    }
+        },
+        host_threads(), 64);
 }
 
 }  // namespace fftune::convolution

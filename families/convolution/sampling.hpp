@@ -7,6 +7,7 @@
 // along each axis, plus its last point, so a cell interpolates on its own.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -37,9 +38,18 @@ struct Cell {
 std::vector<Cell> tile(const Box3& region, const Box3& source, const SamplingScheme& s);
 std::size_t sample_count(const std::vector<Cell>& cells);
 
+// A grid of values by strides: point (i, j, l) at data[base + i·stride[0] + j·stride[1] + l·stride[2]].
+struct GridView {
+    const double* data = nullptr;
+    index_t base = 0;
+    std::array<index_t, 3> stride{0, 0, 0};
+    double operator()(index_t i, index_t j, index_t l) const { return data[base + i * stride[0] + j * stride[1] + l * stride[2]]; }
+};
+
 // Appends the samples of `value` (at global grid points) cell by cell, x slowest.
 void sample(const std::vector<Cell>& cells, const std::function<double(index_t, index_t, index_t)>& value,
             std::vector<double>& out);
+void sample(const std::vector<Cell>& cells, const GridView& value, std::vector<double>& out);
 // Adds the trilinear interpolation of `samples` (as sample() wrote them) to
 // `out`, an array over `region` (x slowest, z fastest) that the cells tile.
 void interpolate_add(const std::vector<Cell>& cells, const double* samples, const Box3& region, double* out);
