@@ -30,13 +30,13 @@ const SamplingScheme& sampling_scheme(const std::string& name) {
 
 namespace {
 // A cell axis's sample coordinates without allocating (sample_coords' values):
-// cells are small, at most `capacity` − 1 points per axis.
+// cells are small, at most `capacity` sample points per axis.
 struct Coords {
     static constexpr int capacity = 64;
     index_t v[capacity];
     int n = 0;
     void push(index_t x) {
-        if (n == capacity) throw std::invalid_argument("octree cells of at most 63 points per axis");
+        if (n == capacity) throw std::invalid_argument("octree cells of at most 64 sample points per axis");
         v[n++] = x;
     }
 };

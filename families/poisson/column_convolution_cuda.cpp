@@ -113,10 +113,11 @@ public:
         while (per_block < 64 && per_block * p.length < 2048) per_block *= 2;
         launch_.per_block = static_cast<int>(per_block);
         while ((1 << launch_.per_block_log2) < per_block) ++launch_.per_block_log2;
-        // One radix-8 butterfly per thread (8 elements), at most 512 threads (the
-        // kernel's bound): with 4, half the threads idle in the radix-8 passes
-        // and two 512-thread blocks per SM fill the registers; 256-thread blocks
-        // run three per SM where their shared memory fits.
+        // One radix-8 butterfly per thread (8 elements; a radix-16 pass leaves
+        // half the threads idle, smaller radices give each several), at most
+        // 512 threads (the kernel's bound): two 512-thread blocks per SM fill
+        // the registers; 256-thread blocks run three per SM where their shared
+        // memory fits.
         launch_.threads = static_cast<int>(std::clamp<index_t>((per_block * p.length / 8 + 31) / 32 * 32, 32, 512));
         check(column_convolution_configure(launch_), "column convolution: shared memory");
         // Twiddles e^{-2πi m/L}, computed in double.

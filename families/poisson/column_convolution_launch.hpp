@@ -12,10 +12,10 @@ struct ColumnLaunch {
     int per_block = 0;       // columns a block transforms together (a power of two)
     int per_block_log2 = 0;
     int threads = 0;         // at most 512
-    int passes = 0;          // Stockham passes, radices in {8, 4, 2, 3, 5}, product = length
-    int radix[32] = {};          // forward order: 2 first when zero_half
-    int inverse_radix[32] = {};  // inverse order: 2 last when zero_half
-    bool zero_half = false;      // kept ≤ length / 2: rows from length / 2 on are zero
+    int passes = 0;          // Stockham passes, product of the radices = length
+    int radix[32] = {};          // forward order: 16, 12, 10 (single only), 9, 8, 6, 5, 4, 3, 2; the first even where length is
+    int inverse_radix[32] = {};  // radix reversed: the turn needs inverse_radix[0] == radix[passes - 1]
+    bool zero_half = false;      // kept ≤ length / 2: the first pass's inputs r ≥ R/2 are zero, unread
     bool single = false;
     int pad_shift = 31;          // a padding row after every 2^pad_shift rows in shared memory (31: none)
 };
