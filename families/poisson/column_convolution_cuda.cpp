@@ -96,7 +96,12 @@ public:
         const std::vector<int> r = radices(p.length, p.precision);
         launch_.length = static_cast<int>(p.length);
         launch_.kept = static_cast<int>(p.kept);
+        launch_.written = static_cast<int>(p.rows_written());
+        launch_.sign = p.mode == ColumnMode::convolve ? 0 : p.mode == ColumnMode::forward ? -1 : +1;
         launch_.columns = p.columns;
+        launch_.groups = p.groups;
+        launch_.in_group_stride = p.in_group_stride;
+        launch_.out_group_stride = p.out_group_stride;
         launch_.single = p.precision == Precision::single;
         launch_.passes = static_cast<int>(r.size());
         for (std::size_t i = 0; i < r.size(); ++i) launch_.radix[i] = r[i], launch_.inverse_radix[i] = r[r.size() - 1 - i];
@@ -113,6 +118,7 @@ public:
         while (per_block < 64 && per_block * p.length < 2048) per_block *= 2;
         launch_.per_block = static_cast<int>(per_block);
         while ((1 << launch_.per_block_log2) < per_block) ++launch_.per_block_log2;
+        launch_.blocks_per_group = (p.columns + per_block - 1) / per_block;
         // One radix-8 butterfly per thread (8 elements; a radix-16 pass leaves
         // half the threads idle, smaller radices give each several), at most
         // 512 threads (the kernel's bound): two 512-thread blocks per SM fill
@@ -154,13 +160,16 @@ public:
         return out;
     }
     void run(const void* in, const void* kernel, void* out) override {
+        if ((kernel != nullptr) != (p_.mode == ColumnMode::convolve))
+            throw std::invalid_argument("column stage: a convolution takes a kernel, a transform none");
         check(launch_column_convolution(launch_, in, kernel, out, twiddles_.data(), stream_), "column convolution");
     }
     std::size_t work_bytes() const override { return twiddles_.bytes(); }
-    // The kept rows read and written, K read in full.
+    // The kept rows read, the written ones written, K read in full (convolve).
     std::size_t moved_bytes() const override {
-        return std::size_t(p_.columns) *
-               (2 * std::size_t(p_.kept) * complex_bytes(p_.precision) + std::size_t(p_.length) * real_bytes(p_.precision));
+        const std::size_t k = p_.mode == ColumnMode::convolve ? std::size_t(p_.length) * real_bytes(p_.precision) : 0;
+        return std::size_t(p_.all_columns()) *
+               (std::size_t(p_.kept + p_.rows_written()) * complex_bytes(p_.precision) + k);
     }
 
 private:

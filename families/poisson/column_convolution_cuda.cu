@@ -9,11 +9,14 @@
 //   butterfly in registers: the last Stockham pass reads and writes the same
 //   rows j + r·L/R, which are the first inverse pass's inputs when its radix is
 //   the same (the inverse radices are the forward ones reversed);
-// - the last inverse pass writes its rows < kept to global memory.
+// - the last inverse pass writes its rows < written (= kept) to global memory.
 // At L = 1024 that is 8 sweeps of the shared arrays and 4 barriers, where a
 // load, a Stockham pass per radix and a store took 14 and 8; index arithmetic
 // by shifts and one multiply-high per butterfly (ncu on an H200: the earlier
 // kernel issued 4.8 G instructions at 512^3 single, 63% of the issue slots).
+// A transform alone (the y-passes, sign ±1) runs the same passes in one sign:
+// the first from global memory (rows < kept), the last to global memory (rows
+// < written).
 // Shared layout: element (x, c) at row x, column c of the block (padded: at()),
 // so a warp's accesses are runs of per_block consecutive columns.
 #include "families/poisson/column_convolution_launch.hpp"
@@ -263,14 +266,14 @@ struct Block {
     __device__ int butterflies(int r) const { return (l.length / r) << l.per_block_log2; }
 };
 
-// Forward pass 0 from global memory into `dst`.
+// Pass 0 (ns = 1: no twiddle) from global memory into `dst`.
 template <int R, class C>
-__device__ void first_pass(const Block<C>& k, C* dst) {
+__device__ void first_pass(const Block<C>& k, C* dst, int sign) {
     for (int b = threadIdx.x; b < k.butterflies(R); b += blockDim.x) {
         const int c = b & (k.l.per_block - 1), j = b >> k.l.per_block_log2;
         C v[R];
         load_global<R>(k.in, k.n, k.col0, k.width, k.l, j, c, v);
-        Dft<R, C>::run(v, -1);
+        Dft<R, C>::run(v, sign);
         store<R>(dst, k.l, j * R, 1, c, v);
     }
     __syncthreads();
@@ -296,7 +299,7 @@ __device__ void middle_pass(const Block<C>& k, const C* src, C* dst, int ns, int
 // j + r·L/R), × K, the first inverse pass (ns = 1: the same rows in, no
 // twiddle, outputs j·R + r). Inputs from `src` (or from global memory when it
 // is also the first pass: src null); outputs into `dst` (or, when it is also
-// the last inverse pass, the rows < kept into global memory: dst null).
+// the last inverse pass, the rows < written into global memory: dst null).
 template <int R, class C>
 __device__ void turn(const Block<C>& k, const C* src, C* dst) {
     const int stride = k.l.length / R;
@@ -316,27 +319,42 @@ __device__ void turn(const Block<C>& k, const C* src, C* dst) {
         } else if (c < k.width) {  // one pass in all: R = L, j = 0
 #pragma unroll
             for (int r = 0; r < R; ++r)
-                if (r < k.l.kept) k.out[r * k.n + k.col0 + c] = v[r];
+                if (r < k.l.written) k.out[r * k.n + k.col0 + c] = v[r];
         }
     }
     __syncthreads();
 }
 
-// The last inverse pass (ns = L/R, k = j): rows j + r·L/R < kept to global memory.
+// The last pass (ns = L/R, k = j): rows j + r·L/R < written to global memory.
 template <int R, class C>
-__device__ void last_pass(const Block<C>& k, const C* src) {
+__device__ void last_pass(const Block<C>& k, const C* src, int sign) {
     const int stride = k.l.length / R;
     for (int b = threadIdx.x; b < k.butterflies(R); b += blockDim.x) {
         const int c = b & (k.l.per_block - 1), j = b >> k.l.per_block_log2;
         C v[R];
-        load<R>(src, k.l, j, c, j, 1, +1, k.tw, v);
-        Dft<R, C>::run(v, +1);
+        load<R>(src, k.l, j, c, j, 1, sign, k.tw, v);
+        Dft<R, C>::run(v, sign);
         if (c >= k.width) continue;
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const int x = j + r * stride;
-            if (x < k.l.kept) k.out[x * k.n + k.col0 + c] = v[r];
+            if (x < k.l.written) k.out[x * k.n + k.col0 + c] = v[r];
         }
+    }
+}
+
+// A transform of one pass (R = L): global -> registers -> global.
+template <int R, class C>
+__device__ void only_pass(const Block<C>& k, int sign) {
+    for (int b = threadIdx.x; b < k.butterflies(R); b += blockDim.x) {
+        const int c = b & (k.l.per_block - 1);
+        C v[R];
+        load_global<R>(k.in, k.n, k.col0, k.width, k.l, 0, c, v);
+        Dft<R, C>::run(v, sign);
+        if (c >= k.width) continue;
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            if (r < k.l.written) k.out[r * k.n + k.col0 + c] = v[r];
     }
 }
 
@@ -359,9 +377,43 @@ __device__ void last_pass(const Block<C>& k, const C* src) {
         default: call(5); break;          \
     }
 
-// K is block-major (arrange_kernel): the block's columns at col0·L, row q at
-// q·width + c, width = the block's column count. Forward radices radix[0..P),
-// inverse ones the same reversed (inverse_radix).
+// Block b transforms columns col0 = b·per_block on (one group). K is
+// block-major (arrange_kernel): the block's columns at col0·L, row q at
+// q·width + c, width = the block's column count. Forward radices
+// radix[0..P), inverse ones the same reversed (inverse_radix).
+// A transform alone (sign ±1): a kernel of its own, so that the
+// convolution's register allocation stays its own.
+template <class C>
+__global__ void __launch_bounds__(512, 2) column_transform_kernel(const __grid_constant__ ColumnLaunch l,
+                                                                  const C* __restrict__ in, C* __restrict__ out,
+                                                                  const C* __restrict__ tw) {
+    extern __shared__ __align__(16) unsigned char raw[];
+    C* a = reinterpret_cast<C*>(raw);
+    C* b = a + (column_rows(l.length, l.pad_shift) << l.per_block_log2);
+    const long long group = blockIdx.x / l.blocks_per_group, n = l.columns;
+    const long long col0 = (blockIdx.x - group * l.blocks_per_group) * l.per_block;
+    const int width = static_cast<int>(n - col0 < l.per_block ? n - col0 : l.per_block);
+    const Block<C> k{l, in + group * l.in_group_stride, out + group * l.out_group_stride, nullptr, tw, n, col0, width};
+    const int last = l.passes - 1;
+    if (last == 0) {
+#define FFTUNE_ONLY(R) only_pass<R>(k, l.sign)
+        FFTUNE_BY_RADIX(l.radix[0], FFTUNE_ONLY)
+        return;
+    }
+#define FFTUNE_FIRST_OF_TRANSFORM(R) first_pass<R>(k, a, l.sign)
+    FFTUNE_BY_RADIX(l.radix[0], FFTUNE_FIRST_OF_TRANSFORM)
+    int ns = l.radix[0];
+    for (int p = 1; p < last; ++p) {
+#define FFTUNE_MIDDLE_OF_TRANSFORM(R) middle_pass<R>(k, a, b, ns, l.sign)
+        FFTUNE_BY_RADIX(l.radix[p], FFTUNE_MIDDLE_OF_TRANSFORM)
+        ns *= l.radix[p];
+        C* t = a;
+        a = b, b = t;
+    }
+#define FFTUNE_LAST_OF_TRANSFORM(R) last_pass<R>(k, a, l.sign)
+    FFTUNE_BY_RADIX(l.radix[last], FFTUNE_LAST_OF_TRANSFORM)
+}
+
 template <class C>
 __global__ void __launch_bounds__(512, 2) column_convolution_kernel(const __grid_constant__ ColumnLaunch l,
                                                                     const C* __restrict__ in,
@@ -370,7 +422,7 @@ __global__ void __launch_bounds__(512, 2) column_convolution_kernel(const __grid
     extern __shared__ __align__(16) unsigned char raw[];
     C* a = reinterpret_cast<C*>(raw);
     C* b = a + (column_rows(l.length, l.pad_shift) << l.per_block_log2);
-    const long long col0 = static_cast<long long>(blockIdx.x) * l.per_block, n = l.columns;
+    const long long col0 = static_cast<long long>(blockIdx.x) * l.per_block, n = l.columns;  // one group
     const int width = static_cast<int>(n - col0 < l.per_block ? n - col0 : l.per_block);
     const Block<C> k{l, in, out, kernel + col0 * l.length, tw, n, col0, width};
     const int last = l.passes - 1;
@@ -379,7 +431,7 @@ __global__ void __launch_bounds__(512, 2) column_convolution_kernel(const __grid
         FFTUNE_BY_RADIX(l.radix[0], FFTUNE_TURN_ONLY)
         return;
     }
-#define FFTUNE_FIRST(R) first_pass<R>(k, a)
+#define FFTUNE_FIRST(R) first_pass<R>(k, a, -1)
     FFTUNE_BY_RADIX(l.radix[0], FFTUNE_FIRST)
     int ns = l.radix[0];
     for (int p = 1; p < last; ++p) {
@@ -401,7 +453,7 @@ __global__ void __launch_bounds__(512, 2) column_convolution_kernel(const __grid
         t = a;
         a = b, b = t;
     }
-#define FFTUNE_LAST(R) last_pass<R>(k, a)
+#define FFTUNE_LAST(R) last_pass<R>(k, a, +1)
     FFTUNE_BY_RADIX(l.inverse_radix[last], FFTUNE_LAST)
 }
 
@@ -413,24 +465,33 @@ long long column_shared_bytes(const ColumnLaunch& l) {
 
 cudaError_t column_convolution_configure(const ColumnLaunch& l) {
     const int bytes = static_cast<int>(column_shared_bytes(l));
-    return l.single ? cudaFuncSetAttribute(column_convolution_kernel<float2>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)
-                    : cudaFuncSetAttribute(column_convolution_kernel<double2>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    const auto attribute = cudaFuncAttributeMaxDynamicSharedMemorySize;
+    if (l.sign != 0)
+        return l.single ? cudaFuncSetAttribute(column_transform_kernel<float2>, attribute, bytes)
+                        : cudaFuncSetAttribute(column_transform_kernel<double2>, attribute, bytes);
+    return l.single ? cudaFuncSetAttribute(column_convolution_kernel<float2>, attribute, bytes)
+                    : cudaFuncSetAttribute(column_convolution_kernel<double2>, attribute, bytes);
 }
 
 cudaError_t launch_column_convolution(const ColumnLaunch& l, const void* in, const void* kernel, void* out,
                                       const void* twiddles, cudaStream_t stream) {
-    if (l.columns <= 0) return cudaSuccess;
-    const long long blocks = (l.columns + l.per_block - 1) / l.per_block;
+    if (l.columns <= 0 || l.groups <= 0) return cudaSuccess;
+    const long long blocks = l.groups * l.blocks_per_group;
     if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
     const size_t shared = static_cast<size_t>(column_shared_bytes(l));
-    if (l.single)
-        column_convolution_kernel<float2><<<static_cast<unsigned>(blocks), l.threads, shared, stream>>>(
+    const unsigned grid = static_cast<unsigned>(blocks);
+    if (l.sign != 0 && l.single)
+        column_transform_kernel<float2><<<grid, l.threads, shared, stream>>>(
+            l, static_cast<const float2*>(in), static_cast<float2*>(out), static_cast<const float2*>(twiddles));
+    else if (l.sign != 0)
+        column_transform_kernel<double2><<<grid, l.threads, shared, stream>>>(
+            l, static_cast<const double2*>(in), static_cast<double2*>(out), static_cast<const double2*>(twiddles));
+    else if (l.single)
+        column_convolution_kernel<float2><<<grid, l.threads, shared, stream>>>(
             l, static_cast<const float2*>(in), static_cast<const float*>(kernel), static_cast<float2*>(out),
             static_cast<const float2*>(twiddles));
     else
-        column_convolution_kernel<double2><<<static_cast<unsigned>(blocks), l.threads, shared, stream>>>(
+        column_convolution_kernel<double2><<<grid, l.threads, shared, stream>>>(
             l, static_cast<const double2*>(in), static_cast<const double*>(kernel), static_cast<double2*>(out),
             static_cast<const double2*>(twiddles));
     return cudaGetLastError();

@@ -1,7 +1,8 @@
-// The column convolution of a backend (FFTUNE_TEST_BACKEND, default fftw; CMake
-// registers the binary again for cuda) against a direct O(L²) DFT
-// convolution on the host, for lengths of every radix mix, kept < L and
-// kept = L, column counts that leave a block partly filled, both precisions.
+// The column stages of a backend (FFTUNE_TEST_BACKEND, default fftw; CMake
+// registers the binary again for cuda) against direct O(L²) DFT sums on the
+// host: the convolution and the transforms alone, for lengths of every radix
+// mix, kept < L and kept = L, column counts that leave a block partly filled,
+// column groups with gaps, both precisions.
 #include "families/poisson/column_convolution.hpp"
 
 #include <gtest/gtest.h>
@@ -22,44 +23,65 @@ std::string backend_name() {
 
 using cd = std::complex<double>;
 
-// out[x, c] = Σ_k K[k, c] e^{+2πi kx/L} Σ_{x' < kept} in[x', c] e^{−2πi kx'/L}, x < kept.
+index_t in_stride(const ColumnProblem& p) { return p.groups > 1 ? p.in_group_stride : p.kept * p.columns; }
+index_t out_stride(const ColumnProblem& p) { return p.groups > 1 ? p.out_group_stride : p.rows_written() * p.columns; }
+
+// Direct O(L²) sums on the host, per group g and column c (element (x, c) at
+// g·stride + x·columns + c): S[q] = Σ_{x < kept} in[x] e^{−2πi qx/L}; forward:
+// out[q] = S[q]; inverse: the same with e^{+}; convolve: out[x] = Σ_q K[q] S[q] e^{+2πi qx/L}.
 std::vector<cd> direct(const ColumnProblem& p, const std::vector<cd>& in, const std::vector<double>& k) {
     const index_t l = p.length, n = p.columns;
-    std::vector<cd> out(std::size_t(p.kept * n));
+    std::vector<cd> out(std::size_t(p.groups * out_stride(p)));
     std::vector<cd> w(l);
     for (index_t m = 0; m < l; ++m) w[m] = std::polar(1.0, -2 * std::numbers::pi * double(m) / double(l));
-    for (index_t c = 0; c < n; ++c) {
-        std::vector<cd> spec(l);
-        for (index_t q = 0; q < l; ++q) {
-            cd s = 0;
-            for (index_t x = 0; x < p.kept; ++x) s += in[x * n + c] * w[(q * x) % l];
-            spec[q] = s * k[q * n + c];
+    const bool inverse = p.mode == ColumnMode::inverse;
+    for (index_t g = 0; g < p.groups; ++g)
+        for (index_t c = 0; c < n; ++c) {
+            const cd* src = in.data() + g * in_stride(p) + c;
+            cd* dst = out.data() + g * out_stride(p) + c;
+            std::vector<cd> spec(l);
+            for (index_t q = 0; q < l; ++q) {
+                cd s = 0;
+                for (index_t x = 0; x < p.kept; ++x) s += src[x * n] * (inverse ? std::conj(w[(q * x) % l]) : w[(q * x) % l]);
+                spec[q] = p.mode == ColumnMode::convolve ? s * k[q * n + c] : s;
+            }
+            for (index_t x = 0; x < p.rows_written(); ++x) {
+                if (p.mode != ColumnMode::convolve) {
+                    dst[x * n] = spec[x];
+                    continue;
+                }
+                cd s = 0;
+                for (index_t q = 0; q < l; ++q) s += spec[q] * std::conj(w[(q * x) % l]);
+                dst[x * n] = s;
+            }
         }
-        for (index_t x = 0; x < p.kept; ++x) {
-            cd s = 0;
-            for (index_t q = 0; q < l; ++q) s += spec[q] * std::conj(w[(q * x) % l]);
-            out[x * n + c] = s;
-        }
-    }
     return out;
 }
 
-// Runs the backend's convolution on random input; the largest error relative to max |out|.
+// Runs the backend's stage on random input; the largest error relative to max
+// |out|. Where the input has no data (rows from kept on, gaps between groups)
+// it holds NaN, which a stage that reads it carries into its output; the
+// output's own gaps and rows from `written` on must stay the NaN they start as.
 double error(const ColumnProblem& p, std::uint32_t seed) {
     auto backend = Registry<Backend>::instance().create(backend_name());
     auto conv = Registry<ColumnConvolution>::instance().create(backend_name());
     conv->setup(*backend, p);
     const index_t l = p.length, n = p.columns;
+    const double nan = std::nan("");
     std::mt19937 gen(seed);
     std::uniform_real_distribution<double> u(-1, 1);
-    std::vector<cd> in(std::size_t(l * n), 0.0);  // rows from kept on are zero
-    for (index_t i = 0; i < p.kept * n; ++i) in[i] = {u(gen), u(gen)};
+    // One group: L rows as the x-stage's array (rows from kept on NaN).
+    const index_t in_size = p.groups > 1 ? p.groups * p.in_group_stride : l * n;
+    std::vector<cd> in(std::size_t(in_size), cd(nan, nan));
+    for (index_t g = 0; g < p.groups; ++g)
+        for (index_t i = 0; i < p.kept * n; ++i) in[g * in_stride(p) + i] = {u(gen), u(gen)};
     std::vector<double> k(std::size_t(l * n));
     for (auto& v : k) v = u(gen);
     const auto want = direct(p, in, k);
     const bool single = p.precision == Precision::single;
     const std::size_t cb = complex_bytes(p.precision), rb = real_bytes(p.precision);
-    Buffer bin(*backend, in.size() * cb), bk(*backend, k.size() * rb), bout(*backend, in.size() * cb);
+    const index_t out_size = p.groups > 1 ? p.groups * p.out_group_stride : l * n;
+    Buffer bin(*backend, in.size() * cb), bk(*backend, k.size() * rb), bout(*backend, std::size_t(out_size) * cb);
     auto put = [&](const Buffer& b, const std::vector<double>& v) {
         if (single) {
             const std::vector<float> f(v.begin(), v.end());
@@ -71,11 +93,11 @@ double error(const ColumnProblem& p, std::uint32_t seed) {
     std::vector<double> flat(2 * in.size());
     for (std::size_t i = 0; i < in.size(); ++i) flat[2 * i] = in[i].real(), flat[2 * i + 1] = in[i].imag();
     put(bin, flat);
-    put(bk, conv->arrange_kernel(k));
-    std::vector<double> nan(flat.size(), std::nan(""));
-    put(bout, nan);  // rows it does not write stay NaN; rows it must write cannot
-    conv->run(bin.data(), bk.data(), bout.data());
-    std::vector<double> got(flat.size());
+    const bool convolve = p.mode == ColumnMode::convolve;
+    if (convolve) put(bk, conv->arrange_kernel(k));
+    put(bout, std::vector<double>(2 * std::size_t(out_size), nan));
+    conv->run(bin.data(), convolve ? bk.data() : nullptr, bout.data());
+    std::vector<double> got(2 * std::size_t(out_size));
     if (single) {
         std::vector<float> f(got.size());
         backend->copy_to_host(f.data(), bout.data(), bout.bytes());
@@ -86,10 +108,17 @@ double error(const ColumnProblem& p, std::uint32_t seed) {
         backend->synchronize();
     }
     double diff = 0, scale = 0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
+    for (index_t i = 0; i < out_size; ++i) {
         const cd g{got[2 * i], got[2 * i + 1]};
+        const index_t group = i / out_stride(p), row = i % out_stride(p) / n;
+        const bool written = group < p.groups && row < p.rows_written() && (p.groups > 1 || i < p.rows_written() * n);
+        if (!written) {
+            if (!std::isnan(g.real())) return INFINITY;  // written where it must not be
+            continue;
+        }
         if (!std::isfinite(g.real()) || !std::isfinite(g.imag())) return INFINITY;
-        diff = std::max(diff, std::abs(g - want[i])), scale = std::max(scale, std::abs(want[i]));
+        const cd want_i = want[std::size_t(group * out_stride(p) + i % out_stride(p))];
+        diff = std::max(diff, std::abs(g - want_i)), scale = std::max(scale, std::abs(want_i));
     }
     return diff / scale;
 }
@@ -120,10 +149,41 @@ TEST(ColumnConvolution, EqualsTheDirectConvolution) {
         }
 }
 
+// The y-passes of zero_skipping_fused: a zero-padded forward transform (the
+// Ny rows of a compact group to all My) and a truncated inverse (all My rows to
+// Ny), over x-plane groups with gaps; every radix mix of one and more passes.
+TEST(ColumnConvolution, TransformsAloneEqualTheDirectSums) {
+    if (auto why = Registry<Backend>::instance().create(backend_name())->unavailable()) GTEST_SKIP() << *why;
+    struct Case {
+        index_t length, ny, columns, groups;
+    };
+    const std::vector<Case> cases{{16, 8, 5, 3},    {2, 1, 3, 2},     {24, 12, 9, 4},  {1440, 720, 3, 2}, {1024, 512, 5, 2},
+                                  {256, 128, 17, 3}, {36, 36, 7, 2}, {160, 80, 33, 1}, {512, 512, 4, 2}, {96, 40, 6, 3}};
+    for (auto precision : {Precision::double_, Precision::single})
+        for (const auto& c : cases) {
+            const index_t l = c.length, n = c.columns;
+            const ColumnProblem forward{l, c.ny, n, precision, ColumnMode::forward, l, c.groups, c.ny * n + 3, l * n + 5},
+                inverse{l, l, n, precision, ColumnMode::inverse, c.ny, c.groups, l * n + 1, c.ny * n + 7};
+            for (const auto& p : {forward, inverse}) {
+                const double e = error(p, std::uint32_t(l * 11 + n));
+                EXPECT_LT(e, precision == Precision::single ? 2e-5 : 1e-12)
+                    << (p.mode == ColumnMode::forward ? "forward" : "inverse") << " L " << l << " kept " << p.kept
+                    << " written " << p.rows_written() << " columns " << n << " groups " << c.groups << " "
+                    << to_string(precision);
+            }
+        }
+}
+
 TEST(ColumnConvolution, RefusesWhatItCannotRun) {
     auto conv = Registry<ColumnConvolution>::instance().create(backend_name());
     EXPECT_TRUE(conv->not_applicable({16, 17, 4, Precision::double_}));  // keeps more than its length
     EXPECT_FALSE(conv->not_applicable({16, 8, 4, Precision::double_}));
+    EXPECT_EQ(*conv->not_applicable({16, 8, 4, Precision::double_, ColumnMode::convolve, 8, 2, 64, 64}),
+              "a column convolution takes one column group (its kernel's order), not 2");
+    EXPECT_EQ(*conv->not_applicable({16, 8, 4, Precision::double_, ColumnMode::forward, 16, 2, 32, 60}),
+              "column groups 32 and 60 elements apart overlap rows of 8 x 4 and 16 x 4");
+    EXPECT_EQ(*conv->not_applicable({16, 16, 4, Precision::double_, ColumnMode::inverse, 17}),
+              "a column stage of length 16 cannot write 17 rows");
     if (backend_name() == "cuda") {
         EXPECT_EQ(*conv->not_applicable({14, 7, 4, Precision::double_}),
                   "the fused x-pass transforms lengths of prime factors 2, 3 and 5, not 14");

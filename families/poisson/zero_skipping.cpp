@@ -17,6 +17,10 @@
 // multiply, inverse x-pass) one column convolution (column_convolution.hpp):
 // on the GPU one kernel that reads the x < Nx rows and the kernel and writes
 // the x < Nx rows, instead of three passes over the whole padded spectrum.
+// Its y-passes are column transforms too, which read only the y < Ny rows
+// (forward) and write only them (inverse): the z-passes then read and write a
+// compact array [x][y < Ny][kz], all their rows one batch (the y-padded array
+// makes them two batch dimensions: on cuFFT a loop of calls over x).
 #include <chrono>
 #include <functional>
 
@@ -73,8 +77,12 @@ public:
         if (fused_) {
             if (!Registry<ColumnConvolution>::instance().contains(be))
                 return fmt::format("zero_skipping_fused has no column convolution for backend {}", be);
-            const ColumnProblem x{g.m[0], g.n[0], (g.m[1] + p.ranks - 1) / p.ranks * (g.m[2] / 2 + 1), p.precision};
-            if (auto why = Registry<ColumnConvolution>::instance().create(be)->not_applicable(x)) return why;
+            const index_t kz = g.m[2] / 2 + 1;
+            const ColumnProblem x{g.m[0], g.n[0], (g.m[1] + p.ranks - 1) / p.ranks * kz, p.precision},
+                y{g.m[1], g.n[1], kz, p.precision, ColumnMode::forward, g.m[1]};
+            const auto conv = Registry<ColumnConvolution>::instance().create(be);
+            if (auto why = conv->not_applicable(x)) return why;
+            if (auto why = conv->not_applicable(y)) return why;
         }
         if (p.ranks == 1) return std::nullopt;  // no reshape
         if (method(c).empty()) return fmt::format("zero_skipping at {} ranks needs a redistribution method", p.ranks);
@@ -242,6 +250,18 @@ private:
                            [raw, in, out] { raw->execute(in, out); }});
     }
 
+    // A column transform stage along y (zero_skipping_fused): `p`'s columns
+    // are the kz of each of its groups (x-planes).
+    void column(const std::string& name, const ColumnProblem& p, const void* in, void* out) {
+        auto stage = Registry<ColumnConvolution>::instance().create(backend_->name());
+        stage->setup(*backend_, p);
+        allocated_ += stage->work_bytes();
+        fft_rows_ += double(p.all_columns()) * p.length;  // as the c2c pass it replaces
+        ColumnConvolution* raw = stage.get();
+        columns_.push_back(std::move(stage));
+        stages_.push_back({timer_->phase(name), raw->moved_bytes(), [raw, in, out] { raw->run(in, nullptr, out); }});
+    }
+
     static std::string method(const json& c) {
         return c.contains("redistribution") && !c.at("redistribution").empty()
                    ? c.at("redistribution").at(0).get<std::string>()
@@ -275,34 +295,48 @@ private:
             ys.push_back({{{0, y_lo(r), 0}, {m[0], y_hi(r), kz}}, order_xyz});
             ys_moving.push_back({{0, y_lo(r), 0}, {n[0], y_hi(r), kz}});
         }
-        const Shape r{nx, n[1], m[2]}, c2{nx, m[1], kz}, c4{m[0], ny, kz};
+        const Shape r{nx, n[1], m[2]}, c2{nx, m[1], kz}, c4{m[0], ny, kz}, cz{nx, n[1], kz};
         using K = FftKind;
         // Refused before allocating when the ranks sharing a device would not fit:
         // ρ, φ, the spectra, the kernel and the reshapes' packed buffers (FFT work
         // areas not counted: known only once the plans are made).
-        const std::size_t need = 2 * r.count() * rb() + (p > 1 ? 4 : 2) * c2.count() * cb() +
-                                 (fused_ ? 2 : 3) * c4.count() * cb() + c4.count() * rb();
+        // Fused: the compact array (half of c2) in place of c2 and c2b.
+        const std::size_t c2_arrays = fused_ ? (p > 1 ? 2 * c2.count() + cz.count() : cz.count())
+                                             : (p > 1 ? 4 : 2) * c2.count();
+        const std::size_t need = 2 * r.count() * rb() + c2_arrays * cb() + (fused_ ? 2 : 3) * c4.count() * cb() +
+                                 c4.count() * rb();
         ranks_on_device_ = require_device_memory(comm, *backend_, need);
         // Rank-local parts agreed before each collective one, stages in execution order.
         all_or_none(comm, [&] {
             timer_ = std::make_unique<PhaseTimer>(*backend_);
             rho_ = make(r.count() * rb(), true);
             phi_ = make(r.count() * rb(), false);
-            // Padding stays zero: the z-FFT writes these, only outside it.
-            c2_ = make(c2.count() * cb(), true);
             if (p > 1) c3_ = make(c2.count() * cb(), false);
-            c4_ = make(c4.count() * cb(), true);
+            c4_ = make(c4.count() * cb(), true);  // x >= Nx stays zero
             if (!fused_) c5_ = make(c4.count() * cb(), false);
             c6_ = make(c4.count() * cb(), false);
+            // One rank: the y-pass writes straight into the x-padded array (the
+            // x < Nx planes, the same strides), with no reshape between.
+            void* y_out = p == 1 ? c4_.data() : c3_.data();
+            if (fused_) {
+                // Forward: z (r2c) on the rows that hold ρ into the compact array,
+                // one batch; y from its Ny rows to all My, on the x < Nx planes.
+                cz_ = make(cz.count() * cb(), false);
+                fft("fft.z", K::r2c, m[2], 1, 1, {FftDim{nx * n[1], m[2], kz}}, rho_.data(), r.count(), cz_.data(),
+                    cz.count(), rb(), cb());
+                column("fft.y", {m[1], n[1], kz, problem_.precision, ColumnMode::forward, m[1], nx, n[1] * kz, m[1] * kz},
+                       cz_.data(), y_out);
+                return;
+            }
+            // Padding stays zero: the z-FFT writes these, only outside it.
+            c2_ = make(c2.count() * cb(), true);
             c2b_ = make(c2.count() * cb(), false);
             // Forward: z (r2c) on the rows that hold ρ, written into the y-padded
             // array; y on the x < Nx planes.
             fft("fft.z", K::r2c, m[2], 1, 1, {FftDim{nx, n[1] * m[2], m[1] * kz}, FftDim{n[1], m[2], kz}},
                 rho_.data(), r.count(), c2_.data(), c2.count(), rb(), cb());
-            // One rank: the y-pass writes straight into the x-padded array (the
-            // x < Nx planes, the same strides), with no reshape between.
             fft("fft.y", K::c2c_forward, m[1], kz, kz, {FftDim{nx, m[1] * kz, m[1] * kz}, FftDim{kz, 1, 1}}, c2_.data(),
-                c2.count(), p == 1 ? c4_.data() : c3_.data(), c2.count(), cb(), cb());
+                c2.count(), y_out, c2.count(), cb(), cb());
         });
         // The reshape to y-slabs; x >= Nx of the destination stays zero.
         if (p > 1) {
@@ -335,9 +369,17 @@ private:
             stages_.push_back({-1, 0, [this] { from_x_->execute(c6_.data(), c3_.data()); }});
         }
         all_or_none(comm, [&] {
+            void* y_in = p == 1 ? c6_.data() : c3_.data();
+            if (fused_) {  // y to the Ny rows φ needs, into the compact array; z (c2r) from it, one batch
+                column("ifft.y", {m[1], m[1], kz, problem_.precision, ColumnMode::inverse, n[1], nx, m[1] * kz, n[1] * kz},
+                       y_in, cz_.data());
+                fft("ifft.z", K::c2r, m[2], 1, 1, {FftDim{nx * n[1], kz, m[2]}}, cz_.data(), cz.count(), phi_.data(),
+                    r.count(), cb(), rb());
+                return;
+            }
             // y on the x-slab, z (c2r) on the rows φ needs.
-            fft("ifft.y", K::c2c_backward, m[1], kz, kz, {FftDim{nx, m[1] * kz, m[1] * kz}, FftDim{kz, 1, 1}},
-                p == 1 ? c6_.data() : c3_.data(), c2.count(), c2b_.data(), c2.count(), cb(), cb());
+            fft("ifft.y", K::c2c_backward, m[1], kz, kz, {FftDim{nx, m[1] * kz, m[1] * kz}, FftDim{kz, 1, 1}}, y_in,
+                c2.count(), c2b_.data(), c2.count(), cb(), cb());
             fft("ifft.z", K::c2r, m[2], 1, 1, {FftDim{nx, m[1] * kz, n[1] * m[2]}, FftDim{n[1], kz, m[2]}},
                 c2b_.data(), c2.count(), phi_.data(), r.count(), cb(), rb());
         });
@@ -370,9 +412,10 @@ private:
     int ranks_on_device_ = 1;
     std::unique_ptr<Backend> backend_;
     std::unique_ptr<PhaseTimer> timer_;
-    Buffer rho_, phi_, c2_, c3_, c4_, c5_, c6_, c2b_, kernel_, area_;  // rho_, phi_: z rows of M_z
+    Buffer rho_, phi_, c2_, c3_, c4_, c5_, c6_, c2b_, cz_, kernel_, area_;  // rho_, phi_: z rows of M_z
     std::unique_ptr<Redistribution> to_x_, from_x_;
     std::unique_ptr<ColumnConvolution> conv_;
+    std::vector<std::unique_ptr<ColumnConvolution>> columns_;  // the fused y-passes
     std::vector<std::unique_ptr<FftPlan>> plans_;
     std::vector<Stage> stages_;
     std::size_t work_bytes_ = 0, allocated_ = 0;
