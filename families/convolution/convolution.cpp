@@ -101,20 +101,30 @@ struct PaddedConvolution {
         });
         all_or_none(comm, [&] {
             if (!g.empty()) be.copy_from_host(in.data(), g.data(), g.size() * sizeof(double));
+            be.synchronize();
         });
+        // Host arrays one at a time (octree: every rank holds the whole padded
+        // grid; at 640³ g is 16.8 GB and the spectrum's copy as much per rank).
+        const std::size_t input_values = g.size();
+        std::vector<double>().swap(g);
         plan->forward(in.data(), spectrum.data());
         all_or_none(comm, [&] {
-            std::vector<std::complex<double>> s(static_cast<std::size_t>(plan->output_count()));
-            if (!s.empty()) be.copy_to_host(s.data(), spectrum.data(), s.size() * sizeof(s[0]));
-            be.synchronize();
-            std::vector<double> re(s.size());
-            parallel_for(0, std::int64_t(s.size()), [&](std::int64_t lo, std::int64_t hi) {
-                for (std::int64_t i = lo; i < hi; ++i) re[i] = s[i].real() / double(m * m * m);
-            });
+            std::vector<double> re;
+            {
+                std::vector<std::complex<double>> s(static_cast<std::size_t>(plan->output_count()));
+                if (!s.empty()) be.copy_to_host(s.data(), spectrum.data(), s.size() * sizeof(s[0]));
+                be.synchronize();
+                re.resize(s.size());
+                parallel_for(0, std::int64_t(s.size()), [&](std::int64_t lo, std::int64_t hi) {
+                    for (std::int64_t i = lo; i < hi; ++i) re[i] = s[i].real() / double(m * m * m);
+                });
+            }
             kernel = Buffer(be, re.size() * sizeof(double));
             if (!re.empty()) be.copy_from_host(kernel.data(), re.data(), re.size() * sizeof(double));
+            be.synchronize();
+            std::vector<double>().swap(re);
             // The padding of the input stays zero from here on.
-            const std::vector<double> zeros(g.size(), 0.0);
+            const std::vector<double> zeros(input_values, 0.0);
             if (!zeros.empty()) be.copy_from_host(in.data(), zeros.data(), zeros.size() * sizeof(double));
             be.synchronize();
         });
