@@ -917,8 +917,6 @@ public:
             return solver + " runs unfused (one kernel per operation)";
         if (op.precision == "complex_double") {
             if (config.at("format") == "matrix_free") return "matrix_free is poisson7's stencil only";
-            if (config.at("format") == "cusparse_csr")
-                return "cusparse_csr is the double reference (cuSPARSE and cuBLAS D routines): poisson7 only";
             if (!Registry<KernelsT<complex>>::instance().contains(backend))
                 return "backend " + backend + " has no complex Krylov kernels (have: " +
                        Registry<KernelsT<complex>>::instance().joined_names() + ")";
