@@ -192,6 +192,13 @@ public:
         comm_ = comm;
         own_ = slab(rank_);
         if (octree_) {  // one rank's padded grid on its own; the N³ domain of its output goes to the host
+            // Its plan sees only this rank: the ranks sharing a device are
+            // checked here, before anything is allocated (at 640³ two octree
+            // ranks on one H200 ran out of memory in cudaMalloc instead).
+            std::unique_ptr<Backend> probe;
+            all_or_none(comm, [&] { probe = Registry<Backend>::instance().create(config_.at("backend").get<std::string>()); });
+            require_device_memory(comm, *probe, octree_need());
+            probe.reset();
             conv_ = std::make_unique<PaddedConvolution>(MPI_COMM_SELF, n_, 1, local_engine(), kernel_);
             all_or_none(comm, [&] { conv_->reserve_window(domain()); });
         } else {
@@ -305,6 +312,14 @@ public:
         }
     }
 
+    // What one octree rank allocates, before its plan exists: memory_model()
+    // with the FFT work area taken as the spectrum's size (cuFFT's 3D r2c
+    // asks for up to its output).
+    std::size_t octree_need() const {
+        const std::size_t m = std::size_t(2 * n_), spec = m * m * (m / 2 + 1), n = std::size_t(n_);
+        return 2 * m * m * m * sizeof(double) + spec * (16 + 8 + 16) + n * n * n * sizeof(double);
+    }
+
     // The predicted footprint of octree, from N alone: every rank holds the
     // whole padded grid M = 2N, its input and output (M³ reals), the r2c
     // spectrum (M² (M/2 + 1) complex) and the kernel (as many reals), plus the
@@ -337,9 +352,11 @@ private:
         return it->second;
     }
     double x(index_t i, index_t j, index_t l) const { return input_value(input_, n_, i, j, l); }
-    static json local_engine() {
-        json e = fftune::default_config({"fft3d", {2, 2, 2}, Precision::double_, Direction::forward, 1});
-        return e;
+    // One rank's whole transform on the point's backend (default_config would
+    // pick the GPU whatever the point asked for).
+    json local_engine() const {
+        return {{"backend", config_.at("backend")}, {"decomposition", "reference_3d"}, {"layout", "default"},
+                {"process_grid", {1, 1}},         {"redistribution", json::array()},    {"gpu_aware", false}};
     }
     json exact_engine() const {
         return {{"backend", config_.at("backend")},

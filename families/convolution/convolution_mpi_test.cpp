@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/run/family.hpp"
+#include "core/testing/metered_backend.hpp"
 #include "core/testing/world.hpp"
 
 namespace fftune {
@@ -106,6 +107,31 @@ TEST(Convolution, BadInputIsRefusedBeforeWork) {
     json problem{{"kind", "convolution"}, {"ranks", 4}, {"size", {3, 3, 3}}, {"kernel", "gaussian"}, {"input", "blobs"}};
     EXPECT_EQ(*f.not_applicable(problem, {{"method", "octree"}, {"sampling", "fine"}, {"backend", "fftw"}}),
               "3 x-planes over 4 ranks: every rank needs a plane");
+}
+
+const bool metered = register_variant<Backend, testing::MeteredBackend>("fftw_metered");
+
+// Every octree rank holds the whole padded grid, and its plan sees only its
+// own rank: ranks that would not fit on the (pretend) device they share are
+// refused before allocating, on every rank, with the device's numbers; the
+// local transform runs on the point's backend.
+TEST(Convolution, OctreeThatDoesNotFitIsRefused) {
+    auto& meter = testing::Meter::instance();
+    Point pt = point(16, "gaussian", "blobs", octree("fine"));
+    pt.config["backend"] = "fftw_metered";
+    meter.capacity = meter.live + (std::size_t(1) << 20);  // 1 MiB free: one rank's 32³ grid alone is 0.5 MiB
+    auto w = family_named("convolution").workload(pt);
+    try {
+        w->setup(MPI_COMM_WORLD);
+        ADD_FAILURE() << "accepted";
+    } catch (const Unsupported& e) {
+        EXPECT_NE(std::string(e.what()).find("does not fit in device memory"), std::string::npos) << e.what();
+    }
+    meter.capacity = std::size_t(1) << 40;
+    const std::size_t before = meter.live;
+    auto fits = family_named("convolution").workload(pt);
+    fits->setup(MPI_COMM_WORLD);
+    EXPECT_GT(meter.live, before);  // the octree's arrays on the metered backend
 }
 
 }  // namespace
