@@ -56,6 +56,19 @@ __device__ void block_add(double2 v, double* sum) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n); \
          i += (long long)gridDim.x * blockDim.x)
 
+// Row `own - plane` of poisson7 at grid point (xi, yi, zi): 6 u − its neighbours in the domain.
+__device__ __forceinline__ double poisson7_row(const KrylovRows& g, const double* x, long long own, long long xi,
+                                               long long yi, long long zi) {
+    double v = 6 * x[own];
+    if (xi > 0) v -= x[own - 1];
+    if (xi + 1 < g.n) v -= x[own + 1];
+    if (yi > 0) v -= x[own - g.n];
+    if (yi + 1 < g.n) v -= x[own + g.n];
+    if (zi > 0) v -= x[own - g.plane];
+    if (zi + 1 < g.n) v -= x[own + g.plane];
+    return v;
+}
+
 // y = A x over the rows (x haloed: row i's own entry at i + plane); with `sum`, adds (x, y).
 template <int F, class T>
 __global__ void spmv_kernel(KrylovRows g, const long long* row_ptr, const int* col, const T* val, int width,
@@ -76,14 +89,7 @@ __global__ void spmv_kernel(KrylovRows g, const long long* row_ptr, const int* c
             } else {
                 xi = i % g.n, yi = (i / g.n) % g.n, zi = g.z0 + i / g.plane;
             }
-            const long long own = i + g.plane;
-            v = 6 * x[own];
-            if (xi > 0) v -= x[own - 1];
-            if (xi + 1 < g.n) v -= x[own + 1];
-            if (yi > 0) v -= x[own - g.n];
-            if (yi + 1 < g.n) v -= x[own + g.n];
-            if (zi > 0) v -= x[own - g.plane];
-            if (zi + 1 < g.n) v -= x[own + g.plane];
+            v = poisson7_row(g, x, i + g.plane, xi, yi, zi);
         }
         y[i] = v;
         if (sum) d += x[i + g.plane] * v;
@@ -100,16 +106,9 @@ __global__ void stencil7_kernel(KrylovRows g, const double* x, double* y, double
     double d = 0;
     if (xi < g.n) {
         const long long i = (zl * g.n + yi) * g.n + xi, own = i + g.plane, zi = g.z0 + zl;
-        const double c = x[own];
-        double v = 6 * c;
-        if (xi > 0) v -= x[own - 1];
-        if (xi + 1 < g.n) v -= x[own + 1];
-        if (yi > 0) v -= x[own - g.n];
-        if (yi + 1 < g.n) v -= x[own + g.n];
-        if (zi > 0) v -= x[own - g.plane];
-        if (zi + 1 < g.n) v -= x[own + g.plane];
+        const double v = poisson7_row(g, x, own, xi, yi, zi);
         y[i] = v;
-        d = c * v;
+        d = x[own] * v;
     }
     if (sum) block_add(d, sum);
 }
