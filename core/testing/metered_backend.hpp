@@ -1,6 +1,6 @@
 // Test helper: fftw behind a pretend device of fixed capacity. It counts the
 // bytes live in allocate() (free = capacity - live, as cudaMemGetInfo would
-// report), and its FFT plans ask for a work area of their own size, as cuFFT's
+// report; beyond the capacity allocate() fails), and its FFT plans ask for a work area of their own size, as cuFFT's
 // do, refusing to execute without one. Tests check a Plan's footprint
 // accounting against what it really allocated, and its fit check.
 // Register it in the test: register_variant<Backend, MeteredBackend>("fftw_metered").
@@ -57,9 +57,11 @@ public:
         const auto& m = Meter::instance();
         return DeviceMemory{"metered-device", m.capacity > m.live ? m.capacity - m.live : 0, m.capacity};
     }
+    // Beyond the capacity it fails as cudaMalloc would.
     void* allocate(std::size_t b) override {
-        void* p = ForwardingBackend::allocate(b);
         auto& m = Meter::instance();
+        if (m.live + b > m.capacity) throw std::runtime_error("metered device: out of memory");
+        void* p = ForwardingBackend::allocate(b);
         m.sizes[p] = b;
         m.live += b;
         m.peak = std::max(m.peak, m.live);

@@ -199,8 +199,12 @@ public:
             all_or_none(comm, [&] { probe = Registry<Backend>::instance().create(config_.at("backend").get<std::string>()); });
             require_device_memory(comm, *probe, octree_need());
             probe.reset();
-            conv_ = std::make_unique<PaddedConvolution>(MPI_COMM_SELF, n_, 1, local_engine(), kernel_);
-            all_or_none(comm, [&] { conv_->reserve_window(domain()); });
+            // Rank-local (its collectives are on MPI_COMM_SELF): a failure on one
+            // rank is agreed on all before the next collective call.
+            all_or_none(comm, [&] {
+                conv_ = std::make_unique<PaddedConvolution>(MPI_COMM_SELF, n_, 1, local_engine(), kernel_);
+                conv_->reserve_window(domain());
+            });
         } else {
             conv_ = std::make_unique<PaddedConvolution>(comm, n_, ranks_, exact_engine(), kernel_);
             own_ = intersect(conv_->plan->input_layout().box, {{0, 0, 0}, {n_, n_, n_}});

@@ -134,5 +134,36 @@ TEST(Convolution, OctreeThatDoesNotFitIsRefused) {
     EXPECT_GT(meter.live, before);  // the octree's arrays on the metered backend
 }
 
+// One rank's device too small where the shared check's estimate said it would
+// fit (the metered FFTs ask for work areas far above it): every rank fails the
+// setup together (that rank with its error, the others PeerFailed), none is
+// left waiting in a collective call (the octree's local plan was made outside
+// any agreement: at 640³ on an H200 a later point hung).
+TEST(Convolution, OctreeOutOfMemoryOnOneRankFailsEveryRank) {
+    auto& meter = testing::Meter::instance();
+    Point pt = point(16, "gaussian", "blobs", octree("fine"));
+    pt.config["backend"] = "fftw_metered";
+    const std::size_t need = 2 * 32 * 32 * 32 * 8 + 32 * 32 * 17 * 40 + 16 * 16 * 16 * 8;  // octree_need at 16³
+    if (world_rank() == world_size() - 1) meter.capacity = meter.live + world_size() * need + (std::size_t(1) << 16);
+    auto w = family_named("convolution").workload(pt);
+    bool failed = false;
+    try {
+        w->setup(MPI_COMM_WORLD);
+    } catch (const std::exception& e) {
+        failed = true;
+        // That rank's own plan refuses (its check counts the work areas) or its allocation fails.
+        const std::string what = e.what();
+        if (world_rank() == world_size() - 1)
+            EXPECT_TRUE(what.find("does not fit in device memory") != std::string::npos ||
+                        what.find("out of memory") != std::string::npos)
+                << what;
+    }
+    EXPECT_TRUE(failed);
+    meter.capacity = std::size_t(1) << 40;
+    int everyone = 0, one = 1;
+    MPI_Allreduce(&one, &everyone, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);  // all ranks got here
+    EXPECT_EQ(everyone, world_size());
+}
+
 }  // namespace
 }  // namespace fftune
