@@ -125,6 +125,26 @@ public:
             return s;
         });
     }
+    // The fold as its three operations in turn: the oracle of the fused kernels.
+    S spmv_folded(const DeviceMatrixT<S>& a, S beta, S alpha, const S* r, const S* inv_diag, const S* p, S* p_next,
+                  S* x, S* q) override {
+        const index_t plane = a.slab.plane();
+        parallel_for(0, a.slab.haloed(), [&](std::int64_t lo, std::int64_t hi) {
+            for (auto h = lo; h < hi; ++h) p_next[h] = (inv_diag ? inv_diag[h] * r[h] : r[h]) + beta * p[h];
+        }, host_threads(), grain);
+        axpy(alpha, p + plane, x, a.slab.rows());
+        return spmv(a, p_next, q, true);
+    }
+    S update_residual(S alpha, const S* q, S* r, const S* inv_diag, index_t n) override {
+        return reduce(n, [&](index_t lo, index_t hi) {
+            S s = 0;
+            for (index_t i = lo; i < hi; ++i) {
+                r[i] -= alpha * q[i];
+                s += r[i] * (inv_diag ? inv_diag[i] * r[i] : r[i]);
+            }
+            return s;
+        });
+    }
 };
 
 const bool registered = register_variant<KernelsT<double>, CpuKernels<double>>("fftw") &&

@@ -32,7 +32,19 @@ void check(cusparseStatus_t s, const char* what) {
         throw std::runtime_error(fmt::format("{}: {}", what, cusparseGetErrorString(s)));
 }
 
-// A reduction's device sum (`count` doubles) and its way back through pinned memory.
+// The launchers' format kind (cuda_launch.hpp) and row geometry of a matrix.
+template <class S>
+int kind_of(const DeviceMatrixT<S>& a) {
+    return a.format == Format::csr ? 0 : a.format == Format::ell ? 1 : 2;
+}
+template <class S>
+KrylovRows rows_of(const DeviceMatrixT<S>& a) {
+    return {a.slab.rows(), a.slab.n, a.slab.plane(), a.slab.z0, a.stencil_rows};
+}
+
+// A reduction's device sum (`count` doubles), the per-block slots of a
+// launch of many blocks (KrylovSum; enough for one block per 32 of `rows`),
+// and the sum's way back through pinned memory.
 class DeviceSum {
 public:
     DeviceSum() = default;
@@ -40,16 +52,19 @@ public:
     DeviceSum& operator=(const DeviceSum&) = delete;
     ~DeviceSum() {
         if (sum_) cudaFree(sum_);
+        if (partials_) cudaFree(partials_);
         if (host_) cudaFreeHost(host_);
     }
-    void bind(cudaStream_t stream, int count) {
+    void bind(cudaStream_t stream, int count, long long rows) {
         stream_ = stream, count_ = count;
+        capacity_ = count * (rows / 32 + 4096);
         check(cudaMalloc(&sum_, count * sizeof(double)), "cudaMalloc");
+        check(cudaMalloc(&partials_, capacity_ * sizeof(double)), "cudaMalloc");
         check(cudaMallocHost(&host_, count * sizeof(double)), "cudaMallocHost");
     }
-    double* begin() {
+    KrylovSum begin() {
         check(cudaMemsetAsync(sum_, 0, count_ * sizeof(double), stream_), "cudaMemsetAsync");
-        return sum_;
+        return {sum_, partials_, capacity_};
     }
     const double* end() {  // waits for the sum
         check(cudaMemcpyAsync(host_, sum_, count_ * sizeof(double), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
@@ -60,7 +75,9 @@ public:
 private:
     cudaStream_t stream_ = nullptr;
     int count_ = 1;
+    long long capacity_ = 0;
     double* sum_ = nullptr;
+    double* partials_ = nullptr;
     double* host_ = nullptr;
 };
 
@@ -138,7 +155,7 @@ public:
         if (a.format != Format::csr && a.format != Format::ell && a.format != Format::cusparse_csr)
             throw Unsupported("the cuda complex Krylov kernels multiply csr, ell and cusparse_csr");
         stream_ = static_cast<cudaStream_t>(backend.native_stream());
-        sum_.bind(stream_, 2);
+        sum_.bind(stream_, 2, a.slab.haloed());
         if (a.format == Format::cusparse_csr) {
             library_ = std::make_unique<LibraryCsr>();
             library_->bind(stream_, a.slab, a.row_ptr32, a.col, a.val, CUDA_C_64F);
@@ -152,12 +169,27 @@ public:
             library_->spmv(x, y);
             return 0;
         }
-        const KrylovRows g{s.rows(), s.n, s.plane(), s.z0};
-        double* sum = dot ? sum_.begin() : nullptr;
-        check(launch_spmv(a.format == Format::csr ? 0 : 1, g, reinterpret_cast<const long long*>(a.row_ptr), a.col, z(a.val),
-                          a.ell_width, z(x), z(y), sum, stream_),
+        check(launch_spmv(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, z(a.val),
+                          a.ell_width, z(x), z(y), dot ? sum_.begin() : KrylovSum{}, stream_),
               "spmv kernel");
         return dot ? result() : complex(0);
+    }
+    complex spmv_folded(const DeviceMatrixT<complex>& a, complex beta, complex alpha, const complex* r,
+                        const complex* inv_diag, const complex* p, complex* p_next, complex* x, complex* q) override {
+        if (a.slab.rows() == 0) return 0;
+        if (library_) throw std::logic_error("cusparse_csr does not fold");
+        const KrylovFolded<double2> f{z(alpha), z(beta), z(r), inv_diag ? z(inv_diag) : nullptr, z(p), z(p_next), z(x), z(q)};
+        check(launch_spmv_folded(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, z(a.val),
+                                 a.ell_width, f, sum_.begin(), stream_),
+              "folded spmv kernel");
+        return result();
+    }
+    complex update_residual(complex alpha, const complex* q, complex* r, const complex* inv_diag, index_t n) override {
+        if (n == 0) return 0;
+        if (library_) throw std::logic_error("cusparse_csr does not fold");
+        check(launch_update_residual(z(alpha), z(q), z(r), inv_diag ? z(inv_diag) : nullptr, n, sum_.begin(), stream_),
+              "residual update kernel");
+        return result();
     }
     complex dot(const complex* a, const complex* b, index_t n) override {
         if (n == 0) return 0;
@@ -250,7 +282,7 @@ class CudaKernels final : public KrylovKernels {
 public:
     void bind(Backend& backend, const DeviceMatrix& a) override {
         stream_ = static_cast<cudaStream_t>(backend.native_stream());
-        sum_.bind(stream_, 1);
+        sum_.bind(stream_, 1, a.slab.haloed());
         if (a.format != Format::cusparse_csr) return;
         library_ = std::make_unique<LibraryCsr>();
         library_->bind(stream_, a.slab, a.row_ptr32, a.col, a.val, CUDA_R_64F);
@@ -264,13 +296,26 @@ public:
             library_->spmv(x, y);
             return 0;
         }
-        const KrylovRows g{s.rows(), s.n, s.plane(), s.z0};
-        double* sum = dot ? begin_sum() : nullptr;
-        const int kind = a.format == Format::csr ? 0 : a.format == Format::ell ? 1 : 2;
-        check(launch_spmv(kind, g, reinterpret_cast<const long long*>(a.row_ptr), a.col, a.val, a.ell_width, x, y, sum,
-                          stream_),
+        check(launch_spmv(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, a.val, a.ell_width,
+                          x, y, dot ? begin_sum() : KrylovSum{}, stream_),
               "spmv kernel");
         return dot ? end_sum() : 0;
+    }
+    double spmv_folded(const DeviceMatrix& a, double beta, double alpha, const double* r, const double* inv_diag,
+                       const double* p, double* p_next, double* x, double* q) override {
+        if (a.slab.rows() == 0) return 0;
+        if (library_) throw std::logic_error("cusparse_csr does not fold");
+        check(launch_spmv_folded(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, a.val,
+                                 a.ell_width, KrylovFolded<double>{alpha, beta, r, inv_diag, p, p_next, x, q}, begin_sum(),
+                                 stream_),
+              "folded spmv kernel");
+        return end_sum();
+    }
+    double update_residual(double alpha, const double* q, double* r, const double* inv_diag, index_t n) override {
+        if (n == 0) return 0;
+        if (library_) throw std::logic_error("cusparse_csr does not fold");
+        check(launch_update_residual(alpha, q, r, inv_diag, n, begin_sum(), stream_), "residual update kernel");
+        return end_sum();
     }
     double dot(const double* a, const double* b, index_t n) override {
         if (n == 0) return 0;
@@ -279,8 +324,7 @@ public:
             check(cublasDdot(blas(), static_cast<int>(n), a, 1, b, 1, &r), "cublasDdot");  // waits for the result
             return r;
         }
-        double* sum = begin_sum();
-        check(launch_dot(a, b, n, sum, stream_), "dot kernel");
+        check(launch_dot(a, b, n, begin_sum(), stream_), "dot kernel");
         return end_sum();
     }
     void axpy(double alpha, const double* x, double* y, index_t n) override {
@@ -313,13 +357,12 @@ public:
     double fused_update(double alpha, const double* p, const double* q, double* x, double* r, const double* inv_diag,
                         double* z, index_t n) override {
         if (n == 0) return 0;
-        double* sum = begin_sum();
-        check(launch_fused_update(alpha, p, q, x, r, inv_diag, z, n, sum, stream_), "fused update kernel");
+        check(launch_fused_update(alpha, p, q, x, r, inv_diag, z, n, begin_sum(), stream_), "fused update kernel");
         return end_sum();
     }
 
 private:
-    double* begin_sum() { return sum_.begin(); }
+    KrylovSum begin_sum() { return sum_.begin(); }
     double end_sum() { return sum_.end()[0]; }
     cublasHandle_t blas() const { return library_->blas(); }
 

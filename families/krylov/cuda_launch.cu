@@ -1,7 +1,9 @@
 // The krylov family's CUDA kernels (cuda_launch.hpp). One thread per row for
-// the SpMVs (ELL column-major: neighbouring threads read neighbouring
-// entries), grid-stride loops; a reduction sums each block with warp shuffles
-// and adds it to one device double (atomicAdd; complex sums: two).
+// the sparse SpMVs (ELL column-major: neighbouring threads read neighbouring
+// entries), grid-stride loops; the matrix-free stencil on a 3D launch. A
+// reduction sums each block with warp shuffles and adds it to one device
+// double (atomicAdd; complex sums: two), or, for launches of many blocks,
+// stores it to a slot of its own that a second kernel sums (KrylovSum).
 #include <algorithm>
 #include <type_traits>
 
@@ -17,9 +19,20 @@ unsigned blocks_for(long long n) { return static_cast<unsigned>(std::min<long lo
 // 65536). Not for the SpMV and the update that reduce on the side: capped, their
 // fused passes were slower (ELL SpMV 590 -> 722 us, update 432 -> 448 us).
 unsigned dot_blocks_for(long long n) { return std::min(blocks_for(n), 1024u); }
+// Above this many blocks a reduction goes through per-block slots (KrylovSum).
+constexpr long long atomic_blocks = 1024;
 
-// Adds this block's `v` (one per thread) to *sum.
-__device__ void block_sum(double v, double* sum) {
+// A kernel's reduction target: each block adds to `sum`, or stores to its slot of `partials`.
+struct Reduce {
+    double* sum;
+    double* partials;
+};
+
+__device__ long long block_index() {
+    return (static_cast<long long>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+}
+// Sums `v` (one per thread) over the block; thread 0 stores it to *slot, or adds it to *sum.
+__device__ void block_sum(double v, double* sum, double* slot) {
     __shared__ double part[threads / 32];
     for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
     if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = v;
@@ -27,10 +40,12 @@ __device__ void block_sum(double v, double* sum) {
     if (threadIdx.x < 32) {
         v = threadIdx.x < (blockDim.x + 31) / 32 ? part[threadIdx.x] : 0.0;  // blocks of up to `threads`
         for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
-        if (threadIdx.x == 0) atomicAdd(sum, v);
+        if (threadIdx.x == 0) {
+            if (slot) *slot = v;
+            else atomicAdd(sum, v);
+        }
     }
 }
-
 
 // Complex scalars as double2 (std::complex<double>'s layout): the arithmetic
 // the kernels below use, for both scalar types.
@@ -44,44 +59,120 @@ __device__ __forceinline__ double norm(double a) { return a * a; }
 __device__ __forceinline__ double norm(double2 a) { return a.x * a.x + a.y * a.y; }
 __device__ __forceinline__ double conj(double a) { return a; }
 __device__ __forceinline__ double2 conj(double2 a) { return {a.x, -a.y}; }
+// Doubles per scalar: the slots a block's sum takes.
+template <class T>
+constexpr int parts = sizeof(T) / sizeof(double);
 // Adds this block's v to sum[0] (complex: the imaginary part to sum[1]).
-__device__ void block_add(double v, double* sum) { block_sum(v, sum); }
-__device__ void block_add(double2 v, double* sum) {
-    block_sum(v.x, sum);
+__device__ void block_add(double v, Reduce r) { block_sum(v, r.sum, r.partials ? r.partials + block_index() : nullptr); }
+__device__ void block_add(double2 v, Reduce r) {
+    const long long b = block_index();
+    block_sum(v.x, r.sum, r.partials ? r.partials + 2 * b : nullptr);
     __syncthreads();  // block_sum's shared partials are reused
-    block_sum(v.y, sum + 1);
+    block_sum(v.y, r.sum + 1, r.partials ? r.partials + 2 * b + 1 : nullptr);
 }
 
 #define FOR_EACH_ROW(i, n)                                                               \
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n); \
          i += (long long)gridDim.x * blockDim.x)
 
-// Row `own - plane` of poisson7 at grid point (xi, yi, zi): 6 u − its neighbours in the domain.
-__device__ __forceinline__ double poisson7_row(const KrylovRows& g, const double* x, long long own, long long xi,
-                                               long long yi, long long zi) {
-    double v = 6 * x[own];
-    if (xi > 0) v -= x[own - 1];
-    if (xi + 1 < g.n) v -= x[own + 1];
-    if (yi > 0) v -= x[own - g.n];
-    if (yi + 1 < g.n) v -= x[own + g.n];
-    if (zi > 0) v -= x[own - g.plane];
-    if (zi + 1 < g.n) v -= x[own + g.plane];
+// The second level: sum[c] += Σ_b partials[b C + c] over `blocks` slots.
+template <int C>
+__global__ void finish_kernel(const double* partials, long long blocks, double* sum) {
+    double v[C] = {};
+    FOR_EACH_ROW(b, blocks)
+    for (int c = 0; c < C; ++c) v[c] += partials[b * C + c];
+    for (int c = 0; c < C; ++c) {
+        if (c > 0) __syncthreads();
+        block_sum(v[c], sum + c, nullptr);
+    }
+}
+// Launches `launch(target)` as `blocks` blocks that reduce C doubles each, then the second level if it took slots.
+template <int C, class Launch>
+cudaError_t reduced(KrylovSum s, long long blocks, cudaStream_t stream, Launch launch) {
+    const bool slots = s.sum && s.partials && blocks > atomic_blocks && blocks * C <= s.capacity;
+    const Reduce r{s.sum, slots ? s.partials : nullptr};
+    launch(r);
+    if (slots) {
+        const unsigned b = static_cast<unsigned>(std::min<long long>(64, (blocks + threads - 1) / threads));
+        finish_kernel<C><<<b, threads, 0, stream>>>(r.partials, blocks, r.sum);
+    }
+    return cudaGetLastError();
+}
+
+// What an SpMV multiplies and what it does with each row. Plain: y = A x,
+// summing (x, y); nothing on the halo rows.
+template <class T>
+struct PlainStep {
+    static constexpr bool halo_rows = false;
+    const T* __restrict__ x;
+    T* __restrict__ y;
+    __device__ T in(long long h) const { return x[h]; }
+    __device__ void halo(long long) const {}
+    // Own row i (haloed h) with A's row value v and in(h) = center; returns its part of the sum.
+    __device__ T own(long long i, long long, T center, T v) const {
+        y[i] = v;
+        return center * v;
+    }
+};
+// Folded CG (KrylovFolded): the SpMV multiplies p_next = D^-1 r + β p,
+// computed where it is read and stored once per haloed row (the halo rows
+// too: the next SpMV reads them as p); x += α p on the own rows.
+template <class T, bool Jacobi>
+struct FoldedStep {
+    static constexpr bool halo_rows = true;
+    KrylovFolded<T> f;
+    __device__ T in(long long h) const {
+        T z = f.r[h];
+        if constexpr (Jacobi) z = f.inv_diag[h] * z;
+        return z + f.beta * f.p[h];
+    }
+    __device__ void halo(long long h) const { f.p_next[h] = in(h); }
+    __device__ T own(long long i, long long h, T center, T v) const {
+        f.p_next[h] = center;
+        f.x[i] += f.alpha * f.p[h];
+        f.q[i] = v;
+        return center * v;
+    }
+};
+
+// Row h (haloed) of poisson7 at grid point (xi, yi, zi): 6 u − its neighbours
+// in the domain; its value and its y-neighbours' given (a thread walking y
+// keeps them), the others read through step.in.
+template <class Step>
+__device__ __forceinline__ double poisson7_row(const KrylovRows& g, const Step& step, long long h, long long xi,
+                                               long long yi, long long zi, double center, double below, double above) {
+    double v = 6 * center;
+    if (xi > 0) v -= step.in(h - 1);
+    if (xi + 1 < g.n) v -= step.in(h + 1);
+    if (yi > 0) v -= below;
+    if (yi + 1 < g.n) v -= above;
+    if (zi > 0) v -= step.in(h - g.plane);
+    if (zi + 1 < g.n) v -= step.in(h + g.plane);
     return v;
 }
 
-// y = A x over the rows (x haloed: row i's own entry at i + plane); with `sum`, adds (x, y).
-template <int F, class T>
-__global__ void spmv_kernel(KrylovRows g, const long long* row_ptr, const int* col, const T* val, int width,
-                            const T* x, T* y, double* sum) {
+// One thread per row over the own rows (and the halo rows where the step
+// writes them): F = 0 csr, 1 ell, 2 poisson7 from the row number (the
+// fallback of the 3D launch below).
+template <int F, class T, class Step>
+__global__ void sparse_kernel(KrylovRows g, const long long* __restrict__ row_ptr, const int* __restrict__ col,
+                              const T* __restrict__ val, int width, Step step, Reduce red) {
     T d = zero<T>();
-    FOR_EACH_ROW(i, g.rows) {
+    const long long first = Step::halo_rows ? -g.plane : 0;
+    FOR_EACH_ROW(k, g.rows - 2 * first) {
+        const long long i = k + first, h = i + g.plane;
+        if (i < 0 || i >= g.rows) {
+            step.halo(h);
+            continue;
+        }
         T v = zero<T>();
+        const T center = step.in(h);
         if constexpr (F == 0) {
-            for (long long j = row_ptr[i]; j < row_ptr[i + 1]; ++j) v += val[j] * x[col[j]];
+            for (long long j = row_ptr[i]; j < row_ptr[i + 1]; ++j) v += val[j] * step.in(col[j]);
         } else if constexpr (F == 1) {
-            for (int k = 0; k < width; ++k) v += val[k * g.rows + i] * x[col[k * g.rows + i]];
+            for (int e = 0; e < width; ++e) v += val[e * g.rows + i] * step.in(col[e * g.rows + i]);
         } else {
-            // Row i's grid position; 32-bit division where the rows allow (64-bit division dominated the kernel).
+            // 32-bit division where the rows allow (64-bit division dominated the kernel).
             long long xi, yi, zi;
             if (g.rows <= 0xffffffffll) {
                 const unsigned ii = unsigned(i), nn = unsigned(g.n), t = ii / nn;
@@ -89,47 +180,100 @@ __global__ void spmv_kernel(KrylovRows g, const long long* row_ptr, const int* c
             } else {
                 xi = i % g.n, yi = (i / g.n) % g.n, zi = g.z0 + i / g.plane;
             }
-            v = poisson7_row(g, x, i + g.plane, xi, yi, zi);
+            const T below = yi > 0 ? step.in(h - g.n) : 0.0, above = yi + 1 < g.n ? step.in(h + g.n) : 0.0;
+            v = poisson7_row(g, step, h, xi, yi, zi, center, below, above);
         }
-        y[i] = v;
-        if (sum) d += x[i + g.plane] * v;
+        d += step.own(i, h, center, v);
     }
-    if (sum) block_add(d, sum);
+    if (red.sum) block_add(d, red);
 }
 
-// Matrix-free poisson7 with the grid position from the launch (x along the
-// block's threads, `rows_per_block` y-rows per block by blockIdx.y, the rank's
-// plane by blockIdx.z): no division per row (spmv_kernel<2> divides the row
-// number: 196 us at 256^3 on an H100, 1.3 TB/s, against a 92 us floor), and
-// few blocks for the fused dot's atomicAdds (one block per row, 65536 at
-// 256^3, took 148 us fused against 85 unfused on an H200).
-constexpr int rows_per_block = 16;
-__global__ void stencil7_kernel(KrylovRows g, const double* x, double* y, double* sum) {
-    const long long xi = blockIdx.x * (long long)blockDim.x + threadIdx.x, zl = blockIdx.z, zi = g.z0 + zl;
+// Matrix-free poisson7 with the grid position from the launch: x along the
+// block's threads, R consecutive y-rows per thread (blockIdx.y), the rank's
+// plane by blockIdx.z (with the step's halo rows: the two halo planes too).
+// A thread keeps its column's values at y0 - 1 .. y0 + R, so a row reads its
+// y-neighbours from registers, and its R rows' loads are independent.
+// (spmv of the row number divides: 196 us at 256^3 on an H100, 1.3 TB/s.)
+template <int R, class Step>
+__global__ void stencil7_kernel(KrylovRows g, Step step, Reduce red) {
+    const long long xi = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    const long long pz = static_cast<long long>(blockIdx.z) - (Step::halo_rows ? 1 : 0);  // -1 and planes: halos
+    const long long y0 = blockIdx.y * (long long)R;
     double d = 0;
     if (xi < g.n) {
-        const long long y0 = blockIdx.y * (long long)rows_per_block, y1 = y0 + rows_per_block < g.n ? y0 + rows_per_block : g.n;
-        for (long long yi = y0; yi < y1; ++yi) {
-            const long long i = (zl * g.n + yi) * g.n + xi, own = i + g.plane;
-            const double v = poisson7_row(g, x, own, xi, yi, zi);
-            y[i] = v;
-            d += x[own] * v;
+        const long long base = pz * g.plane + xi + g.plane;  // haloed row of (xi, 0, pz)
+        if (pz < 0 || pz * g.plane >= g.rows) {
+            for (int k = 0; k < R; ++k)
+                if (y0 + k < g.n) step.halo(base + (y0 + k) * g.n);
+        } else {
+            const long long zi = g.z0 + pz;
+            double c[R + 2];
+#pragma unroll
+            for (int k = 0; k < R + 2; ++k) {
+                const long long yk = y0 - 1 + k;
+                c[k] = yk >= 0 && yk < g.n ? step.in(base + yk * g.n) : 0.0;
+            }
+#pragma unroll
+            for (int k = 0; k < R; ++k) {
+                const long long yi = y0 + k, h = base + yi * g.n;
+                if (yi < g.n) d += step.own(h - g.plane, h, c[k + 1], poisson7_row(g, step, h, xi, yi, zi, c[k + 1], c[k], c[k + 2]));
+            }
         }
     }
-    if (sum) block_add(d, sum);
+    if (red.sum) block_add(d, red);
+}
+// The stencil's y-rows per thread where KrylovRows leaves it open (0).
+constexpr int default_stencil_rows = 4;
+template <int R, class Step>
+cudaError_t stencil7(KrylovRows g, Step step, KrylovSum sum, cudaStream_t stream) {
+    const long long planes = g.rows / g.plane + (Step::halo_rows ? 2 : 0);
+    const unsigned tx = static_cast<unsigned>(std::min<long long>(threads, (g.n + 31) / 32 * 32));
+    const dim3 grid(static_cast<unsigned>((g.n + tx - 1) / tx), static_cast<unsigned>((g.n + R - 1) / R),
+                    static_cast<unsigned>(planes));
+    return reduced<1>(sum, static_cast<long long>(grid.x) * grid.y * grid.z, stream,
+                      [&](Reduce r) { stencil7_kernel<R><<<grid, tx, 0, stream>>>(g, step, r); });
 }
 
+// y = A x in format `kind` through `step` (PlainStep or FoldedStep).
+template <class T, class Step>
+cudaError_t spmv_with(int kind, KrylovRows g, const long long* row_ptr, const int* col, const T* val, int width,
+                      Step step, KrylovSum sum, cudaStream_t stream) {
+    if (g.rows <= 0) return cudaSuccess;
+    const unsigned b = blocks_for(g.rows + (Step::halo_rows ? 2 * g.plane : 0));
+    auto sparse = [&](auto f) {
+        return reduced<parts<T>>(sum, b, stream, [&](Reduce r) {
+            sparse_kernel<decltype(f)::value, T><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, step, r);
+        });
+    };
+    if (kind == 0) return sparse(std::integral_constant<int, 0>{});
+    if (kind == 1) return sparse(std::integral_constant<int, 1>{});
+    if constexpr (std::is_same_v<T, double>) {  // matrix-free: poisson7 (real) only
+        const long long planes = g.rows / g.plane + 2;
+        if (g.n > 65535 || planes > 65535) return sparse(std::integral_constant<int, 2>{});  // the launch's y and z extents
+        switch (g.stencil_rows) {
+            case 1: return stencil7<1>(g, step, sum, stream);
+            case 2: return stencil7<2>(g, step, sum, stream);
+            case 0:
+            case 4: return stencil7<4>(g, step, sum, stream);
+            case 8: return stencil7<8>(g, step, sum, stream);
+            default: return cudaErrorInvalidValue;
+        }
+    }
+    return cudaErrorInvalidValue;
+}
+static_assert(default_stencil_rows == 4, "spmv_with's case 0 launches the default");
+
 template <class T>
-__global__ void dot_kernel(const T* a, const T* b, long long n, double* sum) {
+__global__ void dot_kernel(const T* a, const T* b, long long n, Reduce red) {
     T d = zero<T>();
     FOR_EACH_ROW(i, n) d += a[i] * b[i];
-    block_add(d, sum);
+    block_add(d, red);
 }
 template <class T>
-__global__ void norm2_kernel(const T* a, long long n, double* sum) {
+__global__ void norm2_kernel(const T* a, long long n, Reduce red) {
     double d = 0;
     FOR_EACH_ROW(i, n) d += norm(a[i]);
-    block_sum(d, sum);
+    block_add(d, red);
 }
 template <class T>
 __global__ void conjugate_kernel(const T* x, T* y, long long n) {
@@ -153,7 +297,7 @@ __global__ void scale_kernel(const T* inv_diag, const T* r, T* z, long long n) {
 }
 template <class T>
 __global__ void fused_update_kernel(T alpha, const T* p, const T* q, T* x, T* r, const T* inv_diag, T* z, long long n,
-                                    double* sum) {
+                                    Reduce red) {
     T d = zero<T>();
     FOR_EACH_ROW(i, n) {
         x[i] += alpha * p[i];
@@ -163,35 +307,17 @@ __global__ void fused_update_kernel(T alpha, const T* p, const T* q, T* x, T* r,
         if (inv_diag) z[i] = zi = inv_diag[i] * ri;
         d += ri * zi;
     }
-    block_add(d, sum);
+    block_add(d, red);
 }
-
 template <class T>
-cudaError_t spmv(int kind, KrylovRows g, const long long* row_ptr, const int* col, const T* val, int width, const T* x,
-                 T* y, double* sum, cudaStream_t stream) {
-    const unsigned b = blocks_for(g.rows);
-    if (kind == 0) spmv_kernel<0><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, x, y, sum);
-    else if (kind == 1) spmv_kernel<1><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, x, y, sum);
-    else if constexpr (std::is_same_v<T, double>) {
-        const long long planes = g.plane > 0 ? g.rows / g.plane : 0;
-        if (g.rows > 0 && g.n <= 65535 && planes <= 65535) {  // the launch's y and z extents
-            const unsigned tx = static_cast<unsigned>(std::min<long long>(threads, (g.n + 31) / 32 * 32));
-            const dim3 grid(static_cast<unsigned>((g.n + tx - 1) / tx),
-                            static_cast<unsigned>((g.n + rows_per_block - 1) / rows_per_block), static_cast<unsigned>(planes));
-            stencil7_kernel<<<grid, tx, 0, stream>>>(g, x, y, sum);
-        } else if (g.rows > 0) {
-            spmv_kernel<2><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, x, y, sum);
-        }
-    } else {
-        return cudaErrorInvalidValue;  // matrix-free: poisson7 (real) only
+__global__ void update_residual_kernel(T alpha, const T* q, T* r, const T* inv_diag, long long n, Reduce red) {
+    T d = zero<T>();
+    FOR_EACH_ROW(i, n) {
+        const T ri = r[i] - alpha * q[i];
+        r[i] = ri;
+        d += ri * (inv_diag ? inv_diag[i] * ri : ri);
     }
-    return cudaGetLastError();
-}
-template <class T>
-cudaError_t fused_update(T alpha, const T* p, const T* q, T* x, T* r, const T* inv_diag, T* z, long long n, double* sum,
-                         cudaStream_t stream) {
-    fused_update_kernel<<<blocks_for(n), threads, 0, stream>>>(alpha, p, q, x, r, inv_diag, z, n, sum);
-    return cudaGetLastError();
+    block_add(d, red);
 }
 
 }  // namespace
@@ -199,16 +325,21 @@ cudaError_t fused_update(T alpha, const T* p, const T* q, T* x, T* r, const T* i
 // One launcher per operation and scalar type (double; double2 = complex).
 #define KRYLOV_LAUNCHERS(T)                                                                                          \
     cudaError_t launch_spmv(int kind, KrylovRows g, const long long* row_ptr, const int* col, const T* val, int width, \
-                            const T* x, T* y, double* sum, cudaStream_t stream) {                                    \
-        return spmv<T>(kind, g, row_ptr, col, val, width, x, y, sum, stream);                                        \
+                            const T* x, T* y, KrylovSum sum, cudaStream_t stream) {                                  \
+        return spmv_with<T>(kind, g, row_ptr, col, val, width, PlainStep<T>{x, y}, sum, stream);                    \
     }                                                                                                                \
-    cudaError_t launch_dot(const T* a, const T* b, long long n, double* sum, cudaStream_t stream) {                  \
-        dot_kernel<<<dot_blocks_for(n), threads, 0, stream>>>(a, b, n, sum);                                         \
-        return cudaGetLastError();                                                                                   \
+    cudaError_t launch_spmv_folded(int kind, KrylovRows g, const long long* row_ptr, const int* col, const T* val,   \
+                                   int width, KrylovFolded<T> f, KrylovSum sum, cudaStream_t stream) {               \
+        if (f.inv_diag) return spmv_with<T>(kind, g, row_ptr, col, val, width, FoldedStep<T, true>{f}, sum, stream); \
+        return spmv_with<T>(kind, g, row_ptr, col, val, width, FoldedStep<T, false>{f}, sum, stream);                \
     }                                                                                                                \
-    cudaError_t launch_norm2(const T* a, long long n, double* sum, cudaStream_t stream) {                            \
-        norm2_kernel<<<dot_blocks_for(n), threads, 0, stream>>>(a, n, sum);                                          \
-        return cudaGetLastError();                                                                                   \
+    cudaError_t launch_dot(const T* a, const T* b, long long n, KrylovSum sum, cudaStream_t stream) {                \
+        const unsigned nb = dot_blocks_for(n);                                                                       \
+        return reduced<parts<T>>(sum, nb, stream, [&](Reduce r) { dot_kernel<<<nb, threads, 0, stream>>>(a, b, n, r); }); \
+    }                                                                                                                \
+    cudaError_t launch_norm2(const T* a, long long n, KrylovSum sum, cudaStream_t stream) {                          \
+        const unsigned nb = dot_blocks_for(n);                                                                       \
+        return reduced<1>(sum, nb, stream, [&](Reduce r) { norm2_kernel<<<nb, threads, 0, stream>>>(a, n, r); });   \
     }                                                                                                                \
     cudaError_t launch_conjugate(const T* x, T* y, long long n, cudaStream_t stream) {                               \
         conjugate_kernel<<<blocks_for(n), threads, 0, stream>>>(x, y, n);                                            \
@@ -231,8 +362,18 @@ cudaError_t fused_update(T alpha, const T* p, const T* q, T* x, T* r, const T* i
         return cudaGetLastError();                                                                                   \
     }                                                                                                                \
     cudaError_t launch_fused_update(T alpha, const T* p, const T* q, T* x, T* r, const T* inv_diag, T* z,            \
-                                    long long n, double* sum, cudaStream_t stream) {                                 \
-        return fused_update<T>(alpha, p, q, x, r, inv_diag, z, n, sum, stream);                                      \
+                                    long long n, KrylovSum sum, cudaStream_t stream) {                               \
+        const unsigned nb = blocks_for(n);                                                                           \
+        return reduced<parts<T>>(sum, nb, stream, [&](Reduce red) {                                                  \
+            fused_update_kernel<<<nb, threads, 0, stream>>>(alpha, p, q, x, r, inv_diag, z, n, red);                 \
+        });                                                                                                          \
+    }                                                                                                                \
+    cudaError_t launch_update_residual(T alpha, const T* q, T* r, const T* inv_diag, long long n, KrylovSum sum,     \
+                                       cudaStream_t stream) {                                                        \
+        const unsigned nb = blocks_for(n);                                                                           \
+        return reduced<parts<T>>(sum, nb, stream, [&](Reduce red) {                                                  \
+            update_residual_kernel<<<nb, threads, 0, stream>>>(alpha, q, r, inv_diag, n, red);                       \
+        });                                                                                                          \
     }
 
 KRYLOV_LAUNCHERS(double)

@@ -24,6 +24,7 @@ struct DeviceMatrixT {
     const std::int32_t* col = nullptr;
     const S* val = nullptr;
     int ell_width = 0;
+    int stencil_rows = 0;  // matrix_free on cuda: y-rows per thread (1, 2, 4, 8; 0: the kernels' default)
 };
 using DeviceMatrix = DeviceMatrixT<double>;
 
@@ -56,6 +57,13 @@ public:
     // One pass: x += alpha p; r -= alpha q; z = D^-1 r (when inv_diag, else z is r);
     // returns r^T z.
     virtual S fused_update(S alpha, const S* p, const S* q, S* x, S* r, const S* inv_diag, S* z, index_t n) = 0;
+    // CG with the direction update folded into the SpMV (fusion "folded"; r, inv_diag, p and p_next
+    // haloed, inv_diag null: none): p_next = D^-1 r + beta p on every haloed row; x += alpha p and
+    // q = A p_next on the own rows; returns p_next^T q.
+    virtual S spmv_folded(const DeviceMatrixT<S>& a, S beta, S alpha, const S* r, const S* inv_diag, const S* p,
+                          S* p_next, S* x, S* q) = 0;
+    // The folded iteration's other pass: r -= alpha q; returns r^T D^-1 r (inv_diag null: r^T r).
+    virtual S update_residual(S alpha, const S* q, S* r, const S* inv_diag, index_t n) = 0;
 };
 using KrylovKernels = KernelsT<double>;
 using ComplexKernels = KernelsT<complex>;

@@ -1,6 +1,7 @@
 // Microbenchmarks of the Krylov kernels (Google Benchmark), one process: each
-// format's SpMV (with and without its fused dot), the fused update and the
-// BLAS-1 kernels, per backend with Krylov kernels that is usable here, with
+// format's SpMV (with and without its fused dot, and folded: with CG's
+// direction and x updates), the fused updates and the BLAS-1 kernels (on a
+// GPU also the matrix-free stencil at each of its y-rows per thread, `_rR`), per backend with Krylov kernels that is usable here, with
 // the bytes each call must move as bytes_per_second, so that a kernel's
 // bandwidth can be checked without a sweep. Timed by the backend's clock (CUDA
 // events on cuda). Every SpMV is first checked against the stencil oracle.
@@ -28,13 +29,15 @@ struct Fixture {
     LocalMatrix host;
     DeviceMatrix a;
     Buffer row_ptr, col, val, x, y, r, z, inv_diag, q, xs;
+    Buffer rh, ph, pn, dh;  // haloed r, p, p_next, D^-1 (folded)
 
-    Fixture(const std::string& be, Format f, index_t n) {
+    Fixture(const std::string& be, Format f, index_t n, int stencil_rows = 0) {
         backend = Registry<Backend>::instance().create(be);
         kernels = Registry<KrylovKernels>::instance().create(be);
         host = assemble_poisson7(slab_of(n, 1, 0));
         a.format = f;
         a.slab = host.slab;
+        a.stencil_rows = stencil_rows;
         if (f == Format::csr) row_ptr = upload(host.row_ptr);
         if (f == Format::cusparse_csr)
             row_ptr = upload(std::vector<std::int32_t>(host.row_ptr.begin(), host.row_ptr.end()));
@@ -49,6 +52,9 @@ struct Fixture {
         std::vector<double> xh(static_cast<std::size_t>(host.slab.haloed()), 0.0);
         for (index_t i = host.slab.plane(); i < host.slab.rows() + host.slab.plane(); ++i) xh[i] = u(rng);
         x = upload(xh);  // haloed; the halos stay 0 (one rank)
+        rh = upload(xh), ph = upload(xh), pn = upload(xh);
+        for (index_t i = host.slab.plane(); i < host.slab.rows() + host.slab.plane(); ++i) xh[i] = 1.0 / 6;
+        dh = upload(xh);
         std::vector<double> rows(static_cast<std::size_t>(host.slab.rows()));
         for (auto& v : rows) v = u(rng);
         y = upload(rows), r = upload(rows), z = upload(rows), q = upload(rows), xs = upload(rows);
@@ -85,10 +91,22 @@ void timed(benchmark::State& state, Fixture& f, std::size_t bytes, Op op) {
     state.counters["rows"] = double(f.rows());
 }
 
-void spmv(benchmark::State& state, const std::string& be, Format format, bool dot) {
-    Fixture f(be, format, state.range(0));
+void spmv(benchmark::State& state, const std::string& be, Format format, bool dot, int stencil_rows = 0) {
+    Fixture f(be, format, state.range(0), stencil_rows);
     if (const double e = f.spmv_error(); !(e < 1e-14)) return state.SkipWithError(fmt::format("SpMV error {}", e).c_str());
     timed(state, f, spmv_bytes(format, f.host), [&] { f.kernels->spmv(f.a, f.d(f.x), f.d(f.y), dot); });
+}
+// The folded SpMV (β = 0.5: p_next stays bounded over the repetitions; α tiny):
+// the matrix, r, p (and D^-1) read and p_next written on the haloed rows, x
+// read and written, q written (the workload's traffic model).
+void spmv_folded(benchmark::State& state, const std::string& be, Format format, bool jacobi, int stencil_rows = 0) {
+    Fixture f(be, format, state.range(0), stencil_rows);
+    if (const double e = f.spmv_error(); !(e < 1e-14)) return state.SkipWithError(fmt::format("SpMV error {}", e).c_str());
+    const std::size_t v = static_cast<std::size_t>(f.rows()) * 8, vh = static_cast<std::size_t>(f.host.slab.haloed()) * 8;
+    timed(state, f, spmv_bytes(format, f.host) - 2 * v + (jacobi ? 4 : 3) * vh + 3 * v, [&] {
+        f.kernels->spmv_folded(f.a, 0.5, 1e-9, f.d(f.rh), jacobi ? f.d(f.dh) : nullptr, f.d(f.ph), f.d(f.pn), f.d(f.xs),
+                               f.d(f.q));
+    });
 }
 void fused_update(benchmark::State& state, const std::string& be, bool jacobi) {
     Fixture f(be, Format::matrix_free, state.range(0));
@@ -97,6 +115,13 @@ void fused_update(benchmark::State& state, const std::string& be, bool jacobi) {
     timed(state, f, 6 * v + (jacobi ? 2 * v : 0), [&] {  // p = y, q, x = xs, r, z: five arrays
         f.kernels->fused_update(1e-9, f.d(f.y), f.d(f.q), f.d(f.xs), f.d(f.r), jacobi ? f.d(f.inv_diag) : nullptr,
                                 f.d(f.z), f.rows());
+    });
+}
+void update_residual(benchmark::State& state, const std::string& be, bool jacobi) {
+    Fixture f(be, Format::matrix_free, state.range(0));
+    const std::size_t v = static_cast<std::size_t>(f.rows()) * 8;
+    timed(state, f, 3 * v + (jacobi ? v : 0), [&] {  // r, q (and D^-1) read; r written
+        f.kernels->update_residual(1e-9, f.d(f.q), f.d(f.r), jacobi ? f.d(f.inv_diag) : nullptr, f.rows());
     });
 }
 void blas1(benchmark::State& state, const std::string& be, int which) {
@@ -124,11 +149,22 @@ void register_all() {
             const Format f = parse_format(fname);
             if (f == Format::cusparse_csr && be != "cuda") continue;
             add("spmv/" + fname, [be, f](benchmark::State& s) { spmv(s, be, f, false); });
-            if (f != Format::cusparse_csr)
-                add("spmv_dot/" + fname, [be, f](benchmark::State& s) { spmv(s, be, f, true); });
+            if (f == Format::cusparse_csr) continue;
+            add("spmv_dot/" + fname, [be, f](benchmark::State& s) { spmv(s, be, f, true); });
+            add("spmv_folded/" + fname, [be, f](benchmark::State& s) { spmv_folded(s, be, f, false); });
+            add("spmv_folded_jacobi/" + fname, [be, f](benchmark::State& s) { spmv_folded(s, be, f, true); });
         }
+        if (backend->device_memory())
+            for (int rows : {1, 2, 4, 8}) {
+                auto name = [rows](const char* kernel) { return fmt::format("{}/matrix_free_r{}", kernel, rows); };
+                add(name("spmv"), [be, rows](benchmark::State& s) { spmv(s, be, Format::matrix_free, false, rows); });
+                add(name("spmv_dot"), [be, rows](benchmark::State& s) { spmv(s, be, Format::matrix_free, true, rows); });
+                add(name("spmv_folded"), [be, rows](benchmark::State& s) { spmv_folded(s, be, Format::matrix_free, false, rows); });
+            }
         add("fused_update", [be](benchmark::State& s) { fused_update(s, be, false); });
         add("fused_update_jacobi", [be](benchmark::State& s) { fused_update(s, be, true); });
+        add("update_residual", [be](benchmark::State& s) { update_residual(s, be, false); });
+        add("update_residual_jacobi", [be](benchmark::State& s) { update_residual(s, be, true); });
         add("dot", [be](benchmark::State& s) { blas1(s, be, 0); });
         add("axpy", [be](benchmark::State& s) { blas1(s, be, 1); });
         add("xpay", [be](benchmark::State& s) { blas1(s, be, 2); });

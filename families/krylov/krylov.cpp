@@ -50,7 +50,7 @@ const OperatorInfo& info_of(const std::string& op) {
         if (i.name == op) return i;
     throw std::invalid_argument("unknown operator '" + op + "'");
 }
-const std::vector<std::string> fusions{"none", "fused"};
+const std::vector<std::string> fusions{"none", "fused", "folded"};
 // A clock that records nothing: phases timed as part of an enclosing one.
 struct NoClock final : PhaseClock {
     void start() override {}
@@ -114,6 +114,7 @@ public:
           iterations_(pt.problem.at("iterations")[0].get<int>()),
           format_(parse_format(pt.config.at("format").get<std::string>())),
           fused_(pt.config.at("fusion") == "fused"),
+          folded_(pt.config.at("fusion") == "folded"),
           jacobi_(pt.config.at("preconditioner") == "jacobi"),
           bicg_(pt.config.at("solver") == "bicg"),
           qmr_(pt.config.at("solver") == "qmr" || pt.config.at("solver") == "qmr_sym"),
@@ -159,16 +160,19 @@ public:
             a_.col = static_cast<const std::int32_t*>(col_.data());
             a_.val = static_cast<const S*>(val_.data());
             const std::size_t rows = bytes(s.rows()), haloed = bytes(s.haloed());
-            for (Buffer* v : {&x_, &r_, &q_, &b_}) *v = Buffer(*backend_, rows);
-            if (jacobi_) {
+            for (Buffer* v : {&x_, &q_, &b_}) *v = Buffer(*backend_, rows);
+            std::vector<S> zeros(static_cast<std::size_t>(s.haloed()), S(0));
+            if (jacobi_) {  // haloed: the folded SpMV scales r on the halo rows too (prepare() fills them)
                 z_ = Buffer(*backend_, rows);
-                std::vector<S> inv(host_.diag.size());
-                for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = S(1) / host_.diag[i];
+                std::vector<S> inv(zeros);
+                for (std::size_t i = 0; i < host_.diag.size(); ++i) inv[s.plane() + i] = S(1) / host_.diag[i];
                 inv_diag_ = upload(inv);
             }
-            p_ = Buffer(*backend_, haloed);
-            std::vector<S> zeros(static_cast<std::size_t>(s.haloed()), S(0));
-            if (haloed > 0) backend_->copy_from_host(p_.data(), zeros.data(), haloed);  // halos outside the domain stay 0
+            // r is haloed too: the folded iteration exchanges r's halo instead of p's.
+            for (Buffer* v : {&p_, &r_}) *v = Buffer(*backend_, haloed);
+            if (folded_) p_next_ = Buffer(*backend_, haloed);
+            for (Buffer* v : {&p_, &r_, &p_next_})  // halos outside the domain stay 0
+                if (haloed > 0 && v->data()) backend_->copy_from_host(v->data(), zeros.data(), haloed);
             if (bicg_) {  // the shadow system: r~, q~, p~ and conj(p~) (haloed), D^-H and z~
                 rt_ = Buffer(*backend_, rows), qt_ = Buffer(*backend_, rows);
                 pt_ = Buffer(*backend_, haloed), ct_ = Buffer(*backend_, haloed);
@@ -224,6 +228,13 @@ public:
             if (!b.empty()) backend_->copy_from_host(b_.data(), b.data(), bytes(s.rows()));
             backend_->synchronize();
         });
+        if (jacobi_) {  // D^-1 on the halo rows: the neighbours' (the folded SpMV reads it there)
+            exchange(inv_diag_);
+            all_or_none(comm, [&] {
+                if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
+                timer_->collect();  // not a step's halo time
+            });
+        }
     }
     std::unique_ptr<PhaseClock> make_clock() override { return backend_->make_clock(); }
     std::vector<std::string> phase_names() override { return timer_->names(); }
@@ -238,8 +249,10 @@ public:
         stop_ = false;
         if (qmr_) qmr_start();
         else rz_ = allreduce(local([&] { return timed(3, [&] { return rho_local(); }); }));
+        alpha_prev_ = beta_ = S(0);
         int k = 0;
         for (; k < iterations_ && !stop_; ++k) iterate();
+        if (folded_) catch_up_x();
         if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
         if (stop_)
             throw std::runtime_error(fmt::format("{} broke down at iteration {} of {} (a scalar not finite or zero): "
@@ -251,7 +264,7 @@ public:
         Footprint f;
         for (const Buffer* b : {&row_ptr_, &col_, &val_, &x_, &r_, &q_, &b_, &z_, &inv_diag_, &p_, &rt_, &qt_, &pt_, &ct_,
                                 &zt_, &inv_diag_h_, &vt_, &yq_, &ty_, &d_, &s_, &wt_, &zq_, &tz_, &ql_, &inv_sqrt_diag_,
-                                &inv_sqrt_diag_h_})
+                                &inv_sqrt_diag_h_, &p_next_})
             f.backend_bytes += b->bytes();
         f.workspace_bytes = f.backend_bytes - b_.bytes() - x_.bytes();
         f.host_staging_bytes = staging_.bytes();
@@ -267,6 +280,15 @@ public:
         const std::size_t update = 6 * v + (jacobi_ ? (fused_ ? 2 : 3) * v : 0) + (format_ == Format::cusparse_csr ? 5 : 3) * v;
         // unfused: (p, q) and (r, z) as passes of their own ((r, r): one stream)
         const std::size_t reduce = fused_ ? 0 : 2 * v + (jacobi_ ? 2 : 1) * v;
+        if (folded_) {
+            // SpMV pass: the matrix; r, p (and D^-1) read and p_next written on every haloed row; x read
+            // and written, q written (spmv_bytes counts x and y once: + q). Update: r -= αq (3; Jacobi: + D^-1),
+            // and once per step the lagging x += αp (3).
+            const std::size_t vh = bytes(host_.slab.haloed());
+            const std::size_t spmv = spmv_bytes(format_, host_) - 2 * v + (jacobi_ ? 4 : 3) * vh + 3 * v;
+            const std::size_t up = k * (jacobi_ ? 4 : 3) * v + 3 * v;
+            return {{0, k * halo, k * halo}, {k * spmv, 0, 0}, {up, 0, 0}, {(jacobi_ ? 2 : 1) * v, 0, 0}};
+        }
         if (qmr_) {
             // One SpMV (qmr: two, A^H q = conj(A conj(q)): 2 conjugating passes of 2 streams) and halo exchange
             // each. Updates: scal ṽ (2), p = ỹ + c p (3), ṽ = p̃ - β ṽ (3), d and s: scal + axpy (5 each),
@@ -329,12 +351,14 @@ public:
         else rz_ = allreduce(local([&] { return rho_local(); }));
         double rr = bb;
         converged_iterations_ = 0;
+        alpha_prev_ = beta_ = S(0);
         const int max_iterations = static_cast<int>(50 * n_ + 100);
         while (!stop_ && converged_iterations_ < max_iterations && std::sqrt(rr / bb) > target_residual) {
             iterate();
             rr = allreduce(local_norm2(r()));
             ++converged_iterations_;
         }
+        if (folded_) catch_up_x();
         if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
         recurrence_ = std::sqrt(rr / bb);
         // True residual: b - A x, x through p's haloed buffer.
@@ -404,12 +428,12 @@ private:
     static std::size_t bytes(index_t n) { return static_cast<std::size_t>(n) * sizeof(S); }
     index_t rows() const { return host_.slab.rows(); }
     S* x() { return static_cast<S*>(x_.data()); }
-    S* r() { return static_cast<S*>(r_.data()); }
+    S* r() { return static_cast<S*>(r_.data()) + host_.slab.plane(); }
     S* z() { return jacobi_ ? static_cast<S*>(z_.data()) : r(); }
     S* q() { return static_cast<S*>(q_.data()); }
     const S* b() { return static_cast<const S*>(b_.data()); }
     S* p() { return static_cast<S*>(p_.data()) + host_.slab.plane(); }
-    const S* inv_diag() { return jacobi_ ? static_cast<const S*>(inv_diag_.data()) : nullptr; }
+    const S* inv_diag() { return jacobi_ ? static_cast<const S*>(inv_diag_.data()) + host_.slab.plane() : nullptr; }
     S* rt() { return static_cast<S*>(rt_.data()); }
     S* zt() { return jacobi_ ? static_cast<S*>(zt_.data()) : rt(); }
     S* qt() { return static_cast<S*>(qt_.data()); }
@@ -511,7 +535,7 @@ private:
         if (n > 0) {
             const std::vector<S> zeros(static_cast<std::size_t>(n), S(0));
             backend_->copy_from_host(x_.data(), zeros.data(), bytes(n));
-            backend_->copy_region(r_.data(), all, b_.data(), all, sizeof(S));
+            backend_->copy_region(r(), all, b_.data(), all, sizeof(S));
             if (jacobi_) kernels_->scale(inv_diag(), r(), z(), n);
             backend_->copy_region(p(), all, z(), all, sizeof(S));
             if (qmr_) {  // ṽ = r0 = b, y = M1^-1 ṽ; p = d = s = 0 (their first update scales them by 0);
@@ -772,6 +796,7 @@ private:
     }
     // One preconditioned CG iteration (README.md).
     void iterate() {
+        if (folded_) return iterate_folded();
         if (qmr_) return iterate_qmr();
         if (bicg_) return iterate_bicg();
         const index_t n = rows();
@@ -810,11 +835,44 @@ private:
         rz_ = rz_new;
         local([&] { timed(2, [&] { kernels_->xpay(z(), beta, p(), n); }); });
     }
+    // One folded CG iteration (README.md): halo(r); p' = D^-1 r + βp, x += α_prev p and q = A p' in one
+    // pass; r -= αq and (r, D^-1 r) in another. x lags one iteration behind: catch_up_x() adds the last αp.
+    void iterate_folded() {
+        const index_t n = rows();
+        exchange(r_);
+        const S pq = local([&] {
+            return timed(1, [&] {
+                const S* dinv = jacobi_ ? static_cast<const S*>(inv_diag_.data()) : nullptr;
+                return kernels_->spmv_folded(a_, beta_, alpha_prev_, static_cast<const S*>(r_.data()), dinv,
+                                             static_cast<const S*>(p_.data()), static_cast<S*>(p_next_.data()), x(), q());
+            });
+        });
+        std::swap(p_, p_next_);
+        const S pq_all = allreduce(pq);
+        if (!finite(pq_all) || pq_all == S(0)) {
+            stop_ = true;
+            return;
+        }
+        const S alpha = rz_ / pq_all;
+        const S rz_local = local([&] { return timed(2, [&] { return kernels_->update_residual(alpha, q(), r(), inv_diag(), n); }); });
+        const S rz_new = allreduce(rz_local);
+        if (!finite(rz_new)) {
+            stop_ = true;
+            return;
+        }
+        beta_ = rz_new / rz_;
+        rz_ = rz_new;
+        alpha_prev_ = alpha;
+    }
+    void catch_up_x() {
+        local([&] { timed(2, [&] { kernels_->axpy(alpha_prev_, p(), x(), rows()); }); });
+        alpha_prev_ = S(0);
+    }
 
     index_t n_;
     int iterations_;
     Format format_;
-    bool fused_, jacobi_, bicg_, qmr_, shadow_;
+    bool fused_, folded_, jacobi_, bicg_, qmr_, shadow_;
     std::string solver_;
     std::string halo_;  // sendrecv or a transport's name
     std::string backend_name_;
@@ -830,10 +888,11 @@ private:
     std::unique_ptr<Redistribution> up_, down_;  // the halo through a transport (build_halo)
     LocalMatrixT<S> host_;
     DeviceMatrixT<S> a_;
-    Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_, staging_;
+    Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_, p_next_, staging_;
     Buffer rt_, qt_, pt_, ct_, zt_, inv_diag_h_;  // BiCG's shadow system (qt_, ct_: QMR's too)
     Buffer vt_, yq_, ty_, d_, s_, wt_, zq_, tz_, ql_, inv_sqrt_diag_, inv_sqrt_diag_h_;  // QMR's
     S rz_ = 0;
+    S alpha_prev_ = 0, beta_ = 0;  // folded: the last step (x lags by it) and the next direction's β
     double rho_ = 0, xi_ = 0, gamma_ = 1, theta_ = 0;  // QMR's scalars
     S eta_ = S(-1), eps_ = S(1);
     bool first_ = true;
@@ -845,8 +904,8 @@ class KrylovFamily final : public Family {
 public:
     std::string name() const override { return "krylov"; }
     std::string summary() const override {
-        return "Krylov solvers (Commer et al.): CG on the 7-point Poisson operator, CSR/ELL/matrix-free, fused or not, "
-               "Jacobi";
+        return "Krylov solvers (Commer et al.): CG on the 7-point Poisson operator, CSR/ELL/matrix-free, fused, folded "
+               "or not, Jacobi";
     }
     std::vector<std::string> testcase_keys() const override {
         return {"sizes", "operator", "solver", "format", "fusion", "preconditioner", "precision", "backend",
