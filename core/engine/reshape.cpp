@@ -181,7 +181,15 @@ const void* staged_source(const ReshapeContext& ctx, const void* src) {
 }
 
 void* staged_destination(const ReshapeContext& ctx, void* dst) {
-    return ctx.host_dst_mirror ? ctx.host_dst_mirror : dst;
+    if (!ctx.host_dst_mirror) return dst;
+    // The mirror goes back whole (finish_staged_destination): where the
+    // receives do not cover the destination box (moving boxes that leave part
+    // of it, a halo), it first takes what dst holds, which then comes back unchanged.
+    index_t received = 0;
+    for (const PeerBlock& b : ctx.plan->peers) received += b.recv_count;
+    if (received < ctx.plan->after.box.count())
+        ctx.backend->copy_to_host(ctx.host_dst_mirror, dst, ctx.plan->after.box.count() * ctx.plan->elem_bytes);
+    return ctx.host_dst_mirror;
 }
 
 void finish_staged_destination(const ReshapeContext& ctx, void* dst) {
