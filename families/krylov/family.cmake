@@ -38,3 +38,12 @@ endif()
 # Kernel microbenchmarks (Google Benchmark): fftune_krylov_bench.
 fftune_family_bench(krylov families/krylov/kernels_bench.cpp "fftw/.*/64"
   "fftw/spmv_dot/matrix_free/64.*bytes_per_second")
+# The CUDA launchers timed alone (no sum brought back to the host inside the
+# timing): fftune_krylov_launch_bench, GPU only (no smoke test: CI has no GPU).
+if(CMAKE_CUDA_COMPILER AND FFTUNE_BUILD_BENCHMARKS)
+  find_package(benchmark QUIET)
+  if(benchmark_FOUND)
+    add_executable(fftune_krylov_launch_bench families/krylov/launch_bench.cpp)
+    target_link_libraries(fftune_krylov_launch_bench PRIVATE fftune benchmark::benchmark fmt::fmt CUDA::cudart)
+  endif()
+endif()
