@@ -24,7 +24,7 @@ struct DeviceMatrixT {
     const std::int32_t* col = nullptr;
     const S* val = nullptr;
     int ell_width = 0;
-    int stencil_rows = 0;  // matrix_free on cuda: y-rows per thread (1, 2, 4, 8; 0: the kernels' default)
+    int stencil_rows = 0;  // matrix_free on cuda: y-rows per thread (1, 2, 4, 8; 0: the kernels' default, 4, folded 2)
 };
 using DeviceMatrix = DeviceMatrixT<double>;
 

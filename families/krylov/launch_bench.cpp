@@ -6,6 +6,7 @@
 // the zeroing of its sum), with the bytes its kernel must move, so a fused
 // kernel's bandwidth is the kernel's. Before timing, each launch's output is
 // checked against host loops (the stencil oracle, the dot, the folded update).
+// `copy` is the device's copy rate on one vector, the kernels' reference.
 //   fftune_krylov_launch_bench [--benchmark_filter=...] [--benchmark_min_time=0.2]
 #include <benchmark/benchmark.h>
 
@@ -173,6 +174,14 @@ void update(benchmark::State& state, bool folded) {
     testing::time_by_backend_clock(state, *f.backend, (folded ? 3 : 6) * f.vector_bytes(), launch);
 }
 
+// The device's copy rate on one vector (read + write), the reference for the kernels' rates in the same run.
+void copy(benchmark::State& state) {
+    Fixture& f = fixture(state.range(0));
+    testing::time_by_backend_clock(state, *f.backend, 2 * f.vector_bytes(), [&] {
+        return cudaMemcpyAsync(f.q.data(), f.y.data(), f.vector_bytes(), cudaMemcpyDeviceToDevice, f.stream);
+    });
+}
+
 void register_all() {
     auto backend = Registry<Backend>::instance().create("cuda");
     if (backend->unavailable()) return;
@@ -191,6 +200,7 @@ void register_all() {
         add(name("spmv_dot"), [rows](benchmark::State& s) { spmv(s, Format::matrix_free, rows, true); });
         add(name("spmv_folded"), [rows](benchmark::State& s) { spmv_folded(s, Format::matrix_free, rows); });
     }
+    add("copy", copy);
     add("fused_update", [](benchmark::State& s) { update(s, false); });
     add("update_residual", [](benchmark::State& s) { update(s, true); });
 }
