@@ -1,7 +1,8 @@
 // Microbenchmarks of the Krylov kernels (Google Benchmark), one process: each
 // format's SpMV (with and without its fused dot, and folded: with CG's
-// direction and x updates), the fused updates and the BLAS-1 kernels (on a
-// GPU also the matrix-free stencil at each of its y-rows per thread, `_rR`), per backend with Krylov kernels that is usable here, with
+// direction and x updates), the fused updates and the BLAS-1 kernels (the
+// stencil at each of its y-rows per thread, timed alone: launch_bench.cpp),
+// per backend with Krylov kernels that is usable here, with
 // the bytes each call must move as bytes_per_second, so that a kernel's
 // bandwidth can be checked without a sweep. Timed by the backend's clock (CUDA
 // events on cuda). Every SpMV is first checked against the stencil oracle.
@@ -31,13 +32,12 @@ struct Fixture {
     Buffer row_ptr, col, val, x, y, r, z, inv_diag, q, xs;
     Buffer rh, ph, pn, dh;  // haloed r, p, p_next, D^-1 (folded)
 
-    Fixture(const std::string& be, Format f, index_t n, int stencil_rows = 0) {
+    Fixture(const std::string& be, Format f, index_t n) {
         backend = Registry<Backend>::instance().create(be);
         kernels = Registry<KrylovKernels>::instance().create(be);
         host = assemble_poisson7(slab_of(n, 1, 0), f != Format::matrix_free);  // the stencil needs no matrix
         a.format = f;
         a.slab = host.slab;
-        a.stencil_rows = stencil_rows;
         if (f == Format::csr) row_ptr = upload(host.row_ptr);
         if (f == Format::cusparse_csr)
             row_ptr = upload(std::vector<std::int32_t>(host.row_ptr.begin(), host.row_ptr.end()));
@@ -91,16 +91,16 @@ void timed(benchmark::State& state, Fixture& f, std::size_t bytes, Op op) {
     state.counters["rows"] = double(f.rows());
 }
 
-void spmv(benchmark::State& state, const std::string& be, Format format, bool dot, int stencil_rows = 0) {
-    Fixture f(be, format, state.range(0), stencil_rows);
+void spmv(benchmark::State& state, const std::string& be, Format format, bool dot) {
+    Fixture f(be, format, state.range(0));
     if (const double e = f.spmv_error(); !(e < 1e-14)) return state.SkipWithError(fmt::format("SpMV error {}", e).c_str());
     timed(state, f, spmv_bytes(format, f.host), [&] { f.kernels->spmv(f.a, f.d(f.x), f.d(f.y), dot); });
 }
 // The folded SpMV (β = 0.5: p_next stays bounded over the repetitions; α tiny):
 // the matrix, r, p (and D^-1) read and p_next written on the haloed rows, x
 // read and written, q written (the workload's traffic model).
-void spmv_folded(benchmark::State& state, const std::string& be, Format format, bool jacobi, int stencil_rows = 0) {
-    Fixture f(be, format, state.range(0), stencil_rows);
+void spmv_folded(benchmark::State& state, const std::string& be, Format format, bool jacobi) {
+    Fixture f(be, format, state.range(0));
     if (const double e = f.spmv_error(); !(e < 1e-14)) return state.SkipWithError(fmt::format("SpMV error {}", e).c_str());
     const std::size_t v = static_cast<std::size_t>(f.rows()) * 8, vh = static_cast<std::size_t>(f.host.slab.haloed()) * 8;
     timed(state, f, spmv_bytes(format, f.host) - 2 * v + (jacobi ? 4 : 3) * vh + 3 * v, [&] {
@@ -154,13 +154,6 @@ void register_all() {
             add("spmv_folded/" + fname, [be, f](benchmark::State& s) { spmv_folded(s, be, f, false); });
             add("spmv_folded_jacobi/" + fname, [be, f](benchmark::State& s) { spmv_folded(s, be, f, true); });
         }
-        if (backend->device_memory())
-            for (int rows : {1, 2, 4, 8}) {
-                auto name = [rows](const char* kernel) { return fmt::format("{}/matrix_free_r{}", kernel, rows); };
-                add(name("spmv"), [be, rows](benchmark::State& s) { spmv(s, be, Format::matrix_free, false, rows); });
-                add(name("spmv_dot"), [be, rows](benchmark::State& s) { spmv(s, be, Format::matrix_free, true, rows); });
-                add(name("spmv_folded"), [be, rows](benchmark::State& s) { spmv_folded(s, be, Format::matrix_free, false, rows); });
-            }
         add("fused_update", [be](benchmark::State& s) { fused_update(s, be, false); });
         add("fused_update_jacobi", [be](benchmark::State& s) { fused_update(s, be, true); });
         add("update_residual", [be](benchmark::State& s) { update_residual(s, be, false); });
