@@ -176,7 +176,12 @@ double stage_fft_ms(const Problem& p, const Config& c, const CostModel::StrideRa
     const auto& strided = r.strided.empty() ? r.mean : r.strided;
     Chain chain;
     try {
-        chain = Registry<Decomposition>::instance().create(c.decomposition)->chain(p, c, 0);
+        // Every rank's chain, settled as the plan settles them (orders no exchange needs).
+        const auto decomposition = Registry<Decomposition>::instance().create(c.decomposition);
+        std::vector<Chain> chains;
+        for (int r = 0; r < p.ranks; ++r) chains.push_back(decomposition->chain(p, c, r));
+        settle_unexchanged_orders(chains);
+        chain = chains.at(0);
     } catch (const std::exception&) {
         const auto nc = complex_size(p.size);
         chain.layouts = {{{{0, 0, 0}, p.size}, order_xyz}, {{{0, 0, 0}, nc}, order_xyz}};

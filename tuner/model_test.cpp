@@ -153,6 +153,14 @@ TEST(CostModel, ProbeCalibrationsComeFirstAndPredictUnmeasuredProblems) {
     realigned.layout = LayoutVariant::realigned;
     EXPECT_NEAR(*m.predict(p, realigned), 768 * (strided(64) * 6 + strided(4) * 2) + x + link, 1e-12);
     EXPECT_EQ(m.sources(p, c), "fft fftw/double: probe at 4 ranks; a2a_sync: probe at 4 ranks");
+    // At one rank nothing is exchanged and the realigned orders are settled away:
+    // both layouts cost the same.
+    Problem p1 = p;
+    p1.ranks = 1;
+    Config c1 = c, r1 = realigned;
+    c1.process_grid = r1.process_grid = {1, 1};
+    ASSERT_TRUE(m.predict(p1, c1));
+    EXPECT_NEAR(*m.predict(p1, r1), *m.predict(p1, c1), 1e-12);
     // Lengths between probed ones are interpolated in log2 n: 32 lies halfway between 16 and 64.
     const Problem p32{"fft3d", {1, 1, 32}, Precision::double_, Direction::forward, 1};
     EXPECT_NEAR(*m.predict(p32, ref), (rate(16) + rate(64)) / 2 * 17 * 5, 1e-12);

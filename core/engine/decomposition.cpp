@@ -1,5 +1,7 @@
 #include "core/engine/decomposition.hpp"
 
+#include <map>
+
 namespace fftune {
 
 FFTUNE_DEFINE_REGISTRY(Decomposition);
@@ -30,6 +32,34 @@ std::vector<std::array<int, 2>> all_grids(int p) {
     for (int a = 1; a <= p; ++a)
         if (p % a == 0) out.push_back({a, p / a});
     return out;
+}
+
+std::vector<std::vector<bool>> self_reshapes(const std::vector<Chain>& chains) {
+    std::vector<std::vector<bool>> self(chains.size());
+    if (chains.empty()) return self;
+    const std::size_t nsteps = chains[0].steps.size();
+    for (auto& s : self) s.assign(nsteps, false);
+    for (std::size_t i = 0; i < nsteps; ++i) {
+        if (chains[0].steps[i].kind != ChainStep::Kind::reshape) continue;
+        std::map<int, int> ranks_of_color;
+        for (const Chain& c : chains) ++ranks_of_color[c.steps[i].color];
+        for (std::size_t r = 0; r < chains.size(); ++r)
+            self[r][i] = ranks_of_color[chains[r].steps[i].color] == 1 &&
+                         chains[r].layouts[i] == chains[r].layouts[i + 1];
+    }
+    return self;
+}
+
+void settle_unexchanged_orders(std::vector<Chain>& chains) {
+    const auto self = self_reshapes(chains);
+    auto plain_fft = [](const ChainStep& s) { return s.kind == ChainStep::Kind::fft && !s.all_devices; };
+    for (std::size_t r = 0; r < chains.size(); ++r) {
+        Chain& c = chains[r];
+        // Ascending, so that a run of such steps (pencil at one rank) settles on the first order.
+        for (std::size_t i = 1; i + 1 < c.steps.size(); ++i)
+            if (self[r][i] && plain_fft(c.steps[i - 1]) && plain_fft(c.steps[i + 1]))
+                c.layouts[i].order = c.layouts[i + 1].order = c.layouts[i - 1].order;
+    }
 }
 
 }  // namespace fftune

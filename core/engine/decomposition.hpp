@@ -61,4 +61,17 @@ Box3 grid_box(const std::array<index_t, 3>& n, int a, int pa, int i, int b, int 
 std::array<int, 2> auto_grid(int p);
 std::vector<std::array<int, 2>> all_grids(int p);
 
+// Every rank's chain (chains[r] for rank r). self_reshapes()[r][i]: chain step i
+// of rank r is a reshape that would copy r's block onto itself (r is alone in
+// its phase communicator and the layouts around the step are equal: one rank,
+// or a phase of one rank in a 1 x P grid).
+std::vector<std::vector<bool>> self_reshapes(const std::vector<Chain>& chains);
+
+// A layout between two FFT stages with only such a reshape between them serves
+// no exchange (a realigned order is there to make exchanges contiguous): it
+// takes the order of the layout before the first of the two stages, so that
+// they reorder only what an exchange or the caller's layouts need. The same on
+// every rank, since every rank settles every chain.
+void settle_unexchanged_orders(std::vector<Chain>& chains);
+
 }  // namespace fftune

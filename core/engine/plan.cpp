@@ -383,6 +383,8 @@ void Plan::build(Direction dir) {
     std::vector<Chain> chains;
     chains.reserve(size);
     for (int r = 0; r < size; ++r) chains.push_back(decomposition->chain(problem_, config_, r));
+    settle_unexchanged_orders(chains);
+    const std::vector<std::vector<bool>> self = self_reshapes(chains);
     const Chain& mine = chains[rank];
     const std::size_t nsteps = mine.steps.size();
     const bool fwd = dir == Direction::forward;
@@ -439,12 +441,8 @@ void Plan::build(Direction dir) {
     std::vector<bool> skip(nsteps, false);
     for (std::size_t k = 1; k + 1 < nsteps; ++k) {
         const std::size_t i = step_of(k);
-        const ChainStep& s = mine.steps[i];
-        if (s.kind != ChainStep::Kind::reshape || !(mine.layouts[i] == mine.layouts[i + 1])) continue;
-        if (Registry<Transport>::instance().create(config_.redistribution[s.phase])->runs_alone()) continue;
-        bool alone = true;
-        for (int r = 0; r < size; ++r) alone = alone && (r == rank || chains[r].steps[i].color != s.color);
-        skip[k] = alone;
+        skip[k] = self[rank][i] &&
+                  !Registry<Transport>::instance().create(config_.redistribution[mine.steps[i].phase])->runs_alone();
     }
     // Overlap pairs: chain step j, an FFT, and the reshape j + 1 after it, walked
     // forward as FFT then reshape (positions k, k + 1), inverse as reshape then FFT.

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <numeric>
 #include <thread>
 
 #include "core/engine/decomposition.hpp"
@@ -168,10 +169,36 @@ TEST(Plan, OverlappedStagesValidate) {
     }
 }
 
+// The backend under test, noting the descriptor of every FFT it plans.
+std::vector<FftDescriptor> planned_ffts;
+class NotingFfts final : public testing::ForwardingBackend {
+public:
+    NotingFfts() : ForwardingBackend(backend_name()) {}
+    std::string name() const override { return "test_noting_ffts"; }
+    std::unique_ptr<FftPlan> make_fft(const FftDescriptor& d) override {
+        planned_ffts.push_back(d);
+        return ForwardingBackend::make_fft(d);
+    }
+};
+const bool registered_noting_ffts = register_variant<Backend, NotingFfts>("test_noting_ffts");
+
+// Whether an FFT stage writes its axes in another order than it reads them.
+bool reorders(const FftDescriptor& d) {
+    std::vector<FftDim> axes = d.dims;
+    axes.insert(axes.end(), d.batch.begin(), d.batch.end());
+    std::vector<std::size_t> by_in(axes.size()), by_out(axes.size());
+    std::iota(by_in.begin(), by_in.end(), 0);
+    std::iota(by_out.begin(), by_out.end(), 0);
+    std::sort(by_in.begin(), by_in.end(), [&](auto i, auto j) { return axes[i].in_stride > axes[j].in_stride; });
+    std::sort(by_out.begin(), by_out.end(), [&](auto i, auto j) { return axes[i].out_stride > axes[j].out_stride; });
+    return by_in != by_out;
+}
+
 // At one rank every reshape would copy the rank's whole array onto itself: the
 // plan has none, so no stage copies (no pack, exchange, unpack or self copy;
 // the inverse's copy.in of the caller's spectrum only when it must preserve
-// it), the floor traffic is the FFTs' alone, and it still validates.
+// it), the floor traffic is the FFTs' alone, no FFT reorders axes (the
+// realigned orders serve exchanges), and it still validates.
 TEST(Plan, AtOneRankNothingIsCopied) {
     if (world_size() != 1) GTEST_SKIP() << "one rank";
     int checked = 0;
@@ -179,14 +206,19 @@ TEST(Plan, AtOneRankNothingIsCopied) {
         for (auto layout : all_values<LayoutVariant>()) {
             const int phases = Registry<Decomposition>::instance().create(d)->redistribution_phases();
             const Problem problem{"fft3d", {12, 10, 9}, Precision::double_, Direction::forward, 1};
-            const Config config{backend_name(), d, layout, {1, 1}, std::vector<std::string>(phases, "a2a_sync"), false};
+            const Config config{"test_noting_ffts", d, layout, {1, 1}, std::vector<std::string>(phases, "a2a_sync"), false};
             ASSERT_FALSE(check_applicable(problem, config)) << d;
+            planned_ffts.clear();
             Plan plan(MPI_COMM_WORLD, problem, config, InverseInput::destroy);
             for (auto dir : {Direction::forward, Direction::inverse}) {
                 for (const auto& name : plan.phase_names(dir))
                     EXPECT_EQ(name.rfind("fft.", 0), 0u) << d << " " << to_string(layout) << ": " << name;
                 for (const auto& t : plan.phase_traffic(dir)) EXPECT_EQ(t.sent_bytes + t.received_bytes, 0u);
             }
+            EXPECT_EQ(planned_ffts.size(), 2u * (phases + 1)) << d;
+            for (const FftDescriptor& f : planned_ffts)
+                EXPECT_FALSE(reorders(f)) << d << " " << to_string(layout) << ": an FFT stage of " << f.dims.size()
+                                          << " axes reorders";
             const ValidationResult v = validate(plan);
             EXPECT_TRUE(v.passed()) << d << " " << to_string(layout);
             ++checked;

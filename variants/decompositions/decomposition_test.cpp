@@ -138,6 +138,65 @@ TEST(Decompositions, RealignedLayoutsMakeTheNextFftAxisContiguous) {
     }
 }
 
+std::vector<Chain> all_chains(const Problem& problem, const Config& config) {
+    const auto d = Registry<Decomposition>::instance().create(config.decomposition);
+    std::vector<Chain> chains;
+    for (int r = 0; r < problem.ranks; ++r) chains.push_back(d->chain(problem, config, r));
+    return chains;
+}
+
+std::vector<AxisOrder> orders(const Chain& c) {
+    std::vector<AxisOrder> out;
+    for (const Layout& l : c.layouts) out.push_back(l.order);
+    return out;
+}
+
+// Realigned orders serve exchanges: where a phase copies a rank's block onto
+// itself, the layouts around it take the order before the FFT stage that
+// writes them, and boxes never change.
+TEST(Decompositions, LayoutsThatServeNoExchangeTakeTheOrderBeforeThem) {
+    for (const char* name : {"slab_2d1d", "slab_1d2d", "pencil"}) {
+        const Problem one{"fft3d", {8, 6, 10}, Precision::double_, Direction::forward, 1};
+        const Config c{"fftw", name, LayoutVariant::realigned, {1, 1}, {"p2p_sync", "p2p_sync"}, false};
+        std::vector<Chain> chains = all_chains(one, c);
+        const Chain before = chains[0];
+        const auto self = self_reshapes(chains);
+        settle_unexchanged_orders(chains);
+        for (std::size_t i = 0; i < before.steps.size(); ++i)
+            EXPECT_EQ(self[0][i], before.steps[i].kind == ChainStep::Kind::reshape) << name << " step " << i;
+        for (std::size_t k = 0; k < before.layouts.size(); ++k) {
+            EXPECT_EQ(chains[0].layouts[k].order, order_xyz) << name << " layout " << k;
+            EXPECT_EQ(chains[0].layouts[k].box, before.layouts[k].box) << name << " layout " << k;
+        }
+        EXPECT_NE(orders(before), orders(chains[0])) << name << ": realigned at one rank reordered before";
+    }
+    // Every phase exchanges between 4 ranks: nothing changes.
+    const Problem four{"fft3d", {8, 6, 10}, Precision::double_, Direction::forward, 4};
+    for (const char* name : {"slab_2d1d", "slab_1d2d", "pencil"}) {
+        const bool grid = Registry<Decomposition>::instance().create(name)->uses_process_grid();
+        const Config c{"fftw", name, LayoutVariant::realigned, grid ? std::array<int, 2>{2, 2} : std::array<int, 2>{4, 1},
+                       {"p2p_sync", "p2p_sync"}, false};
+        std::vector<Chain> chains = all_chains(four, c);
+        const auto unsettled = chains;
+        for (const auto& steps : self_reshapes(chains))
+            EXPECT_EQ(std::count(steps.begin(), steps.end(), true), 0) << name;
+        settle_unexchanged_orders(chains);
+        for (int r = 0; r < 4; ++r) EXPECT_EQ(orders(chains[r]), orders(unsettled[r])) << name << " rank " << r;
+    }
+    // Pencil 4 x 1: phase 0 runs among one rank (before y's FFT), so the z FFT
+    // writes xyz and the y FFT does the reordering to yzx, which phase 1 exchanges.
+    // Pencil 1 x 4: phase 1 runs among one rank, so the y FFT keeps zxy.
+    const Config p41{"fftw", "pencil", LayoutVariant::realigned, {4, 1}, {"p2p_sync", "p2p_sync"}, false};
+    const Config p14{"fftw", "pencil", LayoutVariant::realigned, {1, 4}, {"p2p_sync", "p2p_sync"}, false};
+    const std::vector<AxisOrder> want41{order_xyz, order_xyz, order_xyz, order_yzx, order_yzx, order_xyz};
+    const std::vector<AxisOrder> want14{order_xyz, order_zxy, order_zxy, order_zxy, order_zxy, order_xyz};
+    for (const auto& [config, want] : {std::pair{p41, want41}, std::pair{p14, want14}}) {
+        std::vector<Chain> chains = all_chains(four, config);
+        settle_unexchanged_orders(chains);
+        for (int r = 0; r < 4; ++r) EXPECT_EQ(orders(chains[r]), want) << config.key() << " rank " << r;
+    }
+}
+
 TEST(Reference3d, OneStageOnOneProcess) {
     const auto d = Registry<Decomposition>::instance().create("reference_3d");
     Problem problem{"fft3d", {9, 10, 11}, Precision::double_, Direction::forward, 1};
