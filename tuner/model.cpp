@@ -10,6 +10,7 @@
 
 #include "core/engine/decomposition.hpp"
 #include "core/engine/plan.hpp"
+#include "core/engine/transport.hpp"
 #include "core/base/registry.hpp"
 #include "core/run/testcase.hpp"
 #include "tuner/selector.hpp"
@@ -181,6 +182,13 @@ double stage_fft_ms(const Problem& p, const Config& c, const CostModel::StrideRa
         std::vector<Chain> chains;
         for (int r = 0; r < p.ranks; ++r) chains.push_back(decomposition->chain(p, c, r));
         settle_unexchanged_orders(chains);
+        // As the plan merges them for the runner, whose inverse preserves its input.
+        merge_unexchanged_ffts(chains, [&](int phase, bool with_first) {
+            if (with_first && p.direction == Direction::inverse) return false;
+            const auto& transports = Registry<Transport>::instance();
+            const std::string& m = c.redistribution.at(phase);
+            return !transports.contains(m) || !transports.create(m)->runs_alone();
+        });
         chain = chains.at(0);
     } catch (const std::exception&) {
         const auto nc = complex_size(p.size);

@@ -1,5 +1,6 @@
 #include "core/engine/decomposition.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace fftune {
@@ -59,6 +60,37 @@ void settle_unexchanged_orders(std::vector<Chain>& chains) {
         for (std::size_t i = 1; i + 1 < c.steps.size(); ++i)
             if (self[r][i] && plain_fft(c.steps[i - 1]) && plain_fft(c.steps[i + 1]))
                 c.layouts[i].order = c.layouts[i + 1].order = c.layouts[i - 1].order;
+    }
+}
+
+void merge_unexchanged_ffts(std::vector<Chain>& chains, const std::function<bool(int, bool)>& may_merge) {
+    if (chains.empty()) return;
+    auto plain_fft = [](const ChainStep& s) { return s.kind == ChainStep::Kind::fft && !s.all_devices; };
+    for (std::size_t i = 1; i + 1 < chains[0].steps.size();) {
+        const auto self = self_reshapes(chains);
+        bool merge = may_merge(chains[0].steps[i].phase, i == 1);
+        for (std::size_t r = 0; merge && r < chains.size(); ++r) {
+            const Chain& c = chains[r];
+            const AxisOrder& order = c.layouts[i - 1].order;
+            merge = self[r][i] && plain_fft(c.steps[i - 1]) && plain_fft(c.steps[i + 1]) &&
+                    c.layouts[i].order == order && c.layouts[i + 2].order == order &&
+                    // The halved axis of r2c (step 0) stays the fastest.
+                    (i - 1 != 0 || order[2] == axis_z);
+        }
+        if (!merge) {
+            ++i;
+            continue;
+        }
+        for (Chain& c : chains) {
+            const AxisOrder& order = c.layouts[i - 1].order;
+            std::vector<int> axes = c.steps[i - 1].axes;
+            axes.insert(axes.end(), c.steps[i + 1].axes.begin(), c.steps[i + 1].axes.end());
+            auto slot = [&](int a) { return std::find(order.begin(), order.end(), a) - order.begin(); };
+            std::sort(axes.begin(), axes.end(), [&](int a, int b) { return slot(a) < slot(b); });
+            c.steps[i - 1].axes = axes;
+            c.steps.erase(c.steps.begin() + static_cast<std::ptrdiff_t>(i), c.steps.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+            c.layouts.erase(c.layouts.begin() + static_cast<std::ptrdiff_t>(i), c.layouts.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+        }
     }
 }
 

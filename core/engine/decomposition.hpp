@@ -8,6 +8,7 @@
 #include "core/base/registry.hpp"
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,5 +74,16 @@ std::vector<std::vector<bool>> self_reshapes(const std::vector<Chain>& chains);
 // they reorder only what an exchange or the caller's layouts need. The same on
 // every rank, since every rank settles every chain.
 void settle_unexchanged_orders(std::vector<Chain>& chains);
+
+// Two FFT stages that such a reshape separates on every rank, where neither
+// reorders axes (after settling: the same order before, between and after),
+// become one stage over both stages' axes (slowest first in that order): at
+// one rank every decomposition is then one 3D transform, as one cuFFT or FFTW
+// plan would do it. `may_merge(phase, with_first)`: whether the stages around
+// that phase's reshape may become one (a transport that runs alone keeps its
+// stage; `with_first`: the merged stage would include step 0, the r2c, whose
+// c2r reads the caller's spectrum, which an inverse preserving it must copy
+// first). Every chain changes alike.
+void merge_unexchanged_ffts(std::vector<Chain>& chains, const std::function<bool(int, bool)>& may_merge);
 
 }  // namespace fftune

@@ -54,6 +54,7 @@ public:
 
     const Problem& problem() const { return problem_; }
     const Config& config() const { return config_; }
+    InverseInput inverse_input() const { return inverse_input_; }
     const Layout& input_layout() const;   // real data, forward input / inverse output
     const Layout& output_layout() const;  // complex data, forward output / inverse input
     index_t input_count() const { return input_layout().box.count(); }

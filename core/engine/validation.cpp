@@ -1,5 +1,7 @@
 #include "core/engine/validation.hpp"
 
+#include <stdexcept>
+
 #include <fftw3.h>
 
 #include <algorithm>
@@ -311,6 +313,10 @@ ValidationResult validate_typed(Plan& plan) {
 }  // namespace
 
 ValidationResult validate(Plan& plan) {
+    // The round trip and the Laplacian both transform the one spectrum back.
+    if (plan.inverse_input() == InverseInput::destroy)
+        throw std::invalid_argument("validate() transforms the spectrum back twice: it needs a plan made with "
+                                    "InverseInput::preserve, not destroy");
     if (plan.problem().precision == Precision::single) return validate_typed<float>(plan);
     return validate_typed<double>(plan);
 }

@@ -25,7 +25,8 @@ inline constexpr index_t oracle_max_points = index_t{1} << 21;
 
 // Collective over the plan's communicator. Not reentrant: one validation at a
 // time per process (it reuses process-wide host arrays, core/platform/host_scratch.hpp,
-// kept for the next validation; release_host_scratch() frees them).
+// kept for the next validation; release_host_scratch() frees them). Throws
+// std::invalid_argument for a plan whose inverse may destroy its input.
 ValidationResult validate(Plan& plan);
 
 // Test data, exposed for tests and for applications that want a known field.

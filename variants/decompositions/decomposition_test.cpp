@@ -197,6 +197,60 @@ TEST(Decompositions, LayoutsThatServeNoExchangeTakeTheOrderBeforeThem) {
     }
 }
 
+std::vector<std::vector<int>> fft_axes(const Chain& c) {
+    std::vector<std::vector<int>> out;
+    for (const ChainStep& s : c.steps)
+        out.push_back(s.kind == ChainStep::Kind::fft ? s.axes : std::vector<int>{-1 - s.phase});  // -1, -2: reshapes
+    return out;
+}
+
+// FFT stages that only a one-rank phase separates become one stage over both
+// stages' axes, slowest first, where neither reorders; every rank alike.
+TEST(Decompositions, FftStagesThatNoExchangeSeparatesMerge) {
+    const auto any = [](int, bool) { return true; };
+    const std::vector<int> xyz{axis_x, axis_y, axis_z};
+    for (const char* name : {"slab_2d1d", "slab_1d2d", "pencil"})
+        for (auto layout : all_values<LayoutVariant>()) {
+            const Problem one{"fft3d", {8, 6, 10}, Precision::double_, Direction::forward, 1};
+            const Config c{"fftw", name, layout, {1, 1}, {"p2p_sync", "p2p_sync"}, false};
+            std::vector<Chain> chains = all_chains(one, c);
+            const Chain unmerged = chains[0];
+            settle_unexchanged_orders(chains);
+            std::vector<Chain> kept = chains;
+            merge_unexchanged_ffts(kept, [](int, bool) { return false; });  // a transport that runs alone
+            EXPECT_EQ(fft_axes(kept[0]), fft_axes(unmerged)) << name;
+            merge_unexchanged_ffts(chains, any);
+            ASSERT_EQ(chains[0].steps.size(), 1u) << name << " " << to_string(layout);
+            EXPECT_EQ(chains[0].steps[0].axes, xyz) << name;
+            ASSERT_EQ(chains[0].layouts.size(), 2u);
+            EXPECT_EQ(chains[0].layouts.front(), unmerged.layouts.front());
+            EXPECT_EQ(chains[0].layouts.back(), unmerged.layouts.back());
+        }
+    const Problem four{"fft3d", {8, 6, 10}, Precision::double_, Direction::forward, 4};
+    auto merged = [&](const char* name, LayoutVariant layout, std::array<int, 2> grid) {
+        std::vector<Chain> chains = all_chains(four, {"fftw", name, layout, grid, {"p2p_sync", "p2p_sync"}, false});
+        settle_unexchanged_orders(chains);
+        merge_unexchanged_ffts(chains, any);
+        for (int r = 1; r < 4; ++r) EXPECT_EQ(fft_axes(chains[r]), fft_axes(chains[0]));
+        return fft_axes(chains[0]);
+    };
+    using Axes = std::vector<std::vector<int>>;
+    for (auto layout : all_values<LayoutVariant>()) {
+        // Every phase exchanges: nothing merges.
+        EXPECT_EQ(merged("slab_2d1d", layout, {4, 1}), (Axes{{axis_y, axis_z}, {-1}, {axis_x}}));
+        EXPECT_EQ(merged("pencil", layout, {2, 2}), (Axes{{axis_z}, {-1}, {axis_y}, {-2}, {axis_x}}));
+    }
+    // 4 x 1: phase 0 among one rank, z and y merge into a slab's y,z stage
+    // where the y FFT does not reorder.
+    EXPECT_EQ(merged("pencil", LayoutVariant::default_, {4, 1}), (Axes{{axis_y, axis_z}, {-2}, {axis_x}}));
+    EXPECT_EQ(merged("pencil", LayoutVariant::realigned, {4, 1}),
+              (Axes{{axis_z}, {-1}, {axis_y}, {-2}, {axis_x}}));
+    // 1 x 4: phase 1 among one rank; y and x merge where the x FFT does not reorder.
+    EXPECT_EQ(merged("pencil", LayoutVariant::default_, {1, 4}), (Axes{{axis_z}, {-1}, {axis_x, axis_y}}));
+    EXPECT_EQ(merged("pencil", LayoutVariant::realigned, {1, 4}),
+              (Axes{{axis_z}, {-1}, {axis_y}, {-2}, {axis_x}}));
+}
+
 TEST(Reference3d, OneStageOnOneProcess) {
     const auto d = Registry<Decomposition>::instance().create("reference_3d");
     Problem problem{"fft3d", {9, 10, 11}, Precision::double_, Direction::forward, 1};
