@@ -9,9 +9,9 @@ std::string Config::key() const {
     std::string methods;
     for (const auto& m : redistribution) methods += (methods.empty() ? "" : "+") + m;
     if (methods.empty()) methods = "none";
-    return fmt::format("{}/{}/{}/{}x{}/{}/{}{}", backend, decomposition, to_string(layout),
+    return fmt::format("{}/{}/{}/{}x{}/{}/{}{}{}", backend, decomposition, to_string(layout),
                        process_grid[0], process_grid[1], methods, gpu_aware ? "gpu_aware" : "host",
-                       overlap > 1 ? fmt::format("/overlap{}", overlap) : "");
+                       overlap > 1 ? fmt::format("/overlap{}", overlap) : "", fft_stores_kept ? "/kept_by_fft" : "");
 }
 
 void to_json(nlohmann::json& j, const Problem& p) {
@@ -40,6 +40,7 @@ void to_json(nlohmann::json& j, const Config& c) {
                        {"redistribution", c.redistribution},
                        {"gpu_aware", c.gpu_aware}};
     if (c.overlap > 1) j["overlap"] = c.overlap;
+    if (c.fft_stores_kept) j["fft_stores_kept"] = true;
 }
 
 void from_json(const nlohmann::json& j, Config& c) {
@@ -50,6 +51,7 @@ void from_json(const nlohmann::json& j, Config& c) {
     c.redistribution = j.at("redistribution").get<std::vector<std::string>>();
     c.gpu_aware = j.at("gpu_aware").get<bool>();
     c.overlap = j.value("overlap", 1);
+    c.fft_stores_kept = j.value("fft_stores_kept", false);
 }
 
 }  // namespace fftune

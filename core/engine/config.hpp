@@ -36,9 +36,14 @@ struct Config {
     // split into K slices along an untransformed axis, and the reshape of one
     // slice runs while the next is transformed. 1: no overlap.
     int overlap = 1;
+    // The FFT before each reshape stores the rank's self block (the part it
+    // keeps) straight into the reshape's destination, so that no transport
+    // copies it (cuFFT store callbacks; backends that cannot skip the point).
+    bool fft_stores_kept = false;
 
     // e.g. "fftw/pencil/realigned/2x2/a2a_sync+p2p_sync/host", plus
-    // "/overlap4" when overlap > 1 (keys of older records stay valid)
+    // "/overlap4" when overlap > 1 and "/kept_by_fft" with fft_stores_kept
+    // (keys of older records stay valid)
     std::string key() const;
 };
 

@@ -14,6 +14,8 @@ TEST(Config, KeyNamesEveryChoice) {
     EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware");
     c.overlap = 4;
     EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware/overlap4");
+    c.fft_stores_kept = true;
+    EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware/overlap4/kept_by_fft");
 }
 
 TEST(Config, JsonRoundTrip) {
@@ -24,6 +26,9 @@ TEST(Config, JsonRoundTrip) {
     Config o = c;
     o.overlap = 3;
     EXPECT_EQ(nlohmann::json(o).get<Config>().overlap, 3);
+    EXPECT_FALSE(nlohmann::json(c).contains("fft_stores_kept"));
+    o.fft_stores_kept = true;
+    EXPECT_TRUE(nlohmann::json(o).get<Config>().fft_stores_kept);
     const Problem p{"fft3d", {9, 10, 11}, Precision::single, Direction::inverse, 3};
     const nlohmann::json j = p;
     EXPECT_EQ(j.at("precision"), "single");

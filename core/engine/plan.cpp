@@ -131,6 +131,8 @@ struct Plan::Stage {
     index_t copy_elems = 0;  // > 0: a plain copy stage (complex elements)
     Slot in = user_in, out = user_out;
     std::size_t in_bytes = 0, out_bytes = 0;  // of the arrays it reads and writes
+    // The work slot the FFT stores the next reshape's self block into (FftPlan::stores_aside).
+    std::optional<Slot> store_target;
 
     template <class F>
     void for_each_fft(F&& f) {
@@ -211,6 +213,17 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
     for (const auto& method : config.redistribution) {
         const auto transport = Registry<Transport>::instance().create(method);
         if (auto why = transport->not_applicable(*backend, config.gpu_aware)) return why;
+    }
+    if (config.fft_stores_kept) {
+        if (problem.ranks == 1 || config.redistribution.empty())
+            return "fft_stores_kept needs a reshape between ranks; this plan has none";
+        if (config.overlap > 1) return "fft_stores_kept with overlap is not built (each FFT slice would store its part)";
+        if (auto why = backend->store_aside_unavailable()) return why;
+        for (const auto& method : config.redistribution)
+            if (Registry<Transport>::instance().create(method)->uses_whole_arrays())
+                return fmt::format("fft_stores_kept: {} moves the self block in its MPI datatypes, not by a copy "
+                                   "the FFT could replace",
+                                   method);
     }
     return std::nullopt;
 }
@@ -311,6 +324,12 @@ void Plan::allocate_buffers(const WorkSizes& w) {
     const std::size_t cb = complex_bytes(problem_.precision);
     for (int k = 0; k < work_slots; ++k)
         if (w.slot_bytes[k] > 0) work_[k] = Buffer(*backend_, w.slot_bytes[k]);
+    for (auto& p : pipelines_)
+        for (auto& s : p->stages)
+            if (s.store_target) {
+                if (*s.store_target < work_a) throw std::logic_error("an FFT stores aside into a caller's array");
+                s.fft->set_store_target(work_[*s.store_target - work_a].data());
+            }
     if (w.fft_area > 0) {
         fft_area_ = Buffer(*backend_, w.fft_area);
         for (auto& p : pipelines_)
@@ -380,14 +399,20 @@ void Plan::release_peer_mappings() {
 void Plan::build(Direction dir) {
     const auto decomposition = Registry<Decomposition>::instance().create(config_.decomposition);
     const int size = comm_.size(), rank = comm_.rank();
+    const bool fwd = dir == Direction::forward;
     std::vector<Chain> chains;
     chains.reserve(size);
     for (int r = 0; r < size; ++r) chains.push_back(decomposition->chain(problem_, config_, r));
     settle_unexchanged_orders(chains);
+    // An inverse that preserves the caller's spectrum keeps its first stage apart
+    // (it reads the spectrum into a work array): merged into the c2r, it would copy it first.
+    merge_unexchanged_ffts(chains, [&](int phase, bool with_first) {
+        if (with_first && !fwd && inverse_input_ == InverseInput::preserve) return false;
+        return !Registry<Transport>::instance().create(config_.redistribution[phase])->runs_alone();
+    });
     const std::vector<std::vector<bool>> self = self_reshapes(chains);
     const Chain& mine = chains[rank];
     const std::size_t nsteps = mine.steps.size();
-    const bool fwd = dir == Direction::forward;
     const std::size_t cb = complex_bytes(problem_.precision);
     auto pipe = std::make_unique<Pipeline>(*backend_);
 
@@ -405,7 +430,8 @@ void Plan::build(Direction dir) {
     // ranks of its phase communicator; `moving` restricts it to one slice of
     // every rank's before (or after) box.
     auto make_reshape = [&](std::size_t i, std::size_t from, std::size_t to,
-                            const std::function<Box3(int, const Layout&)>& moving, bool moving_before) {
+                            const std::function<Box3(int, const Layout&)>& moving, bool moving_before,
+                            bool self_in_place = false) {
         const ChainStep& step = mine.steps[i];  // its phase communicator: made by the constructor
         std::vector<Layout> before, after;
         std::vector<Box3> moved;
@@ -420,6 +446,7 @@ void Plan::build(Direction dir) {
         auto rs = std::make_unique<Reshape>();
         rs->plan = make_reshape_plan(step.phase, self, before, after, cb, moving_before ? moved : std::vector<Box3>{},
                                      moving_before ? std::vector<Box3>{} : moved);
+        rs->plan.self_in_place = self_in_place;
         rs->transport = Registry<Transport>::instance().create(config_.redistribution[step.phase]);
         rs->ctx.plan = &rs->plan;
         rs->ctx.comm = phase_comms_[step.phase]->get();
@@ -454,10 +481,20 @@ void Plan::build(Direction dir) {
                                !skip[k];
         if (pair_at[k]) ++k;
     }
+    // FFT stages that store the self block of the reshape after them into its
+    // destination (Config::fft_stores_kept): asked of the backend for each FFT
+    // at walk position k followed by a reshape that runs on its own.
+    std::vector<bool> aside_at(nsteps + 1, false);
+    for (std::size_t k = 0; config_.fft_stores_kept && k + 1 < nsteps; ++k)
+        aside_at[k] = mine.steps[step_of(k)].kind == ChainStep::Kind::fft && !mine.steps[step_of(k)].all_devices &&
+                      mine.steps[step_of(k + 1)].kind == ChainStep::Kind::reshape && !skip[k + 1] && !pair_at[k] &&
+                      !(k >= 1 && pair_at[k - 1]);
     // Array t lies between walk positions t - 1 and t: the caller's input and
     // output at the ends, work slots between. Neighbours differ, and a pair's
     // three arrays all differ (its slices read one while writing another), so
-    // a pair whose first and last array would share a slot takes a third one.
+    // a pair whose first and last array would share a slot takes a third one;
+    // so does an FFT that stores aside into the array after the next (it
+    // writes there while it reads its input).
     std::vector<Slot> array(nsteps + 1, user_in);
     array[nsteps] = user_out;
     for (std::size_t t = 1; t < nsteps; ++t) {
@@ -466,7 +503,7 @@ void Plan::build(Direction dir) {
             continue;
         }
         for (Slot w : {work_a, work_b, work_c})
-            if (w != array[t - 1] && !(t >= 2 && pair_at[t - 2] && w == array[t - 2])) {
+            if (w != array[t - 1] && !(t >= 2 && (pair_at[t - 2] || aside_at[t - 2]) && w == array[t - 2])) {
                 array[t] = w;
                 break;
             }
@@ -558,12 +595,20 @@ void Plan::build(Direction dir) {
             stage.name = fft_stage_name(step.axes);
             stage.fft_phase = pipe->timer.phase(stage.name);
             if (auto desc = fft_descriptor(mine.layouts[from], mine.layouts[to], step.axes, kind,
-                                           problem_.precision, problem_.size[2]))
+                                           problem_.precision, problem_.size[2])) {
+                // The next reshape's self block: in both this stage's output and its destination.
+                const Layout& dst = mine.layouts[to_of(k + 1 < nsteps ? k + 1 : k)];
+                const Box3 self_block = intersect(mine.layouts[to].box, dst.box);
+                if (aside_at[k] && !self_block.empty()) desc->store_aside = StoreAside{mine.layouts[to], self_block, dst};
                 stage.fft = backend_->make_fft(*desc);
+                if (desc->store_aside && stage.fft->stores_aside()) stage.store_target = slot_out(k + 1);
+            }
             pipe->add_traffic(stage.fft_phase, stage.in_bytes + stage.out_bytes);
         } else {
             stage.name = "reshape." + std::to_string(step.phase);
-            stage.reshape = make_reshape(i, from, to, nullptr, true);
+            // Where the FFT before stored the self block here already, the transport leaves it.
+            stage.reshape = make_reshape(i, from, to, nullptr, true,
+                                         !pipe->stages.empty() && pipe->stages.back().store_target.has_value());
         }
         pipe->stages.push_back(std::move(stage));
     }

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 #include <thread>
 
@@ -79,23 +80,26 @@ TEST_P(PlanSweep, EveryApplicableConfigurationValidates) {
         for (auto layout : all_values<LayoutVariant>())
             for (const auto& grid : decomposition->uses_process_grid() ? all_grids(p) : std::vector<std::array<int, 2>>{{p, 1}})
                 for (const auto& methods : method_combos(decomposition->redistribution_phases()))
-                    for (auto precision : all_values<Precision>()) {
-                        const Problem problem{"fft3d", n, precision, Direction::forward, p};
-                        const Config config{backend_name(), GetParam(), layout, grid, methods, false};
-                        if (auto why = check_applicable(problem, config)) {
-                            EXPECT_EQ(why->find("backend"), std::string::npos) << *why;  // the backend must run here
-                            continue;
+                    for (auto precision : all_values<Precision>())
+                        for (bool kept : {false, true}) {
+                            const Problem problem{"fft3d", n, precision, Direction::forward, p};
+                            Config config{backend_name(), GetParam(), layout, grid, methods, false};
+                            config.fft_stores_kept = kept;  // where the backend's FFTs can (cuda)
+                            if (auto why = check_applicable(problem, config)) {
+                                // The backend must run here.
+                                if (!kept) EXPECT_EQ(why->find("backend"), std::string::npos) << *why;
+                                continue;
+                            }
+                            Plan plan(MPI_COMM_WORLD, problem, config);
+                            const ValidationResult v = validate(plan);
+                            ASSERT_EQ(v.checks.size(), 3u);  // small grids get the oracle too
+                            for (const auto& c : v.checks) {
+                                EXPECT_TRUE(c.passed) << config.key() << " " << size_string(n) << " " << c.method
+                                                      << " error " << c.max_rel_error << " > " << c.tolerance;
+                                EXPECT_LE(c.max_rel_error, precision == Precision::double_ ? 1e-10 : 1e-4);
+                            }
+                            ++validated;
                         }
-                        Plan plan(MPI_COMM_WORLD, problem, config);
-                        const ValidationResult v = validate(plan);
-                        ASSERT_EQ(v.checks.size(), 3u);  // small grids get the oracle too
-                        for (const auto& c : v.checks) {
-                            EXPECT_TRUE(c.passed) << config.key() << " " << size_string(n) << " " << c.method
-                                                  << " error " << c.max_rel_error << " > " << c.tolerance;
-                            EXPECT_LE(c.max_rel_error, precision == Precision::double_ ? 1e-10 : 1e-4);
-                        }
-                        ++validated;
-                    }
     if (GetParam() == "reference_3d" && p > 1) EXPECT_EQ(validated, 0);  // one process only
     else EXPECT_GT(validated, 0);
 }
@@ -198,7 +202,8 @@ bool reorders(const FftDescriptor& d) {
 // plan has none, so no stage copies (no pack, exchange, unpack or self copy;
 // the inverse's copy.in of the caller's spectrum only when it must preserve
 // it), the floor traffic is the FFTs' alone, no FFT reorders axes (the
-// realigned orders serve exchanges), and it still validates.
+// realigned orders serve exchanges), the stages are one 3D transform, and it
+// still validates.
 TEST(Plan, AtOneRankNothingIsCopied) {
     if (world_size() != 1) GTEST_SKIP() << "one rank";
     int checked = 0;
@@ -215,11 +220,22 @@ TEST(Plan, AtOneRankNothingIsCopied) {
                     EXPECT_EQ(name.rfind("fft.", 0), 0u) << d << " " << to_string(layout) << ": " << name;
                 for (const auto& t : plan.phase_traffic(dir)) EXPECT_EQ(t.sent_bytes + t.received_bytes, 0u);
             }
-            EXPECT_EQ(planned_ffts.size(), 2u * (phases + 1)) << d;
+            // No exchange separates the stages: one 3D transform each way.
+            for (auto dir : {Direction::forward, Direction::inverse})
+                EXPECT_EQ(plan.phase_names(dir), std::vector<std::string>{"fft.xyz"}) << d << " " << to_string(layout);
+            EXPECT_EQ(planned_ffts.size(), 2u) << d;
             for (const FftDescriptor& f : planned_ffts)
                 EXPECT_FALSE(reorders(f)) << d << " " << to_string(layout) << ": an FFT stage of " << f.dims.size()
                                           << " axes reorders";
-            const ValidationResult v = validate(plan);
+            EXPECT_THROW(validate(plan), std::invalid_argument);  // it needs the spectrum twice
+            // An inverse that preserves the spectrum keeps its first stage apart
+            // instead of copying the spectrum for a merged c2r.
+            Plan preserving(MPI_COMM_WORLD, problem, config);
+            EXPECT_EQ(preserving.phase_names(Direction::forward), std::vector<std::string>{"fft.xyz"});
+            const auto inverse = preserving.phase_names(Direction::inverse);
+            EXPECT_EQ(std::count(inverse.begin(), inverse.end(), "copy.in"), 0) << d;
+            EXPECT_EQ(inverse.size(), 2u) << d;
+            const ValidationResult v = validate(preserving);
             EXPECT_TRUE(v.passed()) << d << " " << to_string(layout);
             ++checked;
         }
@@ -255,14 +271,15 @@ TEST(Plan, ApplicationInterface) {
     EXPECT_EQ(plan.output_layout().order, order_xyz);
     // Phase names follow the stages.
     // A phase where a rank is alone (one rank; a 1 x P grid) has no stage: its
-    // reshape would copy the rank's block onto itself.
+    // reshape would copy the rank's block onto itself, and the FFT stages on
+    // either side of it are one.
     const auto& names = plan.phase_names(Direction::forward);
     const auto grid = auto_grid(p);
-    std::vector<std::string> want{"fft.z"};
-    if (grid[1] > 1) want.insert(want.end(), {"pack.0", "exchange.0", "unpack.0"});  // phase 0 among P2
-    want.push_back("fft.y");
-    if (grid[0] > 1) want.push_back("exchange.1");  // phase 1 among P1
-    want.push_back("fft.x");
+    std::vector<std::string> want;
+    if (grid[0] == 1 && grid[1] == 1) want = {"fft.xyz"};
+    // Phase 0 among one rank: the y FFT reorders (realigned) for phase 1, so z and y stay two stages.
+    else if (grid[1] == 1) want = {"fft.z", "fft.y", "exchange.1", "fft.x"};
+    else want = {"fft.z", "pack.0", "exchange.0", "unpack.0", "fft.y", "exchange.1", "fft.x"};
     EXPECT_EQ(names, want);
     // GPU backends stage MPI traffic through pinned host memory when MPI is not
     // GPU-aware; at one rank there is no traffic, so nothing is staged.
@@ -272,7 +289,9 @@ TEST(Plan, ApplicationInterface) {
 }
 
 // InverseInput::destroy: the same inverse without the copy of the caller's
-// spectrum (reference_3d at one rank is the chain whose c2r reads it), and
+// spectrum (reference_3d at one rank is the chain whose c2r reads it), its
+// first FFT stage merged into the next where only a one-rank phase separates
+// them (kept apart to preserve the spectrum, it would cost a work array), and
 // every plan's result unchanged.
 TEST(Plan, InverseThatMayDestroyItsInputCopiesNothing) {
     const int p = world_size();
@@ -288,8 +307,24 @@ TEST(Plan, InverseThatMayDestroyItsInputCopiesNothing) {
         const bool copied = std::find(names.begin(), names.end(), "copy.in") != names.end();
         if (std::string(d) == "reference_3d") EXPECT_TRUE(copied);
         names.erase(std::remove(names.begin(), names.end(), "copy.in"), names.end());
-        EXPECT_EQ(destroys.phase_names(Direction::inverse), names) << d;
-        EXPECT_EQ(destroys.workspace_bytes() + (copied ? keeps.output_bytes() : 0), keeps.workspace_bytes()) << d;
+        // The same phases but FFT stages, which transform the same axes in all.
+        auto split = [](const std::vector<std::string>& phases) {
+            std::vector<std::string> other;
+            std::string axes;
+            for (const auto& n : phases)
+                if (n.rfind("fft.", 0) == 0) axes += n.substr(4);
+                else other.push_back(n);
+            std::sort(axes.begin(), axes.end());
+            return std::pair{other, axes};
+        };
+        const auto destroyed = destroys.phase_names(Direction::inverse);
+        EXPECT_EQ(split(destroyed), split(names)) << d;
+        const bool merged = destroyed.size() < names.size();
+        // A phase among one rank: one rank, or phase 0 of a P x 1 pencil.
+        const bool one_rank_phase = std::string(d) != "reference_3d" && (p == 1 || (phases == 2 && config.process_grid[1] == 1));
+        EXPECT_EQ(merged, one_rank_phase) << d;
+        if (merged) EXPECT_LE(destroys.workspace_bytes() + (copied ? keeps.output_bytes() : 0), keeps.workspace_bytes()) << d;
+        else EXPECT_EQ(destroys.workspace_bytes() + (copied ? keeps.output_bytes() : 0), keeps.workspace_bytes()) << d;
 
         Backend& be = keeps.backend();
         std::vector<double> real(keeps.input_count());
@@ -316,6 +351,135 @@ TEST(Plan, InverseThatMayDestroyItsInputCopiesNothing) {
         ++compared;
     }
     EXPECT_GE(compared, p == 1 ? 4 : 3);
+}
+
+// An FFT that stores aside in software (host backends): the inner FFT writes
+// its whole output, then the block goes to the target and is poisoned (NaN)
+// in the output, so that a transport still copying it from there would spoil
+// the result.
+struct StoringAsideFft final : FftPlan {
+    StoringAsideFft(std::unique_ptr<FftPlan> inner, const StoreAside& aside, Precision precision, Backend& backend)
+        : inner(std::move(inner)), aside(aside), elem(complex_bytes(precision)), backend(backend) {}
+    void execute(void* in, void* out) override {
+        inner->execute(in, out);
+        const StridedRegion from = region_of(aside.out, aside.box);
+        backend.copy_region(target, region_of(aside.target, aside.box), out, from, elem);
+        std::vector<char> nan(static_cast<std::size_t>(from.count()) * elem);
+        for (std::size_t i = 0; i < nan.size() / sizeof(float); ++i)
+            reinterpret_cast<float*>(nan.data())[i] = std::numeric_limits<float>::quiet_NaN();
+        backend.copy_region(out, from, nan.data(), StridedRegion{from.extent, {from.extent[1] * from.extent[2], from.extent[2], 1}, 0}, elem);
+        ++runs;
+    }
+    std::size_t work_bytes() const override { return inner->work_bytes(); }
+    void set_work_area(void* area) override { inner->set_work_area(area); }
+    bool stores_aside() const override { return true; }
+    void set_store_target(void* t) override { target = t; }
+    std::unique_ptr<FftPlan> inner;
+    StoreAside aside;
+    std::size_t elem;
+    Backend& backend;
+    void* target = nullptr;
+    static inline int runs = 0;
+};
+class StoresAside final : public testing::ForwardingBackend {
+public:
+    std::string name() const override { return "test_stores_aside"; }
+    std::optional<std::string> store_aside_unavailable() const override { return std::nullopt; }
+    std::unique_ptr<FftPlan> make_fft(const FftDescriptor& d) override {
+        auto plan = ForwardingBackend::make_fft(d);
+        if (!d.store_aside) return plan;
+        return std::make_unique<StoringAsideFft>(std::move(plan), *d.store_aside, d.precision, *this);
+    }
+};
+const bool registered_stores_aside = register_variant<Backend, StoresAside>("test_stores_aside");
+
+// Config::fft_stores_kept: where the FFT before a reshape stores the self block
+// into the reshape's destination, no transport copies it (no self copy in the
+// traffic floors) and every plan still validates; the caller's arrays are
+// never a target, and a backend that cannot is refused with the reason.
+TEST(Plan, AnFftThatStoresTheKeptBlockAsideLeavesNothingToCopy) {
+    const int p = world_size();
+    const Problem problem{"fft3d", {12, 10, 9}, Precision::double_, Direction::forward, p};
+    Config plain{"fftw", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"p2p_sync"}, false};
+    plain.fft_stores_kept = true;
+    const auto why = check_applicable(problem, plain);
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find(p == 1 ? "needs a reshape between ranks" : "backend fftw has no FFT that stores"), std::string::npos)
+        << *why;
+    if (p == 1) return;
+    int checked = 0;
+    for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil"})
+        for (auto layout : all_values<LayoutVariant>())
+            for (const char* method : {"p2p_sync", "a2a_sync", "p2p_streams", "a2a_mpi_type"}) {
+                const int phases = Registry<Decomposition>::instance().create(d)->redistribution_phases();
+                Config config{"test_stores_aside", d, layout, phases == 2 ? auto_grid(p) : std::array<int, 2>{p, 1},
+                              std::vector<std::string>(phases, method), false};
+                config.fft_stores_kept = true;
+                if (auto no = check_applicable(problem, config)) {
+                    EXPECT_EQ(std::string(method), "a2a_mpi_type") << *no;  // its datatypes move the self block
+                    continue;
+                }
+                StoringAsideFft::runs = 0;
+                Plan plan(MPI_COMM_WORLD, problem, config);
+                config.fft_stores_kept = false;
+                Plan copying(MPI_COMM_WORLD, problem, config);
+                for (auto dir : {Direction::forward, Direction::inverse}) {
+                    const auto names = plan.phase_names(dir);
+                    ASSERT_EQ(names, copying.phase_names(dir));
+                    const auto with = plan.phase_traffic(dir), without = copying.phase_traffic(dir);
+                    for (std::size_t k = 0; k < names.size(); ++k) {
+                        if (names[k].rfind("exchange.", 0) != 0) {
+                            EXPECT_EQ(with[k].device_bytes, without[k].device_bytes) << d << " " << names[k];
+                            continue;
+                        }
+                        EXPECT_LE(with[k].device_bytes, without[k].device_bytes) << d << " " << names[k];
+                        EXPECT_EQ(with[k].sent_bytes, without[k].sent_bytes) << d << " " << names[k];
+                    }
+                }
+                const auto v = validate(plan);
+                EXPECT_TRUE(v.passed()) << config.key();
+                EXPECT_GT(StoringAsideFft::runs, 0) << config.key();
+                ++checked;
+            }
+    EXPECT_EQ(checked, 3 * 2 * 3);
+}
+
+// Summed over ranks, the self copies a plan with stored-aside blocks leaves out
+// are exactly the self blocks: what the copying plan's exchanges move within a rank.
+// On the backend under test where its FFTs store aside (cuda: LTO store
+// callbacks), else in software. slab_2d1d's FFTs before the reshape are one
+// cuFFT call each way, so both directions store the self block.
+TEST(Plan, StoredAsideBlocksAreTheSelfCopiesTheTrafficLeavesOut) {
+    const int p = world_size();
+    if (p == 1) GTEST_SKIP() << "needs a reshape between ranks";
+    const bool native = !Registry<Backend>::instance().create(backend_name())->store_aside_unavailable();
+    const Problem problem{"fft3d", {12, 10, 9}, Precision::double_, Direction::forward, p};
+    for (const char* method : {"p2p_sync", "a2a_sync", "p2p_streams"}) {
+        Config config{native ? backend_name() : "test_stores_aside", "slab_2d1d", LayoutVariant::default_, {p, 1},
+                      {method}, false};
+        Plan copying(MPI_COMM_WORLD, problem, config);
+        config.fft_stores_kept = true;
+        Plan plan(MPI_COMM_WORLD, problem, config);
+        for (auto dir : {Direction::forward, Direction::inverse}) {
+            // The exchange of slab_2d1d: rank r keeps the x-planes of its slab that are
+            // in its y-slab, Nx/P x Ny/P x (Nz/2+1) complex elements, read + written once.
+            const auto names = plan.phase_names(dir);
+            const auto k = std::find(names.begin(), names.end(), "exchange.0") - names.begin();
+            ASSERT_LT(std::size_t(k), names.size());
+            const auto saved = static_cast<long long>(copying.phase_traffic(dir)[k].device_bytes -
+                                                      plan.phase_traffic(dir)[k].device_bytes);
+            long long total = 0;
+            MPI_Allreduce(&saved, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            long long self = 0;
+            for (int r = 0; r < p; ++r) {
+                const index_t xs = split_hi(12, p, r) - split_lo(12, p, r), ys = split_hi(10, p, r) - split_lo(10, p, r);
+                self += 2 * xs * ys * 5 * 16;
+            }
+            EXPECT_EQ(total, self) << method << " " << to_string(dir);
+        }
+        const auto v = validate(plan);
+        EXPECT_TRUE(v.passed()) << config.key();
+    }
 }
 
 TEST(Plan, RejectsWhatCannotApplyWithTheReason) {

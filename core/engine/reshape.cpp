@@ -25,7 +25,7 @@ ReshapeTraffic traffic(const ReshapePlan& plan) {
         const PeerBlock& b = plan.peers[p];
         const auto out = static_cast<std::size_t>(b.send_count) * e, in = static_cast<std::size_t>(b.recv_count) * e;
         if (static_cast<int>(p) == plan.self) {
-            t.self_copy += 2 * out;
+            if (!plan.self_in_place) t.self_copy += 2 * out;
             continue;
         }
         t.sent += out;
@@ -134,7 +134,7 @@ void unpack_block(const ReshapeContext& ctx, int peer, void* dst, const void* bl
 void copy_self(const ReshapeContext& ctx, const void* src, void* dst, int queue) {
     const ReshapePlan& plan = *ctx.plan;
     const PeerBlock& b = plan.peers[plan.self];
-    if (b.send_count == 0) return;
+    if (b.send_count == 0 || plan.self_in_place) return;
     ctx.backend->copy_region_on(queue, dst, b.recv_dst, src, b.send_src, plan.elem_bytes);
 }
 

@@ -33,6 +33,9 @@ struct ReshapePlan {
     std::vector<Box3> moving_after;
     std::vector<PeerBlock> peers;  // by phase-communicator rank
     int self = 0;                  // this rank in the phase communicator
+    // The self block is in the destination already (the FFT before the
+    // reshape stored it there, Config::fft_stores_kept): copy_self does nothing.
+    bool self_in_place = false;
     std::size_t elem_bytes = 0;
     index_t send_total = 0;        // elements in the packed send buffer: every peer's but the self block
     index_t recv_total = 0;
@@ -46,7 +49,8 @@ struct ReshapePlan {
 
 // The least traffic one rank's reshape can cost, in bytes: on its device, every
 // scattered outgoing block read and packed (pack), every scattered incoming one
-// unpacked (unpack), the self block copied (self_copy), each counted read +
+// unpacked (unpack), the self block copied (self_copy; none when it is in
+// place already), each counted read +
 // write; between ranks, what it sends and receives. Blocks already contiguous
 // travel in place. Floors of the pack/exchange/unpack phases (results/README.md).
 struct ReshapeTraffic {

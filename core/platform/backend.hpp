@@ -29,6 +29,17 @@ struct FftDim {
     index_t out_stride = 1;
 };
 
+// Part of an FFT stage's complex output stored in another array instead (the
+// self block of the reshape after the stage, at its place in the reshape's
+// destination, so that the reshape need not copy it): output elements inside
+// `box` (global coordinates) of the output array laid out as `out` go to the
+// array set by FftPlan::set_store_target(), laid out as `target`.
+struct StoreAside {
+    Layout out;
+    Box3 box;
+    Layout target;
+};
+
 // For r2c/c2r the last entry of `dims` is the halved dimension, n is its real length.
 struct FftDescriptor {
     Precision precision = Precision::double_;
@@ -38,6 +49,8 @@ struct FftDescriptor {
     index_t in_elements = 0;   // size of the input array the plan may touch
     index_t out_elements = 0;  // size of the output array
     int queue = 0;             // backend queue the plan runs on (Backend::overlap_queue for slices)
+    // Asked for, not promised: FftPlan::stores_aside() says whether the plan does it.
+    std::optional<StoreAside> store_aside;
 };
 
 class FftPlan {
@@ -51,6 +64,13 @@ public:
     // order on one queue), so a distributed transform holds the largest, not the sum.
     virtual std::size_t work_bytes() const { return 0; }
     virtual void set_work_area(void* area) { (void)area; }
+    // Whether execute() stores the descriptor's StoreAside block into the array
+    // given here (before the first execute()) instead of its output.
+    virtual bool stores_aside() const { return false; }
+    virtual void set_store_target(void* target) {
+        (void)target;
+        throw std::logic_error("this FFT plan stores nothing aside");
+    }
 };
 
 // Measures the time of one phase; start/stop may be called several times per
@@ -171,6 +191,11 @@ public:
     }
 
     virtual std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) = 0;
+    // Why this backend's FFTs cannot store part of their output aside
+    // (FftDescriptor::store_aside), or nothing: some of its plans can.
+    virtual std::optional<std::string> store_aside_unavailable() const {
+        return "backend " + name() + " has no FFT that stores part of its output in another array";
+    }
     // Why this backend cannot run a whole n-point transform over every device
     // of the process (too few devices, no such library), or nothing. The
     // library may still refuse the size at creation (throws Unsupported).

@@ -108,6 +108,20 @@ TEST(Testcase, OverlapAxisMultipliesThePoints) {
     EXPECT_EQ(fft3d_axes(parse_testcase(j, "tc.json")).overlap, std::vector<int>{3});
 }
 
+TEST(Testcase, KeptBlockAxisMultipliesThePoints) {
+    json j = minimal();
+    j["decomposition"] = "slab_2d1d";
+    j["layout"] = "default";
+    j["redistribution"] = "a2a_sync";
+    EXPECT_FALSE(parse_testcase(j, "tc.json").points(2)[0].config.value("fft_stores_kept", false));
+    j["fft_stores_kept"] = "all";
+    const auto pts = parse_testcase(j, "tc.json").points(2);
+    ASSERT_EQ(pts.size(), 2u);
+    EXPECT_FALSE(pts[0].config.value("fft_stores_kept", false));
+    EXPECT_TRUE(pts[1].config.value("fft_stores_kept", false));
+    expect_error(with(minimal(), "fft_stores_kept", "sometimes"), {"/fft_stores_kept", "boolean"});
+}
+
 TEST(Testcase, SlabsUsePx1AndPencilAllGrids) {
     json j = minimal();
     j["process_grid"] = "all";

@@ -31,6 +31,7 @@ public:
     void synchronize() override { inner_->synchronize(); }
     void multiply_real(void* d, const void* f, index_t n, Precision p) override { inner_->multiply_real(d, f, n, p); }
     std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) override { return inner_->make_fft(desc); }
+    std::optional<std::string> store_aside_unavailable() const override { return inner_->store_aside_unavailable(); }
     std::unique_ptr<PhaseClock> make_clock() override { return inner_->make_clock(); }
 
 protected:

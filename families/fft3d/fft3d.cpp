@@ -119,7 +119,7 @@ public:
 
     std::vector<std::string> testcase_keys() const override {
         return {"sizes", "precision", "direction", "decomposition", "layout", "redistribution", "redistribution_phases",
-                "process_grid", "backend", "gpu_aware", "overlap"};
+                "process_grid", "backend", "gpu_aware", "overlap", "fft_stores_kept"};
     }
 
     std::shared_ptr<const FamilyAxes> parse(const TestcaseParser& ps, const json& j,
@@ -172,23 +172,31 @@ public:
                                     tc->grids[i][1], n, fmt::join(ranks, ", ")));
         }
 
-        const json ga = TestcaseParser::value_or(j, "gpu_aware", false);
-        if (ga.is_string() && ga.get<std::string>() == "all") {
-            tc->gpu_aware = {false, true};
-        } else if (ga.is_boolean()) {
-            tc->gpu_aware = {ga.get<bool>()};
-        } else if (ga.is_array() && !ga.empty()) {
-            for (std::size_t i = 0; i < ga.size(); ++i) {
-                if (!ga[i].is_boolean())
-                    ps.fail(fmt::format("/gpu_aware/{}", i),
-                            fmt::format("{} is not a boolean (allowed: true, false, or \"all\")", ga[i].dump()));
-                tc->gpu_aware.push_back(ga[i].get<bool>());
+        // A boolean axis: true, false, a list of them, or "all".
+        auto bool_axis = [&](const char* key) {
+            const json a = TestcaseParser::value_or(j, key, false);
+            const std::string path = fmt::format("/{}", key);
+            std::vector<bool> out;
+            if (a.is_string() && a.get<std::string>() == "all") {
+                out = {false, true};
+            } else if (a.is_boolean()) {
+                out = {a.get<bool>()};
+            } else if (a.is_array() && !a.empty()) {
+                for (std::size_t i = 0; i < a.size(); ++i) {
+                    if (!a[i].is_boolean())
+                        ps.fail(fmt::format("{}/{}", path, i),
+                                fmt::format("{} is not a boolean (allowed: true, false, or \"all\")", a[i].dump()));
+                    out.push_back(a[i].get<bool>());
+                }
+            } else {
+                ps.fail(path, fmt::format("{} is not a boolean axis (allowed: true, false, a list of them, or "
+                                          "\"all\")",
+                                          a.dump()));
             }
-        } else {
-            ps.fail("/gpu_aware", fmt::format("{} is not a boolean axis (allowed: true, false, a list of them, or "
-                                              "\"all\")",
-                                              ga.dump()));
-        }
+            return out;
+        };
+        tc->gpu_aware = bool_axis("gpu_aware");
+        tc->fft_stores_kept = bool_axis("fft_stores_kept");
 
         // Overlap chunks: K or a list of them; 1 is no overlap.
         const json ov = TestcaseParser::value_or(j, "overlap", 1);
@@ -242,12 +250,14 @@ public:
                                 for (auto direction : tc.directions)
                                     for (const auto& backend : tc.backends)
                                         for (bool aware : tc.gpu_aware)
-                                            for (int chunks : tc.overlap) {
-                                                Point pt = fft3d_point({"fft3d", size, precision, direction, p},
-                                                                       {backend, dname, layout, grid, methods, aware, chunks});
-                                                pt.index = static_cast<int>(out.size());
-                                                out.push_back(std::move(pt));
-                                            }
+                                            for (int chunks : tc.overlap)
+                                                for (bool kept : tc.fft_stores_kept) {
+                                                    Point pt = fft3d_point({"fft3d", size, precision, direction, p},
+                                                                           {backend, dname, layout, grid, methods, aware,
+                                                                            chunks, kept});
+                                                    pt.index = static_cast<int>(out.size());
+                                                    out.push_back(std::move(pt));
+                                                }
             }
         return out;
     }
@@ -268,7 +278,8 @@ public:
                  "forward (r2c) or inverse (c2r)"}};
     }
     std::vector<std::string> config_axes() const override {
-        return {"decomposition", "layout", "redistribution", "process_grid", "backend", "gpu_aware", "overlap"};
+        return {"decomposition", "layout",   "redistribution", "process_grid",
+                "backend",       "gpu_aware", "overlap",        "fft_stores_kept"};
     }
     json default_config(const json& problem) const override {
         return fftune::default_config(problem.get<Problem>());

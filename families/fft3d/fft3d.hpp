@@ -32,6 +32,7 @@ struct Fft3dAxes : FamilyAxes {
     std::vector<std::string> backends;
     std::vector<bool> gpu_aware;
     std::vector<int> overlap{1};  // chunk counts (Config::overlap); 1: none
+    std::vector<bool> fft_stores_kept{false};  // Config::fft_stores_kept
 };
 
 // The axes of an fft3d testcase (throws std::invalid_argument for another family's).

@@ -22,6 +22,15 @@
 #include "variants/backends/cuda_copy.hpp"
 #include "variants/backends/cufftxt.hpp"
 
+#if FFTUNE_CUFFT_STORE_ASIDE
+#include <cufftXt.h>
+
+#include "variants/backends/cufft_store_aside.hpp"
+// LTO-IR of variants/backends/cufft_store_aside.cu (embedded by CMake).
+extern const unsigned char fftune_cufft_store_aside_fatbin[];
+extern const std::size_t fftune_cufft_store_aside_fatbin_size;
+#endif
+
 namespace fftune {
 namespace {
 
@@ -122,7 +131,11 @@ Advanced advanced_layout(const FftDescriptor& d) {
 // index of the batch dimensions cuFFT cannot take.
 class CufftPass {
 public:
-    CufftPass(const FftDescriptor& d, cudaStream_t stream) : kind_(d.kind), layout_(advanced_layout(d)), stream_(stream) {
+    // `aside`: the descriptor's StoreAside for this pass, stored by a cuFFT LTO
+    // store callback where the pass is one call (the callback sees offsets
+    // from the call's output pointer) over fewer than 2^32 output elements.
+    CufftPass(const FftDescriptor& d, cudaStream_t stream, const std::optional<StoreAside>& aside = std::nullopt)
+        : kind_(d.kind), layout_(advanced_layout(d)), stream_(stream) {
         const bool single = d.precision == Precision::single;
         switch (d.kind) {  // cuFFT's own type codes per kind and precision
             case FftKind::r2c: type_ = single ? CUFFT_R2C : CUFFT_D2Z; break;
@@ -133,6 +146,20 @@ public:
         check(cufftSetStream(plan_, stream), "cufftSetStream");
         // The Plan hands every stage one shared work area (FftPlan::work_bytes).
         check(cufftSetAutoAllocation(plan_, 0), "cufftSetAutoAllocation");
+#if FFTUNE_CUFFT_STORE_ASIDE
+        if (aside && d.kind != FftKind::c2r && layout_.loops.empty() && d.out_elements < (index_t{1} << 32)) {
+            const FftuneStoreAside info = store_aside_info(*aside);
+            check(cudaMalloc(&aside_, sizeof info), "cudaMalloc");
+            check(cudaMemcpy(aside_, &info, sizeof info, cudaMemcpyHostToDevice), "cudaMemcpy");
+            check(cufftXtSetJITCallback(plan_, single ? "fftune_store_aside_c" : "fftune_store_aside_z",
+                                        fftune_cufft_store_aside_fatbin, fftune_cufft_store_aside_fatbin_size,
+                                        single ? CUFFT_CB_ST_COMPLEX : CUFFT_CB_ST_COMPLEX_DOUBLE,
+                                        reinterpret_cast<void**>(&aside_)),
+                  "cufftXtSetJITCallback");
+        }
+#else
+        (void)aside;
+#endif
         check(cufftMakePlanMany64(plan_, static_cast<int>(layout_.n.size()), layout_.n.data(), layout_.inembed.data(),
                                   layout_.istride, layout_.idist, layout_.onembed.data(), layout_.ostride, layout_.odist,
                                   type_, layout_.batch, &work_),
@@ -143,6 +170,7 @@ public:
     ~CufftPass() {
         drop_graphs();
         cufftDestroy(plan_);
+        if (aside_) cudaFree(aside_);
         for (cudaStream_t b : branches_) cudaStreamDestroy(b);
         for (cudaEvent_t e : joins_) cudaEventDestroy(e);
         if (fork_) cudaEventDestroy(fork_);
@@ -151,6 +179,12 @@ public:
     CufftPass& operator=(const CufftPass&) = delete;
 
     std::size_t work_bytes() const { return work_; }
+    bool stores_aside() const { return aside_ != nullptr; }
+    // The callback reads its target from device memory: graphs stay valid.
+    void set_store_target(void* target) {
+        if (!aside_) throw std::logic_error("this cuFFT pass stores nothing aside");
+        check(cudaMemcpy(&aside_->target, &target, sizeof target, cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
     void set_work_area(void* area) {
         drop_graphs();  // they hold the old area
         check(cufftSetWorkArea(plan_, area), "cufftSetWorkArea");
@@ -303,6 +337,28 @@ private:
     cudaEvent_t fork_ = nullptr;
     cufftType type_{};
     cufftHandle plan_{};
+#if FFTUNE_CUFFT_STORE_ASIDE
+    FftuneStoreAside* aside_ = nullptr;  // device memory: the callback's caller info
+    // Output coordinates (memory order, from the output box's corner) to target offsets.
+    static FftuneStoreAside store_aside_info(const StoreAside& a) {
+        FftuneStoreAside info{};
+        const auto ts = a.target.strides();
+        long long offset = 0;
+        for (int i = 0; i < 3; ++i) {
+            const int axis = a.out.order[i];
+            info.lo[i] = static_cast<unsigned>(a.box.lo[axis] - a.out.box.lo[axis]);
+            info.hi[i] = static_cast<unsigned>(a.box.hi[axis] - a.out.box.lo[axis]);
+            info.stride[i] = ts[axis];
+            offset += (a.out.box.lo[axis] - a.target.box.lo[axis]) * ts[axis];
+        }
+        info.e1 = static_cast<unsigned>(a.out.box.extent(a.out.order[1]));
+        info.e2 = static_cast<unsigned>(a.out.box.extent(a.out.order[2]));
+        info.offset = offset;
+        return info;
+    }
+#else
+    void* aside_ = nullptr;
+#endif
     std::size_t in_elem_ = 0, out_elem_ = 0;
     std::size_t work_ = 0;
 };
@@ -417,11 +473,19 @@ class CufftPlan final : public FftPlan {
 public:
     CufftPlan(const FftDescriptor& d, cudaStream_t stream) : stream_(stream) {
         std::optional<Reorder> r = reorder(d);
-        for (const FftDescriptor& p : cufft_passes(r ? r->fft : d)) {
-            passes_.push_back(std::make_unique<CufftPass>(p, stream));
+        const std::vector<FftDescriptor> passes = cufft_passes(r ? r->fft : d);
+        // A store aside goes with a plan of one pass writing the output itself.
+        const bool aside = d.store_aside && !r && passes.size() == 1;
+        for (const FftDescriptor& p : passes) {
+            passes_.push_back(std::make_unique<CufftPass>(p, stream, aside ? d.store_aside : std::nullopt));
             cufft_work_ = std::max(cufft_work_, passes_.back()->work_bytes());
         }
         reorder_ = std::move(r);
+    }
+    bool stores_aside() const override { return passes_.size() == 1 && passes_.front()->stores_aside(); }
+    void set_store_target(void* target) override {
+        if (!stores_aside()) throw std::logic_error("this cuFFT plan stores nothing aside");
+        passes_.front()->set_store_target(target);
     }
 
     // cuFFT's area, then (reordering stages) the scratch array, 256-byte aligned.
@@ -636,6 +700,13 @@ public:
     void synchronize() override {
         bind();
         check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    }
+    std::optional<std::string> store_aside_unavailable() const override {
+#if FFTUNE_CUFFT_STORE_ASIDE
+        return std::nullopt;
+#else
+        return std::string("this cuda backend was built without cuFFT LTO store callbacks (CUDA 13 or later)");
+#endif
     }
     std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) override {
         return std::make_unique<CufftPlan>(desc, queue(desc.queue));
