@@ -1,5 +1,5 @@
 // cuFFT LTO store callbacks (compiled to LTO-IR, handed to cufftXtSetJITCallback
-// by the cuda backend): output element `offset` (< 2^32) is decoded into its
+// by the cuda backend by name): output element `offset` (< 2^32) is decoded into its
 // coordinates; those inside the block go to `target`, the rest to the output.
 #include <cufftXt.h>
 
@@ -16,10 +16,11 @@ __device__ __forceinline__ void store_aside(void* out, unsigned long long offset
         static_cast<T*>(out)[offset] = v;
 }
 
-extern "C" __device__ void fftune_store_aside_c(void* out, unsigned long long offset, cufftComplex v, void* info, void*) {
+// C++ linkage: cuFFT looks the name up as a C++ function of the callback's
+// signature (with extern "C" planning failed, CUFFT_INTERNAL_ERROR: probe2).
+__device__ void fftune_store_aside_c(void* out, unsigned long long offset, cufftComplex v, void* info, void*) {
     store_aside(out, offset, v, info);
 }
-extern "C" __device__ void fftune_store_aside_z(void* out, unsigned long long offset, cufftDoubleComplex v, void* info,
-                                                void*) {
+__device__ void fftune_store_aside_z(void* out, unsigned long long offset, cufftDoubleComplex v, void* info, void*) {
     store_aside(out, offset, v, info);
 }
