@@ -2,8 +2,6 @@
 fftune_add_test(decomposition_test SOURCES variants/decompositions/decomposition_test.cpp LABELS unit)
 fftune_add_test(backend_test SOURCES variants/backends/backend_test.cpp LABELS unit)
 set_tests_properties(backend_test PROPERTIES ENVIRONMENT FFTUNE_TEST_BACKEND=fftw)
-# The cuda backend's store callback divides by reciprocals; the division is plain C++.
-fftune_add_test(cufft_store_aside_test SOURCES variants/backends/cufft_store_aside_test.cpp LABELS unit)
 if(CMAKE_CUDA_COMPILER)
   fftune_add_test(backend_gpu_test REUSE backend_test LABELS gpu ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
   # cufftXt over every GPU of one process; skipped (with the reason) below 2 GPUs.

@@ -353,8 +353,6 @@ private:
         }
         info.e1 = static_cast<unsigned>(a.out.box.extent(a.out.order[1]));
         info.e2 = static_cast<unsigned>(a.out.box.extent(a.out.order[2]));
-        info.inv_e1 = 1.0 / info.e1;
-        info.inv_e2 = 1.0 / info.e2;
         info.offset = offset;
         return info;
     }

@@ -9,8 +9,7 @@ template <class T>
 __device__ __forceinline__ void store_aside(void* out, unsigned long long offset, T v, void* info) {
     const FftuneStoreAside& s = *static_cast<const FftuneStoreAside*>(info);
     const unsigned o = static_cast<unsigned>(offset);
-    const unsigned rest = fftune_divide(o, s.e2, s.inv_e2), c2 = o - rest * s.e2;
-    const unsigned c0 = fftune_divide(rest, s.e1, s.inv_e1), c1 = rest - c0 * s.e1;
+    const unsigned rest = o / s.e2, c2 = o - rest * s.e2, c0 = rest / s.e1, c1 = rest - c0 * s.e1;
     if (c0 >= s.lo[0] && c0 < s.hi[0] && c1 >= s.lo[1] && c1 < s.hi[1] && c2 >= s.lo[2] && c2 < s.hi[2])
         static_cast<T*>(s.target)[s.offset + c0 * s.stride[0] + c1 * s.stride[1] + c2 * s.stride[2]] = v;
     else

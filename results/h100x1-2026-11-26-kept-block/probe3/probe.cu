@@ -40,7 +40,6 @@ float run(const Shape& s, int which) {
     FftuneStoreAside info{};
     info.target = target_buf;
     info.e1 = s.e1, info.e2 = s.e2;
-    info.inv_e1 = 1.0 / s.e1, info.inv_e2 = 1.0 / s.e2;  // the engine's callback divides with them (since probe3-a450066.log)
     const unsigned e0 = static_cast<unsigned>(s.out_elems / (static_cast<long long>(s.e1) * s.e2));
     info.hi[0] = e0 / 2, info.hi[1] = s.e1, info.hi[2] = s.e2;
     info.stride[0] = static_cast<long long>(s.e1) * s.e2, info.stride[1] = s.e2, info.stride[2] = 1;
