@@ -596,10 +596,12 @@ void Plan::build(Direction dir) {
             stage.fft_phase = pipe->timer.phase(stage.name);
             if (auto desc = fft_descriptor(mine.layouts[from], mine.layouts[to], step.axes, kind,
                                            problem_.precision, problem_.size[2])) {
-                // The next reshape's self block: in both this stage's output and its destination.
-                const Layout& dst = mine.layouts[to_of(k + 1 < nsteps ? k + 1 : k)];
-                const Box3 self_block = intersect(mine.layouts[to].box, dst.box);
-                if (aside_at[k] && !self_block.empty()) desc->store_aside = StoreAside{mine.layouts[to], self_block, dst};
+                if (aside_at[k]) {
+                    // The next reshape's self block: in both this stage's output and its destination.
+                    const Layout& dst = mine.layouts[to_of(k + 1)];
+                    const Box3 self_block = intersect(mine.layouts[to].box, dst.box);
+                    if (!self_block.empty()) desc->store_aside = StoreAside{mine.layouts[to], self_block, dst};
+                }
                 stage.fft = backend_->make_fft(*desc);
                 if (desc->store_aside && stage.fft->stores_aside()) stage.store_target = slot_out(k + 1);
             }
