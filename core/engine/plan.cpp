@@ -327,8 +327,9 @@ void Plan::allocate_buffers(const WorkSizes& w) {
     for (auto& p : pipelines_)
         for (auto& s : p->stages)
             if (s.store_target) {
-                if (*s.store_target < work_a) throw std::logic_error("an FFT stores aside into a caller's array");
-                s.fft->set_store_target(work_[*s.store_target - work_a].data());
+                if (*s.store_target < work_a || s.out < work_a)
+                    throw std::logic_error("an FFT stores aside from or into a caller's array");
+                s.fft->set_store_arrays(work_[s.out - work_a].data(), work_[*s.store_target - work_a].data());
             }
     if (w.fft_area > 0) {
         fft_area_ = Buffer(*backend_, w.fft_area);

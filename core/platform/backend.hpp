@@ -33,7 +33,7 @@ struct FftDim {
 // self block of the reshape after the stage, at its place in the reshape's
 // destination, so that the reshape need not copy it): output elements inside
 // `box` (global coordinates) of the output array laid out as `out` go to the
-// array set by FftPlan::set_store_target(), laid out as `target`.
+// array set by FftPlan::set_store_arrays(), laid out as `target`.
 struct StoreAside {
     Layout out;
     Box3 box;
@@ -64,11 +64,12 @@ public:
     // order on one queue), so a distributed transform holds the largest, not the sum.
     virtual std::size_t work_bytes() const { return 0; }
     virtual void set_work_area(void* area) { (void)area; }
-    // Whether execute() stores the descriptor's StoreAside block into the array
-    // given here (before the first execute()) instead of its output.
+    // Whether execute() stores the descriptor's StoreAside block into `target`
+    // instead of its output. Given before the first execute(), whose `out`
+    // must then be `output`.
     virtual bool stores_aside() const { return false; }
-    virtual void set_store_target(void* target) {
-        (void)target;
+    virtual void set_store_arrays(void* output, void* target) {
+        (void)output, (void)target;
         throw std::logic_error("this FFT plan stores nothing aside");
     }
 };

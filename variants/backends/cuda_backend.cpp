@@ -132,8 +132,7 @@ Advanced advanced_layout(const FftDescriptor& d) {
 class CufftPass {
 public:
     // `aside`: the descriptor's StoreAside for this pass, stored by a cuFFT LTO
-    // store callback where the pass is one call (the callback sees offsets
-    // from the call's output pointer) over fewer than 2^32 output elements.
+    // store callback, for outputs of fewer than 2^32 elements.
     CufftPass(const FftDescriptor& d, cudaStream_t stream, const std::optional<StoreAside>& aside = std::nullopt)
         : kind_(d.kind), layout_(advanced_layout(d)), stream_(stream) {
         const bool single = d.precision == Precision::single;
@@ -147,7 +146,7 @@ public:
         // The Plan hands every stage one shared work area (FftPlan::work_bytes).
         check(cufftSetAutoAllocation(plan_, 0), "cufftSetAutoAllocation");
 #if FFTUNE_CUFFT_STORE_ASIDE
-        if (aside && d.kind != FftKind::c2r && layout_.loops.empty() && d.out_elements < (index_t{1} << 32)) {
+        if (aside && d.kind != FftKind::c2r && d.out_elements < (index_t{1} << 32)) {
             const FftuneStoreAside info = store_aside_info(*aside);
             check(cudaMalloc(&aside_, sizeof info), "cudaMalloc");
             check(cudaMemcpy(aside_, &info, sizeof info, cudaMemcpyHostToDevice), "cudaMemcpy");
@@ -180,10 +179,11 @@ public:
 
     std::size_t work_bytes() const { return work_; }
     bool stores_aside() const { return aside_ != nullptr; }
-    // The callback reads its target from device memory: graphs stay valid.
-    void set_store_target(void* target) {
+    // The callback reads its arrays from device memory: graphs stay valid.
+    void set_store_arrays(void* output, void* target) {
         if (!aside_) throw std::logic_error("this cuFFT pass stores nothing aside");
-        check(cudaMemcpy(&aside_->target, &target, sizeof target, cudaMemcpyHostToDevice), "cudaMemcpy");
+        void* arrays[2] = {output, target};
+        check(cudaMemcpy(&aside_->base, arrays, sizeof arrays, cudaMemcpyHostToDevice), "cudaMemcpy");
     }
     void set_work_area(void* area) {
         drop_graphs();  // they hold the old area
@@ -474,18 +474,21 @@ public:
     CufftPlan(const FftDescriptor& d, cudaStream_t stream) : stream_(stream) {
         std::optional<Reorder> r = reorder(d);
         const std::vector<FftDescriptor> passes = cufft_passes(r ? r->fft : d);
-        // A store aside goes with a plan of one pass writing the output itself.
-        const bool aside = d.store_aside && !r && passes.size() == 1;
-        for (const FftDescriptor& p : passes) {
-            passes_.push_back(std::make_unique<CufftPass>(p, stream, aside ? d.store_aside : std::nullopt));
+        // A store aside goes with the last pass, where it writes the output
+        // itself (not a scratch array that a reordering copy then reads).
+        const bool aside = d.store_aside && !r;
+        for (std::size_t i = 0; i < passes.size(); ++i) {
+            passes_.push_back(std::make_unique<CufftPass>(passes[i], stream,
+                                                          aside && i + 1 == passes.size() ? d.store_aside : std::nullopt));
             cufft_work_ = std::max(cufft_work_, passes_.back()->work_bytes());
         }
         reorder_ = std::move(r);
     }
-    bool stores_aside() const override { return passes_.size() == 1 && passes_.front()->stores_aside(); }
-    void set_store_target(void* target) override {
+    bool stores_aside() const override { return passes_.back()->stores_aside(); }
+    void set_store_arrays(void* output, void* target) override {
         if (!stores_aside()) throw std::logic_error("this cuFFT plan stores nothing aside");
-        passes_.front()->set_store_target(target);
+        passes_.back()->set_store_arrays(output, target);
+        store_output_ = output;
     }
 
     // cuFFT's area, then (reordering stages) the scratch array, 256-byte aligned.
@@ -503,6 +506,8 @@ public:
 
     void execute(void* in, void* out) override {
         if (work_bytes() > 0 && !has_area_) throw std::logic_error("cuFFT plan executed before set_work_area()");
+        if (stores_aside() && out != store_output_)
+            throw std::logic_error("cuFFT plan that stores aside executed into another array than set_store_arrays named");
         if (reorder_ && reorder_->copy_first()) {
             check(cuda_copy_region(scratch_, reorder_->scratch, in, reorder_->data, reorder_->elem_bytes, stream_),
                   "reordering copy");
@@ -523,6 +528,7 @@ private:
     std::optional<Reorder> reorder_;
     std::size_t cufft_work_ = 0;
     void* scratch_ = nullptr;
+    void* store_output_ = nullptr;  // the output array the store-aside callback decodes offsets in
     bool has_area_ = false;
 };
 

@@ -5,6 +5,7 @@
 #pragma once
 
 struct FftuneStoreAside {
+    void* base;                // the stage's output array: a looped call's output starts inside it
     void* target;              // the other array
     unsigned e1, e2;           // extents of the output's middle and fastest axes (its memory order)
     unsigned lo[3], hi[3];     // the block stored aside, in output coordinates (memory order, from 0)
