@@ -30,6 +30,23 @@ Box3 intersect(const Box3& a, const Box3& b) {
     return r;
 }
 
+std::vector<Box3> subtract(const Box3& a, const Box3& b) {
+    const Box3 cut = intersect(a, b);
+    if (cut.empty()) return a.empty() ? std::vector<Box3>{} : std::vector<Box3>{a};
+    std::vector<Box3> out;
+    Box3 rest = a;  // shrinks to `cut` axis by axis
+    for (int axis = 0; axis < 3; ++axis) {
+        Box3 below = rest, above = rest;
+        below.hi[axis] = cut.lo[axis];
+        above.lo[axis] = cut.hi[axis];
+        for (const Box3& piece : {below, above})
+            if (!piece.empty()) out.push_back(piece);
+        rest.lo[axis] = cut.lo[axis];
+        rest.hi[axis] = cut.hi[axis];
+    }
+    return out;
+}
+
 index_t split_lo(index_t n, int p, int i) {
     if (p <= 0 || i < 0 || i > p) throw std::invalid_argument("split_lo: part index out of range");
     const index_t base = n / p, rem = n % p;

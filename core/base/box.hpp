@@ -33,6 +33,9 @@ struct Box3 {
 };
 
 Box3 intersect(const Box3& a, const Box3& b);
+// The part of `a` outside `b` as at most 6 disjoint non-empty boxes (slabs
+// along x below and above b, then along y, then z within the rest).
+std::vector<Box3> subtract(const Box3& a, const Box3& b);
 
 // Balanced split of n items over p parts: the first n % p parts get one extra.
 // Parts past n are empty when p > n.

@@ -19,6 +19,28 @@ TEST(Box, IntersectIsEmptyWhenDisjoint) {
     EXPECT_TRUE(intersect(a, Box3{{5, 0, 0}, {6, 4, 4}}).empty());
 }
 
+// a minus b: disjoint pieces inside a, outside b, that with a ∩ b count a's
+// every point once; for b inside, around and beside a.
+TEST(Box, SubtractLeavesDisjointPiecesOutsideTheCut) {
+    const Box3 a{{0, 0, 0}, {6, 5, 4}};
+    for (const Box3& b : {Box3{{2, 1, 1}, {4, 3, 2}}, Box3{{0, 0, 0}, {6, 5, 4}}, Box3{{-1, 2, -3}, {9, 4, 9}},
+                          Box3{{6, 0, 0}, {8, 5, 4}}, Box3{{0, 0, 2}, {6, 5, 4}}}) {
+        const auto pieces = subtract(a, b);
+        EXPECT_LE(pieces.size(), 6u);
+        index_t total = intersect(a, b).count();
+        for (std::size_t i = 0; i < pieces.size(); ++i) {
+            EXPECT_FALSE(pieces[i].empty());
+            EXPECT_EQ(intersect(pieces[i], a), pieces[i]) << b.str();
+            EXPECT_TRUE(intersect(pieces[i], b).empty()) << b.str();
+            for (std::size_t j = 0; j < i; ++j) EXPECT_TRUE(intersect(pieces[i], pieces[j]).empty()) << b.str();
+            total += pieces[i].count();
+        }
+        EXPECT_EQ(total, a.count()) << b.str();
+    }
+    EXPECT_TRUE(subtract(a, a).empty());
+    EXPECT_EQ(subtract(a, Box3{{6, 0, 0}, {8, 5, 4}}), std::vector<Box3>{a});
+}
+
 TEST(Split, BalancedWithRemainderFirst) {
     // 10 over 4: 3 3 2 2
     const index_t expect[] = {0, 3, 6, 8, 10};

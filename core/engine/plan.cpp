@@ -601,7 +601,8 @@ void Plan::build(Direction dir) {
                     // The next reshape's self block: in both this stage's output and its destination.
                     const Layout& dst = mine.layouts[to_of(k + 1)];
                     const Box3 self_block = intersect(mine.layouts[to].box, dst.box);
-                    if (!self_block.empty()) desc->store_aside = StoreAside{mine.layouts[to], self_block, dst};
+                    if (!self_block.empty())
+                        desc->store_aside = StoreAside{mine.layouts[to], self_block, dst, mine.layouts[from].order};
                 }
                 stage.fft = backend_->make_fft(*desc);
                 if (desc->store_aside && stage.fft->stores_aside()) stage.store_target = slot_out(k + 1);

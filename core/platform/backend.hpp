@@ -38,6 +38,7 @@ struct StoreAside {
     Layout out;
     Box3 box;
     Layout target;
+    AxisOrder in_order = order_xyz;  // the stage input's memory order (where a plan reorders through scratch)
 };
 
 // For r2c/c2r the last entry of `dims` is the halved dimension, n is its real length.

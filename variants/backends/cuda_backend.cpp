@@ -474,9 +474,10 @@ public:
     CufftPlan(const FftDescriptor& d, cudaStream_t stream) : stream_(stream) {
         std::optional<Reorder> r = reorder(d);
         const std::vector<FftDescriptor> passes = cufft_passes(r ? r->fft : d);
-        // A store aside goes with the last pass, where it writes the output
-        // itself (not a scratch array that a reordering copy then reads).
+        // A store aside goes with the last pass where it writes the output
+        // itself, else with the reordering copy out of the scratch array.
         const bool aside = d.store_aside && !r;
+        if (d.store_aside && r && !r->copy_first()) pieces_ = store_aside_pieces(*d.store_aside, *r);
         for (std::size_t i = 0; i < passes.size(); ++i) {
             passes_.push_back(std::make_unique<CufftPass>(passes[i], stream,
                                                           aside && i + 1 == passes.size() ? d.store_aside : std::nullopt));
@@ -484,11 +485,12 @@ public:
         }
         reorder_ = std::move(r);
     }
-    bool stores_aside() const override { return passes_.back()->stores_aside(); }
+    bool stores_aside() const override { return !pieces_.empty() || passes_.back()->stores_aside(); }
     void set_store_arrays(void* output, void* target) override {
         if (!stores_aside()) throw std::logic_error("this cuFFT plan stores nothing aside");
-        passes_.back()->set_store_arrays(output, target);
+        if (pieces_.empty()) passes_.back()->set_store_arrays(output, target);
         store_output_ = output;
+        store_target_ = target;
     }
 
     // cuFFT's area, then (reordering stages) the scratch array, 256-byte aligned.
@@ -516,12 +518,41 @@ public:
         void* target = reorder_ && !reorder_->copy_first() ? scratch_ : out;
         passes_.front()->execute(in, target);
         for (std::size_t i = 1; i < passes_.size(); ++i) passes_[i]->execute(target, target);
-        if (reorder_ && !reorder_->copy_first())
+        if (reorder_ && !reorder_->copy_first() && pieces_.empty())
             check(cuda_copy_region(out, reorder_->data, scratch_, reorder_->scratch, reorder_->elem_bytes, stream_),
+                  "reordering copy");
+        for (const Piece& p : pieces_)
+            check(cuda_copy_region(p.aside ? store_target_ : out, p.dst, scratch_, p.src, reorder_->elem_bytes, stream_),
                   "reordering copy");
     }
 
 private:
+    // The reordering copy in pieces: the block aside into the target, the rest
+    // of the output (at most 6 boxes) into it, each read from the scratch
+    // array along its fastest axis (the input's order). Nothing where the
+    // scratch array is not that layout (then the plan copies whole and the
+    // transport copies the block).
+    struct Piece {
+        CopyRegion dst, src;
+        bool aside;
+    };
+    static std::vector<Piece> store_aside_pieces(const StoreAside& a, const Reorder& r) {
+        const AxisOrder& order = a.in_order;
+        const Layout scratch{a.out.box, order};
+        auto region = [&](const Layout& l, const Box3& b) {
+            CopyRegion c{};
+            const auto st = l.strides();
+            for (int i = 0; i < 3; ++i) c.extent[i] = b.extent(order[i]), c.stride[i] = st[order[i]];
+            c.offset = l.offset_of(b.lo);
+            return c;
+        };
+        const CopyRegion whole = region(scratch, a.out.box);
+        for (int i = 0; i < 3; ++i)
+            if (whole.extent[i] != r.scratch.extent[i] || whole.stride[i] != r.scratch.stride[i]) return {};
+        std::vector<Piece> pieces{{region(a.target, a.box), region(scratch, a.box), true}};
+        for (const Box3& b : subtract(a.out.box, a.box)) pieces.push_back({region(a.out, b), region(scratch, b), false});
+        return pieces;
+    }
     std::size_t scratch_offset() const { return (cufft_work_ + 255) / 256 * 256; }
     cudaStream_t stream_;
     std::vector<std::unique_ptr<CufftPass>> passes_;
@@ -529,6 +560,8 @@ private:
     std::size_t cufft_work_ = 0;
     void* scratch_ = nullptr;
     void* store_output_ = nullptr;  // the output array the store-aside callback decodes offsets in
+    void* store_target_ = nullptr;
+    std::vector<Piece> pieces_;     // a reordering stage's store aside
     bool has_area_ = false;
 };
 
