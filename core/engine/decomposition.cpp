@@ -35,6 +35,10 @@ std::vector<std::array<int, 2>> all_grids(int p) {
     return out;
 }
 
+namespace {
+bool plain_fft(const ChainStep& s) { return s.kind == ChainStep::Kind::fft && !s.all_devices; }
+}  // namespace
+
 std::vector<std::vector<bool>> self_reshapes(const std::vector<Chain>& chains) {
     std::vector<std::vector<bool>> self(chains.size());
     if (chains.empty()) return self;
@@ -53,7 +57,6 @@ std::vector<std::vector<bool>> self_reshapes(const std::vector<Chain>& chains) {
 
 void settle_unexchanged_orders(std::vector<Chain>& chains) {
     const auto self = self_reshapes(chains);
-    auto plain_fft = [](const ChainStep& s) { return s.kind == ChainStep::Kind::fft && !s.all_devices; };
     for (std::size_t r = 0; r < chains.size(); ++r) {
         Chain& c = chains[r];
         // Ascending, so that a run of such steps (pencil at one rank) settles on the first order.
@@ -65,7 +68,6 @@ void settle_unexchanged_orders(std::vector<Chain>& chains) {
 
 void merge_unexchanged_ffts(std::vector<Chain>& chains, const std::function<bool(int, bool)>& may_merge) {
     if (chains.empty()) return;
-    auto plain_fft = [](const ChainStep& s) { return s.kind == ChainStep::Kind::fft && !s.all_devices; };
     for (std::size_t i = 1; i + 1 < chains[0].steps.size();) {
         const auto self = self_reshapes(chains);
         bool merge = may_merge(chains[0].steps[i].phase, i == 1);
