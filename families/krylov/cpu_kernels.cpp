@@ -135,6 +135,49 @@ public:
         axpy(alpha, p + plane, x, a.slab.rows());
         return spmv(a, p_next, q, true);
     }
+    // One pass as its operations in turn: the oracle of the one-pass kernels.
+    OnePassSums<S> spmv_one_pass(const DeviceMatrixT<S>& a, S alpha, S beta, const S* r, const S* q, const S* p,
+                                 const S* inv_diag, S* r_next, S* q_next, S* p_next, S* x) override {
+        const index_t plane = a.slab.plane(), rows = a.slab.rows();
+        parallel_for(0, a.slab.haloed(), [&](std::int64_t lo, std::int64_t hi) {
+            for (auto h = lo; h < hi; ++h) {
+                r_next[h] = r[h] - alpha * q[h];
+                p_next[h] = (inv_diag ? inv_diag[h] * r_next[h] : r_next[h]) + beta * p[h];
+            }
+        }, host_threads(), grain);
+        axpy(alpha, p + plane, x, rows);
+        OnePassSums<S> s;
+        s.pq = spmv(a, p_next, q_next + plane, true);
+        const S* rn = r_next + plane;
+        const S* qn = q_next + plane;
+        const S* d = inv_diag ? inv_diag + plane : nullptr;
+        s.rz = reduce(rows, [&](index_t lo, index_t hi) {
+            S t = 0;
+            for (index_t i = lo; i < hi; ++i) t += rn[i] * (d ? d[i] * rn[i] : rn[i]);
+            return t;
+        });
+        s.qz = reduce(rows, [&](index_t lo, index_t hi) {
+            S t = 0;
+            for (index_t i = lo; i < hi; ++i) t += qn[i] * (d ? d[i] * rn[i] : rn[i]);
+            return t;
+        });
+        s.qdq = reduce(rows, [&](index_t lo, index_t hi) {
+            S t = 0;
+            for (index_t i = lo; i < hi; ++i) t += qn[i] * (d ? d[i] * qn[i] : qn[i]);
+            return t;
+        });
+        s.rr = norm2(rn, rows);
+        s.rq = reduce(rows, [&](index_t lo, index_t hi) {
+            S t = 0;
+            for (index_t i = lo; i < hi; ++i) {
+                if constexpr (std::is_same_v<S, double>) t += rn[i] * qn[i];
+                else t += std::conj(rn[i]) * qn[i];
+            }
+            return t;
+        });
+        s.qq = norm2(qn, rows);
+        return s;
+    }
     S update_residual(S alpha, const S* q, S* r, const S* inv_diag, index_t n) override {
         return reduce(n, [&](index_t lo, index_t hi) {
             S s = 0;

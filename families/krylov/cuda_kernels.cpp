@@ -42,9 +42,10 @@ KrylovRows rows_of(const DeviceMatrixT<S>& a) {
     return {a.slab.rows(), a.slab.n, a.slab.plane(), a.slab.z0, a.stencil_rows};
 }
 
-// A reduction's device sum (`count` doubles), the per-block slots of a
-// launch of many blocks (KrylovSum; enough for one block per 32 of `rows`),
-// and the sum's way back through pinned memory.
+// A reduction's device sum (up to `most` doubles; `parts` unless a launch
+// asks for more), the per-block slots of a launch of many blocks (KrylovSum;
+// enough for one block per 32 of `rows`), and the sum's way back through
+// pinned memory.
 class DeviceSum {
 public:
     DeviceSum() = default;
@@ -55,14 +56,16 @@ public:
         if (partials_) cudaFree(partials_);
         if (host_) cudaFreeHost(host_);
     }
-    void bind(cudaStream_t stream, int count, long long rows) {
-        stream_ = stream, count_ = count;
-        capacity_ = count * (rows / 32 + 4096);
-        check(cudaMalloc(&sum_, count * sizeof(double)), "cudaMalloc");
+    void bind(cudaStream_t stream, int parts, int most, long long rows) {
+        stream_ = stream, parts_ = count_ = parts, most_ = most;
+        capacity_ = most * (rows / 32 + 4096);
+        check(cudaMalloc(&sum_, most * sizeof(double)), "cudaMalloc");
         check(cudaMalloc(&partials_, capacity_ * sizeof(double)), "cudaMalloc");
-        check(cudaMallocHost(&host_, count * sizeof(double)), "cudaMallocHost");
+        check(cudaMallocHost(&host_, most * sizeof(double)), "cudaMallocHost");
     }
-    KrylovSum begin() {
+    KrylovSum begin(int count = 0) {
+        count_ = count > 0 ? count : parts_;
+        if (count_ > most_) throw std::logic_error("DeviceSum: more sums than bound");
         check(cudaMemsetAsync(sum_, 0, count_ * sizeof(double), stream_), "cudaMemsetAsync");
         return {sum_, partials_, capacity_};
     }
@@ -74,12 +77,33 @@ public:
 
 private:
     cudaStream_t stream_ = nullptr;
-    int count_ = 1;
+    int parts_ = 1, count_ = 1, most_ = 1;
     long long capacity_ = 0;
     double* sum_ = nullptr;
     double* partials_ = nullptr;
     double* host_ = nullptr;
 };
+
+// Its sums from the device doubles: T's parts of pq, rz, qz, qdq, then ‖r‖², r^H q, ‖q‖² where summed.
+template <class S>
+OnePassSums<S> one_pass_sums_of(const double* s, bool norms) {
+    constexpr int k = sizeof(S) / sizeof(double);
+    auto at = [&](int i) {
+        if constexpr (k == 1) return s[i];
+        else return S(s[i], s[i + 1]);
+    };
+    OnePassSums<S> o;
+    o.pq = at(0), o.rz = at(k), o.qz = at(2 * k), o.qdq = at(3 * k);
+    if (norms) o.rr = s[4 * k], o.rq = at(4 * k + 1), o.qq = s[5 * k + 1];
+    else o.rr = o.rz, o.rq = o.qz, o.qq = o.qdq;
+    return o;
+}
+// The doubles a one-pass launch sums.
+template <class S>
+int one_pass_count(bool norms) {
+    constexpr int k = sizeof(S) / sizeof(double);
+    return norms ? 5 * k + 2 : 4 * k;
+}
 
 // cuSPARSE's CSR SpMV (ALG1) and a cuBLAS handle on the stream: the library
 // reference (cusparse_csr), for values of `type` (CUDA_R_64F or CUDA_C_64F).
@@ -155,7 +179,7 @@ public:
         if (a.format != Format::csr && a.format != Format::ell && a.format != Format::cusparse_csr)
             throw Unsupported("the cuda complex Krylov kernels multiply csr, ell and cusparse_csr");
         stream_ = static_cast<cudaStream_t>(backend.native_stream());
-        sum_.bind(stream_, 2, a.slab.haloed());
+        sum_.bind(stream_, 2, one_pass_count<complex>(true), a.slab.haloed());
         if (a.format == Format::cusparse_csr) {
             library_ = std::make_unique<LibraryCsr>();
             library_->bind(stream_, a.slab, a.row_ptr32, a.col, a.val, CUDA_C_64F);
@@ -183,6 +207,18 @@ public:
                                  a.ell_width, f, sum_.begin(), stream_),
               "folded spmv kernel");
         return result();
+    }
+    OnePassSums<complex> spmv_one_pass(const DeviceMatrixT<complex>& a, complex alpha, complex beta, const complex* r,
+                                       const complex* q, const complex* p, const complex* inv_diag, complex* r_next,
+                                       complex* q_next, complex* p_next, complex* x) override {
+        if (a.slab.rows() == 0) return {};
+        if (library_) throw std::logic_error("cusparse_csr does not fold");
+        const KrylovOnePass<double2> f{z(alpha), z(beta), z(r), z(q), z(p), inv_diag ? z(inv_diag) : nullptr,
+                                       z(r_next), z(q_next), z(p_next), z(x)};
+        check(launch_spmv_one_pass(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, z(a.val),
+                                   a.ell_width, f, sum_.begin(one_pass_count<complex>(true)), stream_),
+              "one-pass spmv kernel");
+        return one_pass_sums_of<complex>(sum_.end(), true);
     }
     complex update_residual(complex alpha, const complex* q, complex* r, const complex* inv_diag, index_t n) override {
         if (n == 0) return 0;
@@ -282,7 +318,7 @@ class CudaKernels final : public KrylovKernels {
 public:
     void bind(Backend& backend, const DeviceMatrix& a) override {
         stream_ = static_cast<cudaStream_t>(backend.native_stream());
-        sum_.bind(stream_, 1, a.slab.haloed());
+        sum_.bind(stream_, 1, one_pass_count<double>(true), a.slab.haloed());
         if (a.format != Format::cusparse_csr) return;
         library_ = std::make_unique<LibraryCsr>();
         library_->bind(stream_, a.slab, a.row_ptr32, a.col, a.val, CUDA_R_64F);
@@ -310,6 +346,18 @@ public:
                                  stream_),
               "folded spmv kernel");
         return end_sum();
+    }
+    OnePassSums<double> spmv_one_pass(const DeviceMatrix& a, double alpha, double beta, const double* r, const double* q,
+                                      const double* p, const double* inv_diag, double* r_next, double* q_next,
+                                      double* p_next, double* x) override {
+        if (a.slab.rows() == 0) return {};
+        if (library_) throw std::logic_error("cusparse_csr does not fold");
+        const bool norms = inv_diag != nullptr;  // real without Jacobi: the norms are rz, qz, qdq
+        check(launch_spmv_one_pass(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, a.val,
+                                   a.ell_width, KrylovOnePass<double>{alpha, beta, r, q, p, inv_diag, r_next, q_next, p_next, x},
+                                   sum_.begin(one_pass_count<double>(norms)), stream_),
+              "one-pass spmv kernel");
+        return one_pass_sums_of<double>(sum_.end(), norms);
     }
     double update_residual(double alpha, const double* q, double* r, const double* inv_diag, index_t n) override {
         if (n == 0) return 0;

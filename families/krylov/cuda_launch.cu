@@ -71,6 +71,59 @@ __device__ void block_add(double2 v, Reduce r) {
     block_sum(v.y, r.sum + 1, r.partials ? r.partials + 2 * b + 1 : nullptr);
 }
 
+// C sums per thread over the block in one pass through shared memory; each
+// block total stored to slots[c], or added to sum[c].
+template <int C>
+__device__ void block_sum_n(double (&v)[C], double* sum, double* slots) {
+    __shared__ double part[C][threads / 32];
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+        for (int o = 16; o > 0; o /= 2) v[c] += __shfl_down_sync(0xffffffffu, v[c], o);
+    if (threadIdx.x % 32 == 0)
+#pragma unroll
+        for (int c = 0; c < C; ++c) part[c][threadIdx.x / 32] = v[c];
+    __syncthreads();
+    if (threadIdx.x < 32) {
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            double w = threadIdx.x < (blockDim.x + 31) / 32 ? part[c][threadIdx.x] : 0.0;
+            for (int o = 16; o > 0; o /= 2) w += __shfl_down_sync(0xffffffffu, w, o);
+            if (threadIdx.x == 0) {
+                if (slots) slots[c] = w;
+                else atomicAdd(sum + c, w);
+            }
+        }
+    }
+}
+
+// The one-pass iteration's sums (KrylovOnePass); Full: with the norms of r and q.
+template <class T, bool Full>
+struct OnePassAcc {
+    static constexpr int count = (Full ? 5 : 4) * parts<T> + (Full ? 2 : 0);
+    T pq{}, rz{}, qz{}, qdq{}, rq{};
+    double rr = 0, qq = 0;
+};
+__device__ __forceinline__ void put(double* v, int& k, double a) { v[k++] = a; }
+__device__ __forceinline__ void put(double* v, int& k, double2 a) { v[k++] = a.x, v[k++] = a.y; }
+template <class T, bool Full>
+__device__ void block_add(const OnePassAcc<T, Full>& a, Reduce r) {
+    constexpr int C = OnePassAcc<T, Full>::count;
+    double v[C];
+    int k = 0;
+    put(v, k, a.pq), put(v, k, a.rz), put(v, k, a.qz), put(v, k, a.qdq);
+    if constexpr (Full) put(v, k, a.rr), put(v, k, a.rq), put(v, k, a.qq);
+    block_sum_n<C>(v, r.sum, r.partials ? r.partials + block_index() * C : nullptr);
+}
+// Doubles a step's sum takes.
+template <class A>
+struct SumCount {
+    static constexpr int value = sizeof(A) / sizeof(double);
+};
+template <class T, bool Full>
+struct SumCount<OnePassAcc<T, Full>> {
+    static constexpr int value = OnePassAcc<T, Full>::count;
+};
+
 #define FOR_EACH_ROW(i, n)                                                               \
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n); \
          i += (long long)gridDim.x * blockDim.x)
@@ -104,14 +157,15 @@ cudaError_t reduced(KrylovSum s, long long blocks, cudaStream_t stream, Launch l
 template <class T>
 struct PlainStep {
     static constexpr bool halo_rows = false;
+    using Acc = T;
     const T* __restrict__ x;
     T* __restrict__ y;
     __device__ T in(long long h) const { return x[h]; }
     __device__ void halo(long long) const {}
-    // Own row i (haloed h) with A's row value v and in(h) = center; returns its part of the sum.
-    __device__ T own(long long i, long long, T center, T v) const {
+    // Own row i (haloed h) with A's row value v and in(h) = center; adds its part of the sum.
+    __device__ void own(long long i, long long, T center, T v, Acc& acc) const {
         y[i] = v;
-        return center * v;
+        acc += center * v;
     }
 };
 // Folded CG (KrylovFolded): the SpMV multiplies p_next = D^-1 r + β p,
@@ -120,6 +174,7 @@ struct PlainStep {
 template <class T, bool Jacobi>
 struct FoldedStep {
     static constexpr bool halo_rows = true;
+    using Acc = T;
     KrylovFolded<T> f;
     __device__ T in(long long h) const {
         T z = f.r[h];
@@ -127,11 +182,48 @@ struct FoldedStep {
         return z + f.beta * f.p[h];
     }
     __device__ void halo(long long h) const { f.p_next[h] = in(h); }
-    __device__ T own(long long i, long long h, T center, T v) const {
+    __device__ void own(long long i, long long h, T center, T v, Acc& acc) const {
         f.p_next[h] = center;
         f.x[i] += f.alpha * f.p[h];
         f.q[i] = v;
-        return center * v;
+        acc += center * v;
+    }
+};
+// One-pass CG (KrylovOnePass): r_next = r - α q and p_next = D^-1 r_next + β p
+// computed where they are read, stored once per haloed row; the SpMV
+// multiplies p_next; x += α p and the sums on the own rows.
+template <class T, bool Jacobi>
+struct OnePassStep {
+    static constexpr bool halo_rows = true;
+    static constexpr bool full = Jacobi || !std::is_same_v<T, double>;  // else the norms repeat rz, qz, qdq
+    using Acc = OnePassAcc<T, full>;
+    KrylovOnePass<T> f;
+    __device__ T residual(long long h) const { return f.r[h] - f.alpha * f.q[h]; }
+    __device__ T scaled(long long h, T v) const {
+        if constexpr (Jacobi) return f.inv_diag[h] * v;
+        else return v;
+    }
+    __device__ T in(long long h) const { return scaled(h, residual(h)) + f.beta * f.p[h]; }
+    __device__ void halo(long long h) const {
+        const T r = residual(h);
+        f.r_next[h] = r;
+        f.p_next[h] = scaled(h, r) + f.beta * f.p[h];
+    }
+    __device__ void own(long long i, long long h, T center, T v, Acc& acc) const {
+        const T r = residual(h), z = scaled(h, r);
+        f.r_next[h] = r;
+        f.p_next[h] = center;
+        f.q_next[h] = v;
+        f.x[i] += f.alpha * f.p[h];
+        acc.pq += center * v;
+        acc.rz += r * z;
+        acc.qz += v * z;
+        acc.qdq += v * scaled(h, v);
+        if constexpr (full) {
+            acc.rr += norm(r);
+            acc.rq += conj(r) * v;
+            acc.qq += norm(v);
+        }
     }
 };
 
@@ -157,7 +249,7 @@ __device__ __forceinline__ double poisson7_row(const KrylovRows& g, const Step& 
 template <int F, class T, class Step>
 __global__ void sparse_kernel(KrylovRows g, const long long* __restrict__ row_ptr, const int* __restrict__ col,
                               const T* __restrict__ val, int width, Step step, Reduce red) {
-    T d = zero<T>();
+    typename Step::Acc d{};
     const long long first = Step::halo_rows ? -g.plane : 0;
     FOR_EACH_ROW(k, g.rows - 2 * first) {
         const long long i = k + first, h = i + g.plane;
@@ -183,7 +275,7 @@ __global__ void sparse_kernel(KrylovRows g, const long long* __restrict__ row_pt
             const T below = yi > 0 ? step.in(h - g.n) : 0.0, above = yi + 1 < g.n ? step.in(h + g.n) : 0.0;
             v = poisson7_row(g, step, h, xi, yi, zi, center, below, above);
         }
-        d += step.own(i, h, center, v);
+        step.own(i, h, center, v, d);
     }
     if (red.sum) block_add(d, red);
 }
@@ -199,7 +291,7 @@ __global__ void stencil7_kernel(KrylovRows g, Step step, Reduce red) {
     const long long xi = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     const long long pz = static_cast<long long>(blockIdx.z) - (Step::halo_rows ? 1 : 0);  // -1 and planes: halos
     const long long y0 = blockIdx.y * (long long)R;
-    double d = 0;
+    typename Step::Acc d{};
     if (xi < g.n) {
         const long long base = pz * g.plane + xi + g.plane;  // haloed row of (xi, 0, pz)
         if (pz < 0 || pz * g.plane >= g.rows) {
@@ -216,7 +308,7 @@ __global__ void stencil7_kernel(KrylovRows g, Step step, Reduce red) {
 #pragma unroll
             for (int k = 0; k < R; ++k) {
                 const long long yi = y0 + k, h = base + yi * g.n;
-                if (yi < g.n) d += step.own(h - g.plane, h, c[k + 1], poisson7_row(g, step, h, xi, yi, zi, c[k + 1], c[k], c[k + 2]));
+                if (yi < g.n) step.own(h - g.plane, h, c[k + 1], poisson7_row(g, step, h, xi, yi, zi, c[k + 1], c[k], c[k + 2]), d);
             }
         }
     }
@@ -233,18 +325,18 @@ cudaError_t stencil7(KrylovRows g, Step step, KrylovSum sum, cudaStream_t stream
     const unsigned tx = static_cast<unsigned>(std::min<long long>(threads, (g.n + 31) / 32 * 32));
     const dim3 grid(static_cast<unsigned>((g.n + tx - 1) / tx), static_cast<unsigned>((g.n + R - 1) / R),
                     static_cast<unsigned>(planes));
-    return reduced<1>(sum, static_cast<long long>(grid.x) * grid.y * grid.z, stream,
+    return reduced<SumCount<typename Step::Acc>::value>(sum, static_cast<long long>(grid.x) * grid.y * grid.z, stream,
                       [&](Reduce r) { stencil7_kernel<R><<<grid, tx, 0, stream>>>(g, step, r); });
 }
 
-// y = A x in format `kind` through `step` (PlainStep or FoldedStep).
+// y = A x in format `kind` through `step` (PlainStep, FoldedStep or OnePassStep).
 template <class T, class Step>
 cudaError_t spmv_with(int kind, KrylovRows g, const long long* row_ptr, const int* col, const T* val, int width,
                       Step step, KrylovSum sum, cudaStream_t stream) {
     if (g.rows <= 0) return cudaSuccess;
     const unsigned b = blocks_for(g.rows + (Step::halo_rows ? 2 * g.plane : 0));
     auto sparse = [&](auto f) {
-        return reduced<parts<T>>(sum, b, stream, [&](Reduce r) {
+        return reduced<SumCount<typename Step::Acc>::value>(sum, b, stream, [&](Reduce r) {
             sparse_kernel<decltype(f)::value, T><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, step, r);
         });
     };
@@ -336,6 +428,11 @@ __global__ void update_residual_kernel(T alpha, const T* q, T* r, const T* inv_d
                                    int width, KrylovFolded<T> f, KrylovSum sum, cudaStream_t stream) {               \
         if (f.inv_diag) return spmv_with<T>(kind, g, row_ptr, col, val, width, FoldedStep<T, true>{f}, sum, stream); \
         return spmv_with<T>(kind, g, row_ptr, col, val, width, FoldedStep<T, false>{f}, sum, stream);                \
+    }                                                                                                                \
+    cudaError_t launch_spmv_one_pass(int kind, KrylovRows g, const long long* row_ptr, const int* col, const T* val, \
+                                     int width, KrylovOnePass<T> f, KrylovSum sum, cudaStream_t stream) {             \
+        if (f.inv_diag) return spmv_with<T>(kind, g, row_ptr, col, val, width, OnePassStep<T, true>{f}, sum, stream); \
+        return spmv_with<T>(kind, g, row_ptr, col, val, width, OnePassStep<T, false>{f}, sum, stream);                \
     }                                                                                                                \
     cudaError_t launch_dot(const T* a, const T* b, long long n, KrylovSum sum, cudaStream_t stream) {                \
         const unsigned nb = dot_blocks_for(n);                                                                       \

@@ -28,6 +28,15 @@ struct DeviceMatrixT {
 };
 using DeviceMatrix = DeviceMatrixT<double>;
 
+// The sums of a one-pass CG iteration (fusion "one_pass") over the own rows,
+// with r, q, p the new iterates, z = D^-1 r (r without Jacobi): the
+// unconjugated p^T q, r^T z, q^T z, q^T D^-1 q, and for ‖r − α q‖², the
+// convergence test, ‖r‖², r^H q, ‖q‖² (real parts only where real).
+template <class S>
+struct OnePassSums {
+    S pq = 0, rz = 0, qz = 0, qdq = 0, rr = 0, rq = 0, qq = 0;
+};
+
 template <class S>
 class KernelsT {
 public:
@@ -64,6 +73,12 @@ public:
                           S* p_next, S* x, S* q) = 0;
     // The folded iteration's other pass: r -= alpha q; returns r^T D^-1 r (inv_diag null: r^T r).
     virtual S update_residual(S alpha, const S* q, S* r, const S* inv_diag, index_t n) = 0;
+    // CG in one pass per iteration (fusion "one_pass"; r, q, p, inv_diag and the *_next vectors
+    // haloed, inv_diag null: none): on every haloed row r_next = r - alpha q and
+    // p_next = D^-1 r_next + beta p; on the own rows x += alpha p and q_next = A p_next (q_next's halo
+    // rows untouched); returns the sums of (r_next, q_next, p_next).
+    virtual OnePassSums<S> spmv_one_pass(const DeviceMatrixT<S>& a, S alpha, S beta, const S* r, const S* q, const S* p,
+                                         const S* inv_diag, S* r_next, S* q_next, S* p_next, S* x) = 0;
 };
 using KrylovKernels = KernelsT<double>;
 using ComplexKernels = KernelsT<complex>;

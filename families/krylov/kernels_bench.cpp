@@ -1,6 +1,6 @@
 // Microbenchmarks of the Krylov kernels (Google Benchmark), one process: each
-// format's SpMV (with and without its fused dot, and folded: with CG's
-// direction and x updates), the fused updates and the BLAS-1 kernels (the
+// format's SpMV (with and without its fused dot, folded: with CG's
+// direction and x updates, and one pass: with the residual's update too), the fused updates and the BLAS-1 kernels (the
 // stencil at each of its y-rows per thread, timed alone: launch_bench.cpp),
 // per backend with Krylov kernels that is usable here, with
 // the bytes each call must move as bytes_per_second, so that a kernel's
@@ -31,6 +31,7 @@ struct Fixture {
     DeviceMatrix a;
     Buffer row_ptr, col, val, x, y, r, z, inv_diag, q, xs;
     Buffer rh, ph, pn, dh;  // haloed r, p, p_next, D^-1 (folded)
+    Buffer qh, rn, qn;      // haloed q, r_next, q_next (one pass)
 
     Fixture(const std::string& be, Format f, index_t n) {
         backend = Registry<Backend>::instance().create(be);
@@ -52,7 +53,7 @@ struct Fixture {
         std::vector<double> xh(static_cast<std::size_t>(host.slab.haloed()), 0.0);
         for (index_t i = host.slab.plane(); i < host.slab.rows() + host.slab.plane(); ++i) xh[i] = u(rng);
         x = upload(xh);  // haloed; the halos stay 0 (one rank)
-        rh = upload(xh), ph = upload(xh), pn = upload(xh);
+        rh = upload(xh), ph = upload(xh), pn = upload(xh), qh = upload(xh), rn = upload(xh), qn = upload(xh);
         for (index_t i = host.slab.plane(); i < host.slab.rows() + host.slab.plane(); ++i) xh[i] = 1.0 / 6;
         dh = upload(xh);
         std::vector<double> rows(static_cast<std::size_t>(host.slab.rows()));
@@ -108,6 +109,18 @@ void spmv_folded(benchmark::State& state, const std::string& be, Format format, 
                                f.d(f.q));
     });
 }
+// The one-pass SpMV (β = 0.5, α tiny): the matrix, r, q, p (and D^-1) read and r_next, p_next
+// written on the haloed rows, x read and written, q_next written (the workload's traffic model).
+void spmv_one_pass(benchmark::State& state, const std::string& be, Format format, bool jacobi) {
+    Fixture f(be, format, state.range(0));
+    if (const double e = f.spmv_error(); !(e < 1e-14)) return state.SkipWithError(fmt::format("SpMV error {}", e).c_str());
+    const std::size_t v = static_cast<std::size_t>(f.rows()) * 8, vh = static_cast<std::size_t>(f.host.slab.haloed()) * 8;
+    timed(state, f, spmv_bytes(format, f.host) - 2 * v + (jacobi ? 6 : 5) * vh + 3 * v, [&] {
+        benchmark::DoNotOptimize(f.kernels->spmv_one_pass(f.a, 1e-9, 0.5, f.d(f.rh), f.d(f.qh), f.d(f.ph),
+                                                          jacobi ? f.d(f.dh) : nullptr, f.d(f.rn), f.d(f.qn), f.d(f.pn),
+                                                          f.d(f.xs)));
+    });
+}
 void fused_update(benchmark::State& state, const std::string& be, bool jacobi) {
     Fixture f(be, Format::matrix_free, state.range(0));
     const std::size_t v = static_cast<std::size_t>(f.rows()) * 8;
@@ -153,6 +166,8 @@ void register_all() {
             add("spmv_dot/" + fname, [be, f](benchmark::State& s) { spmv(s, be, f, true); });
             add("spmv_folded/" + fname, [be, f](benchmark::State& s) { spmv_folded(s, be, f, false); });
             add("spmv_folded_jacobi/" + fname, [be, f](benchmark::State& s) { spmv_folded(s, be, f, true); });
+            add("spmv_one_pass/" + fname, [be, f](benchmark::State& s) { spmv_one_pass(s, be, f, false); });
+            add("spmv_one_pass_jacobi/" + fname, [be, f](benchmark::State& s) { spmv_one_pass(s, be, f, true); });
         }
         add("fused_update", [be](benchmark::State& s) { fused_update(s, be, false); });
         add("fused_update_jacobi", [be](benchmark::State& s) { fused_update(s, be, true); });

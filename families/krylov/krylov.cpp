@@ -50,7 +50,7 @@ const OperatorInfo& info_of(const std::string& op) {
         if (i.name == op) return i;
     throw std::invalid_argument("unknown operator '" + op + "'");
 }
-const std::vector<std::string> fusions{"none", "fused", "folded"};
+const std::vector<std::string> fusions{"none", "fused", "folded", "one_pass"};
 // A clock that records nothing: phases timed as part of an enclosing one.
 struct NoClock final : PhaseClock {
     void start() override {}
@@ -115,6 +115,7 @@ public:
           format_(parse_format(pt.config.at("format").get<std::string>())),
           fused_(pt.config.at("fusion") == "fused"),
           folded_(pt.config.at("fusion") == "folded"),
+          one_pass_(pt.config.at("fusion") == "one_pass"),
           jacobi_(pt.config.at("preconditioner") == "jacobi"),
           bicg_(pt.config.at("solver") == "bicg"),
           qmr_(pt.config.at("solver") == "qmr" || pt.config.at("solver") == "qmr_sym"),
@@ -160,7 +161,8 @@ public:
             a_.col = static_cast<const std::int32_t*>(col_.data());
             a_.val = static_cast<const S*>(val_.data());
             const std::size_t rows = bytes(s.rows()), haloed = bytes(s.haloed());
-            for (Buffer* v : {&x_, &q_, &b_}) *v = Buffer(*backend_, rows);
+            for (Buffer* v : {&x_, &b_}) *v = Buffer(*backend_, rows);
+            q_ = Buffer(*backend_, one_pass_ ? haloed : rows);  // one_pass: the next pass reads q at the neighbours
             std::vector<S> zeros(static_cast<std::size_t>(s.haloed()), S(0));
             if (jacobi_) {  // haloed: the folded SpMV scales r on the halo rows too (prepare() fills them)
                 z_ = Buffer(*backend_, rows);
@@ -170,9 +172,10 @@ public:
             }
             // r is haloed too: the folded iteration exchanges r's halo instead of p's.
             for (Buffer* v : {&p_, &r_}) *v = Buffer(*backend_, haloed);
-            if (folded_) p_next_ = Buffer(*backend_, haloed);
-            for (Buffer* v : {&p_, &r_, &p_next_})  // halos outside the domain stay 0
-                if (haloed > 0 && v->data()) backend_->copy_from_host(v->data(), zeros.data(), haloed);
+            if (folded_ || one_pass_) p_next_ = Buffer(*backend_, haloed);
+            if (one_pass_) r_next_ = Buffer(*backend_, haloed), q_next_ = Buffer(*backend_, haloed);
+            for (Buffer* v : {&p_, &r_, &p_next_, &r_next_, &q_, &q_next_})  // halos outside the domain stay 0
+                if (v->bytes() > 0 && v->data()) backend_->copy_from_host(v->data(), zeros.data(), v->bytes());
             if (bicg_) {  // the shadow system: r~, q~, p~ and conj(p~) (haloed), D^-H and z~
                 rt_ = Buffer(*backend_, rows), qt_ = Buffer(*backend_, rows);
                 pt_ = Buffer(*backend_, haloed), ct_ = Buffer(*backend_, haloed);
@@ -248,11 +251,12 @@ public:
     void step() override {
         stop_ = false;
         if (qmr_) qmr_start();
-        else rz_ = allreduce(local([&] { return timed(3, [&] { return rho_local(); }); }));
+        else if (!one_pass_) rz_ = allreduce(local([&] { return timed(3, [&] { return rho_local(); }); }));
         alpha_prev_ = beta_ = S(0);
+        iteration_ = 0;
         int k = 0;
         for (; k < iterations_ && !stop_; ++k) iterate();
-        if (folded_) catch_up_x();
+        catch_up();
         if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
         if (stop_)
             throw std::runtime_error(fmt::format("{} broke down at iteration {} of {} (a scalar not finite or zero): "
@@ -264,7 +268,7 @@ public:
         Footprint f;
         for (const Buffer* b : {&row_ptr_, &col_, &val_, &x_, &r_, &q_, &b_, &z_, &inv_diag_, &p_, &rt_, &qt_, &pt_, &ct_,
                                 &zt_, &inv_diag_h_, &vt_, &yq_, &ty_, &d_, &s_, &wt_, &zq_, &tz_, &ql_, &inv_sqrt_diag_,
-                                &inv_sqrt_diag_h_, &p_next_})
+                                &inv_sqrt_diag_h_, &p_next_, &r_next_, &q_next_})
             f.backend_bytes += b->bytes();
         f.workspace_bytes = f.backend_bytes - b_.bytes() - x_.bytes();
         f.host_staging_bytes = staging_.bytes();
@@ -280,6 +284,14 @@ public:
         const std::size_t update = 6 * v + (jacobi_ ? (fused_ ? 2 : 3) * v : 0) + (format_ == Format::cusparse_csr ? 5 : 3) * v;
         // unfused: (p, q) and (r, z) as passes of their own ((r, r): one stream)
         const std::size_t reduce = fused_ ? 0 : 2 * v + (jacobi_ ? 2 : 1) * v;
+        if (one_pass_) {
+            // The pass: the matrix; r, q, p (and D^-1) read and r_next, p_next written on every haloed row;
+            // x read and written, q_next written on the own rows (spmv_bytes counts x and y once). Update:
+            // once per step the lagging x += αp and r -= αq (6). Reduce: none, the sums ride in the pass.
+            const std::size_t vh = bytes(host_.slab.haloed());
+            const std::size_t spmv = spmv_bytes(format_, host_) - 2 * v + (jacobi_ ? 6 : 5) * vh + 3 * v;
+            return {{0, k * halo, k * halo}, {k * spmv, 0, 0}, {6 * v, 0, 0}, {0, 0, 0}};
+        }
         if (folded_) {
             // SpMV pass: the matrix; r, p (and D^-1) read and p_next written on every haloed row; x read
             // and written, q written (spmv_bytes counts x and y once: + q). Update: r -= αq (3; Jacobi: + D^-1),
@@ -352,15 +364,16 @@ public:
         double rr = bb;
         converged_iterations_ = 0;
         alpha_prev_ = beta_ = S(0);
+        iteration_ = 0;
         const int max_iterations = static_cast<int>(50 * n_ + 100);
         while (!stop_ && converged_iterations_ < max_iterations && std::sqrt(rr / bb) > target_residual) {
             iterate();
-            rr = allreduce(local_norm2(r()));
+            rr = one_pass_ ? rr_next_ : allreduce(local_norm2(r()));  // one_pass: r lags, ‖r − αq‖² from the sums
             ++converged_iterations_;
         }
-        if (folded_) catch_up_x();
+        catch_up();
         if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
-        recurrence_ = std::sqrt(rr / bb);
+        recurrence_ = std::sqrt(allreduce(local_norm2(r())) / bb);  // the r the solve ends with
         // True residual: b - A x, x through p's haloed buffer.
         const Slab& s = host_.slab;
         all_or_none(comm, [&] {
@@ -430,7 +443,7 @@ private:
     S* x() { return static_cast<S*>(x_.data()); }
     S* r() { return static_cast<S*>(r_.data()) + host_.slab.plane(); }
     S* z() { return jacobi_ ? static_cast<S*>(z_.data()) : r(); }
-    S* q() { return static_cast<S*>(q_.data()); }
+    S* q() { return static_cast<S*>(q_.data()) + (one_pass_ ? host_.slab.plane() : 0); }
     const S* b() { return static_cast<const S*>(b_.data()); }
     S* p() { return static_cast<S*>(p_.data()) + host_.slab.plane(); }
     const S* inv_diag() { return jacobi_ ? static_cast<const S*>(inv_diag_.data()) + host_.slab.plane() : nullptr; }
@@ -522,6 +535,14 @@ private:
             return nan;
         }
     }
+    // The one-pass sums in one allreduce.
+    OnePassSums<S> allreduce(const OnePassSums<S>& local) {
+        static_assert(sizeof(OnePassSums<S>) == 7 * sizeof(S), "OnePassSums: seven scalars, no padding");
+        OnePassSums<S> sum;
+        PhaseScope s(*timer_, 3);
+        FFTUNE_MPI_CHECK(MPI_Allreduce(&local, &sum, 7, mpi_type<S>(), MPI_SUM, comm_));
+        return sum;
+    }
     template <class T>
     T allreduce(T local) {
         T sum = 0;
@@ -535,6 +556,7 @@ private:
         if (n > 0) {
             const std::vector<S> zeros(static_cast<std::size_t>(n), S(0));
             backend_->copy_from_host(x_.data(), zeros.data(), bytes(n));
+            if (one_pass_) backend_->copy_from_host(q(), zeros.data(), bytes(n));  // the first pass takes r − 0 q
             backend_->copy_region(r(), all, b_.data(), all, sizeof(S));
             if (jacobi_) kernels_->scale(inv_diag(), r(), z(), n);
             backend_->copy_region(p(), all, z(), all, sizeof(S));
@@ -797,6 +819,7 @@ private:
     // One preconditioned CG iteration (README.md).
     void iterate() {
         if (folded_) return iterate_folded();
+        if (one_pass_) return iterate_one_pass();
         if (qmr_) return iterate_qmr();
         if (bicg_) return iterate_bicg();
         const index_t n = rows();
@@ -836,7 +859,7 @@ private:
         local([&] { timed(2, [&] { kernels_->xpay(z(), beta, p(), n); }); });
     }
     // One folded CG iteration (README.md): halo(r); p' = D^-1 r + βp, x += α_prev p and q = A p' in one
-    // pass; r -= αq and (r, D^-1 r) in another. x lags one iteration behind: catch_up_x() adds the last αp.
+    // pass; r -= αq and (r, D^-1 r) in another. x lags one iteration behind: catch_up() adds the last αp.
     void iterate_folded() {
         const index_t n = rows();
         exchange(r_);
@@ -864,15 +887,53 @@ private:
         rz_ = rz_new;
         alpha_prev_ = alpha;
     }
-    void catch_up_x() {
-        local([&] { timed(2, [&] { kernels_->axpy(alpha_prev_, p(), x(), rows()); }); });
+    // One CG iteration in one pass (README.md): halo(q) (r's at the first); r' = r − α_prev q,
+    // p' = D^-1 r' + βp on every haloed row, x += α_prev p and q' = A p' on the own rows, and every
+    // sum of the iteration. x and r lag one step: catch_up() adds the last.
+    void iterate_one_pass() {
+        exchange(iteration_ == 0 ? r_ : q_);  // r and p follow on the halo rows from the pass before
+        OnePassSums<S> sums;
+        const S ok = local([&] {
+            timed(1, [&] {
+                const S* dinv = jacobi_ ? static_cast<const S*>(inv_diag_.data()) : nullptr;
+                sums = kernels_->spmv_one_pass(a_, alpha_prev_, beta_, static_cast<const S*>(r_.data()),
+                                               static_cast<const S*>(q_.data()), static_cast<const S*>(p_.data()), dinv,
+                                               static_cast<S*>(r_next_.data()), static_cast<S*>(q_next_.data()),
+                                               static_cast<S*>(p_next_.data()), x());
+            });
+        });
+        if (!finite(ok)) sums.pq = ok;  // this rank failed: its NaN stops every rank
+        std::swap(r_, r_next_), std::swap(q_, q_next_), std::swap(p_, p_next_);
+        ++iteration_;
+        const OnePassSums<S> all = allreduce(sums);
+        if (!finite(all.pq) || all.pq == S(0) || !finite(all.rz)) {
+            stop_ = true;
+            return;
+        }
+        const S alpha = all.rz / all.pq;
+        // ρ' = (r − αq)^T D^-1 (r − αq) = ρ − 2α q^T D^-1 r + α² q^T D^-1 q (D^-1 symmetric)
+        beta_ = (all.rz - S(2) * alpha * all.qz + alpha * alpha * all.qdq) / all.rz;
+        alpha_prev_ = alpha;
+        // ‖r − αq‖² = ‖r‖² − 2 Re(α r^H q) + |α|² ‖q‖²
+        rr_next_ = std::real(all.rr) - 2 * std::real(alpha * all.rq) + std::norm(alpha) * std::real(all.qq);
+        if (!finite(beta_)) stop_ = true;
+    }
+    // The step a lagging iteration still owes: folded x += α_prev p; one_pass that and r −= α_prev q.
+    void catch_up() {
+        if (!folded_ && !one_pass_) return;
+        local([&] {
+            timed(2, [&] {
+                kernels_->axpy(alpha_prev_, p(), x(), rows());
+                if (one_pass_) kernels_->axpy(-alpha_prev_, q(), r(), rows());
+            });
+        });
         alpha_prev_ = S(0);
     }
 
     index_t n_;
     int iterations_;
     Format format_;
-    bool fused_, folded_, jacobi_, bicg_, qmr_, shadow_;
+    bool fused_, folded_, one_pass_, jacobi_, bicg_, qmr_, shadow_;
     std::string solver_;
     std::string halo_;  // sendrecv or a transport's name
     std::string backend_name_;
@@ -888,11 +949,13 @@ private:
     std::unique_ptr<Redistribution> up_, down_;  // the halo through a transport (build_halo)
     LocalMatrixT<S> host_;
     DeviceMatrixT<S> a_;
-    Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_, p_next_, staging_;
+    Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_, p_next_, r_next_, q_next_, staging_;
     Buffer rt_, qt_, pt_, ct_, zt_, inv_diag_h_;  // BiCG's shadow system (qt_, ct_: QMR's too)
     Buffer vt_, yq_, ty_, d_, s_, wt_, zq_, tz_, ql_, inv_sqrt_diag_, inv_sqrt_diag_h_;  // QMR's
     S rz_ = 0;
-    S alpha_prev_ = 0, beta_ = 0;  // folded: the last step (x lags by it) and the next direction's β
+    S alpha_prev_ = 0, beta_ = 0;  // folded, one_pass: the last step (x lags by it) and the next direction's β
+    int iteration_ = 0;            // one_pass: iterations into the solve (the first exchanges r's halo)
+    double rr_next_ = 0;           // one_pass: ‖r‖² after the last iteration, from its sums
     double rho_ = 0, xi_ = 0, gamma_ = 1, theta_ = 0;  // QMR's scalars
     S eta_ = S(-1), eps_ = S(1);
     bool first_ = true;
@@ -904,8 +967,8 @@ class KrylovFamily final : public Family {
 public:
     std::string name() const override { return "krylov"; }
     std::string summary() const override {
-        return "Krylov solvers (Commer et al.): CG on the 7-point Poisson operator, CSR/ELL/matrix-free, fused, folded "
-               "or not, Jacobi";
+        return "Krylov solvers (Commer et al.): CG on the 7-point Poisson operator, CSR/ELL/matrix-free, fused, folded, "
+               "one pass or not, Jacobi";
     }
     std::vector<std::string> testcase_keys() const override {
         return {"sizes", "operator", "solver", "format", "fusion", "preconditioner", "precision", "backend",

@@ -50,7 +50,7 @@ TEST(KrylovGpu, CudaKernelsAgreeWithTheCpuBackend) {
     const index_t n = 21;
     int compared = 0;
     for (const auto& format : format_names())
-        for (const char* fusion : {"none", "fused", "folded"})
+        for (const char* fusion : {"none", "fused", "folded", "one_pass"})
             for (const char* pre : {"none", "jacobi"}) {
                 json c{{"solver", "cg"}, {"format", format}, {"fusion", fusion}, {"preconditioner", pre}, {"backend", "cuda"}};
                 if (family_named("krylov").not_applicable(problem(n), c)) continue;
@@ -76,7 +76,7 @@ TEST(KrylovGpu, ComplexKernelsAgreeWithTheCpuBackend) {
     int compared = 0;
     for (const char* solver : {"cocg", "bicg", "qmr", "qmr_sym"})
         for (const char* format : {"csr", "ell", "cusparse_csr"})
-            for (const char* fusion : {"none", "fused", "folded"})
+            for (const char* fusion : {"none", "fused", "folded", "one_pass"})
                 for (const char* pre : {"none", "jacobi"}) {
                     json c{{"solver", solver}, {"format", format}, {"fusion", fusion}, {"preconditioner", pre},
                            {"backend", "cuda"}};

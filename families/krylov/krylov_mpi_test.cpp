@@ -67,6 +67,12 @@ struct ForwardingKernels final : KrylovKernels {
     double update_residual(double al, const double* q, double* r, const double* d, index_t n) override {
         return inner->update_residual(al, q, r, d, n);
     }
+    OnePassSums<double> spmv_one_pass(const DeviceMatrix& a, double al, double be, const double* r, const double* q,
+                                      const double* p, const double* d, double* rn, double* qn, double* pn,
+                                      double* x) override {
+        if (Faulty && ++spmvs == 3 && world_rank() == world_size() - 1) throw std::runtime_error("injected kernel failure");
+        return inner->spmv_one_pass(a, al, be, r, q, p, d, rn, qn, pn, x);
+    }
 };
 const bool faulty = register_variant<Backend, FaultyBackend>("krylov_faulty") &&
                     register_variant<KrylovKernels, ForwardingKernels<true>>("krylov_faulty");
@@ -101,7 +107,7 @@ TEST(Krylov, EveryFormatFusionAndPreconditionerConverges) {
     int ran = 0;
     for (index_t n : {13, 10})  // uneven slabs at 2-4 ranks
         for (const auto& format : format_names())
-            for (const char* fusion : {"none", "fused", "folded"})
+            for (const char* fusion : {"none", "fused", "folded", "one_pass"})
                 for (const char* pre : {"none", "jacobi"}) {
                     const Point pt = point(n, 5, format, fusion, pre);
                     if (format == "cusparse_csr") {  // the library reference: cuda only
@@ -122,7 +128,7 @@ TEST(Krylov, EveryFormatFusionAndPreconditionerConverges) {
                     EXPECT_LT(its, 10 * n);
                     ++ran;
                 }
-    EXPECT_EQ(ran, 2 * 3 * 3 * 2);
+    EXPECT_EQ(ran, 2 * 3 * 4 * 2);
 }
 
 Point curlcurl_point(index_t n, const std::string& format, const std::string& fusion, const std::string& pre) {
@@ -140,7 +146,7 @@ TEST(Krylov, CocgOnCurlCurlConverges) {
     std::optional<int> iterations;
     for (index_t n : {9, 7})
         for (const char* format : {"csr", "ell"})
-            for (const char* fusion : {"none", "fused", "folded"})
+            for (const char* fusion : {"none", "fused", "folded", "one_pass"})
                 for (const char* pre : {"none", "jacobi"}) {
                     const Point pt = curlcurl_point(n, format, fusion, pre);
                     ASSERT_FALSE(family_named("krylov").not_applicable(pt.problem, pt.config));
@@ -156,7 +162,7 @@ TEST(Krylov, CocgOnCurlCurlConverges) {
                     }
                     ++ran;
                 }
-    EXPECT_EQ(ran, 2 * 2 * 3 * 2);
+    EXPECT_EQ(ran, 2 * 2 * 4 * 2);
 }
 
 // The curl-curl operator as assembled: complex symmetric (A = A^T, not
@@ -262,7 +268,7 @@ TEST(Krylov, SolverMustSuitTheOperator) {
 TEST(Krylov, FormatsAndFusionIterateAlike) {
     const Ran base = run(point(12, 3, "csr", "none", "none"));
     for (const char* format : {"csr", "ell", "matrix_free"})
-        for (const char* fusion : {"none", "fused", "folded"}) {
+        for (const char* fusion : {"none", "fused", "folded", "one_pass"}) {
             const Ran r = run(point(12, 3, format, fusion, "none"));
             EXPECT_EQ(r.record["krylov"]["converged_iterations"], base.record["krylov"]["converged_iterations"])
                 << format << " " << fusion;
@@ -438,10 +444,12 @@ TEST(Krylov, KernelsMatchHostLoops) {
     EXPECT_GE(checked, 1);
 }
 
-// The folded iteration's kernels against host loops, on a middle slab (both
-// halos from neighbours) with every haloed value random and a diagonal that
-// is not constant: p_next on every haloed row, x += αp, q = A p_next by the
-// operator's oracle, (p_next, q); then r -= αq and (r, D^-1 r). Every format,
+// The folded and one-pass iterations' kernels against host loops, on a middle
+// slab (both halos from neighbours) with every haloed value random and a
+// diagonal that is not constant: p_next on every haloed row, x += αp,
+// q = A p_next by the operator's oracle, (p_next, q); then r -= αq and
+// (r, D^-1 r); one pass: r_next and p_next on every haloed row, x, q_next and
+// its seven sums. Every format,
 // with and without Jacobi, the stencil at each of its y-rows per thread, on
 // every backend with Krylov kernels usable here (cuda: n = 40 takes the
 // per-block slots of the two-level reduction in the stencil, atomics in ELL).
@@ -529,9 +537,49 @@ void folded_kernels_match_host_loops(const std::string& name, Backend& be) {
                 scale += std::abs(ri * ri) * (jacobi ? std::abs(d[h]) : 1);
             }
             EXPECT_LT(std::abs(rz - want_rz), 1e-13 * scale) << what;
+
+            // One pass: r_next = r - αq and p_next = D^-1 r_next + βp on every haloed row (q random here,
+            // haloed), x += αp and q_next = A p_next on the own rows, q_next's halo rows untouched; the sums.
+            const auto qh = random(s.haloed());
+            const S sentinel = S(7);
+            Buffer cr = up(r), cq = up(qh), cp = up(p), cx = up(x), rn = up(std::vector<S>(r.size(), S(0))),
+                   qn = up(std::vector<S>(r.size(), sentinel)), pn = up(std::vector<S>(r.size(), S(0)));
+            const OnePassSums<S> got = k->spmv_one_pass(a, alpha, beta, cr.as<S>(), cq.as<S>(),
+                                                        cp.as<S>(), dinv, rn.as<S>(), qn.as<S>(),
+                                                        pn.as<S>(), cx.as<S>());
+            std::vector<S> want_rn(r.size()), want_p1(r.size()), want_q1(static_cast<std::size_t>(s.rows()));
+            for (std::size_t h = 0; h < r.size(); ++h) {
+                want_rn[h] = r[h] - alpha * qh[h];
+                want_p1[h] = (jacobi ? d[h] * want_rn[h] : want_rn[h]) + beta * p[h];
+            }
+            if constexpr (real) poisson7_reference(s, want_p1.data(), want_q1.data());
+            else curlcurl13_reference(s, want_p1.data(), want_q1.data());
+            const auto got_rn = down(rn), got_qn = down(qn), got_p1 = down(pn), got_x1 = down(cx);
+            for (std::size_t h = 0; h < r.size(); ++h) {
+                ASSERT_LT(std::abs(got_rn[h] - want_rn[h]), 1e-14) << what << " one-pass r " << h;
+                ASSERT_LT(std::abs(got_p1[h] - want_p1[h]), 1e-14) << what << " one-pass p " << h;
+            }
+            OnePassSums<S> want;
+            double scales[7] = {};
+            for (index_t i = 0; i < s.rows(); ++i) {
+                const std::size_t h = static_cast<std::size_t>(i + s.plane());
+                ASSERT_LT(std::abs(got_x1[i] - (x[i] + alpha * p[h])), 1e-14) << what << " one-pass x " << i;
+                const S qi = want_q1[i], ri = want_rn[h], zi = jacobi ? d[h] * ri : ri, dq = jacobi ? d[h] * qi : qi;
+                ASSERT_LT(std::abs(got_qn[h] - qi), 1e-13 * (1 + std::abs(qi))) << what << " one-pass q " << i;
+                S rq = ri * qi;
+                if constexpr (!real) rq = std::conj(ri) * qi;
+                const S terms[7] = {want_p1[h] * qi, ri * zi, qi * zi, qi * dq, S(std::norm(ri)), rq, S(std::norm(qi))};
+                S* sums[7] = {&want.pq, &want.rz, &want.qz, &want.qdq, &want.rr, &want.rq, &want.qq};
+                for (int t = 0; t < 7; ++t) *sums[t] += terms[t], scales[t] += std::abs(terms[t]);
+            }
+            for (std::size_t h : {std::size_t(0), r.size() - 1})  // a row of each halo plane: not q's to write
+                EXPECT_EQ(got_qn[h], sentinel) << what << " one-pass q halo " << h;
+            const S gots[7] = {got.pq, got.rz, got.qz, got.qdq, got.rr, got.rq, got.qq};
+            const S wants[7] = {want.pq, want.rz, want.qz, want.qdq, want.rr, want.rq, want.qq};
+            for (int t = 0; t < 7; ++t) EXPECT_LT(std::abs(gots[t] - wants[t]), 1e-13 * scales[t]) << what << " one-pass sum " << t;
         }
 }
-TEST(Krylov, FoldedKernelsMatchHostLoops) {
+TEST(Krylov, FoldedAndOnePassKernelsMatchHostLoops) {
     int checked = 0;
     for (const auto& name : Registry<KrylovKernels>::instance().names()) {
         if (!Registry<Backend>::instance().contains(name) || name.rfind("krylov_", 0) == 0) continue;

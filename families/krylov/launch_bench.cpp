@@ -5,7 +5,8 @@
 // iteration pays but the kernel does not. Here a launch is timed alone (with
 // the zeroing of its sum), with the bytes its kernel must move, so a fused
 // kernel's bandwidth is the kernel's. Before timing, each launch's output is
-// checked against host loops (the stencil oracle, the dot, the folded update).
+// checked against host loops (the stencil oracle, the dot, the folded update,
+// the one-pass iteration).
 // `copy` is the device's copy rate on one vector, the kernels' reference.
 //   fftune_krylov_launch_bench [--benchmark_filter=...] [--benchmark_min_time=0.2]
 #include <benchmark/benchmark.h>
@@ -31,8 +32,9 @@ namespace {
 struct Fixture {
     std::unique_ptr<Backend> backend = Registry<Backend>::instance().create("cuda");
     LocalMatrix host;
-    std::vector<double> xh, rh, ph;  // haloed host copies (x: the SpMV input; r, p: the folded one's)
+    std::vector<double> xh, rh, ph, qh;  // haloed host copies (x: the SpMV input; r, p: the folded one's; q: one pass)
     Buffer row_ptr, col, val, ell_col, ell_val, x, y, r, p, pn, xs, q, sum, partials;
+    Buffer qhalo, rn, qn;  // one pass: haloed q, r_next, q_next
     KrylovRows g{};
     cudaStream_t stream = nullptr;
 
@@ -48,14 +50,15 @@ struct Fixture {
             for (index_t i = s.plane(); i < s.rows() + s.plane(); ++i) v[i] = u(rng);
             return v;
         };
-        xh = haloed(), rh = haloed(), ph = haloed();
+        xh = haloed(), rh = haloed(), ph = haloed(), qh = haloed();
         row_ptr = upload(host.row_ptr), col = upload(host.col), val = upload(host.val);
         ell_col = upload(host.ell_col), ell_val = upload(host.ell_val);
         x = upload(xh), r = upload(rh), p = upload(ph), pn = upload(ph);
+        qhalo = upload(qh), rn = upload(rh), qn = upload(qh);
         std::vector<double> rows(static_cast<std::size_t>(s.rows()));
         for (auto& v : rows) v = u(rng);
         y = upload(rows), xs = upload(rows), q = upload(rows);
-        sum = Buffer(*backend, 2 * sizeof(double));
+        sum = Buffer(*backend, 8 * sizeof(double));
         partials = Buffer(*backend, static_cast<std::size_t>(s.haloed() / 32 + 4096) * sizeof(double));
     }
     template <class T>
@@ -70,8 +73,8 @@ struct Fixture {
         backend->synchronize();
         return v;
     }
-    KrylovSum zeroed_sum() {
-        cudaMemsetAsync(sum.data(), 0, sizeof(double), stream);
+    KrylovSum zeroed_sum(int count = 1) {
+        cudaMemsetAsync(sum.data(), 0, count * sizeof(double), stream);
         return {sum.as<double>(), partials.as<double>(), static_cast<long long>(partials.bytes() / sizeof(double))};
     }
     double result() { return download(sum, 1)[0]; }
@@ -156,6 +159,45 @@ void spmv_folded(benchmark::State& state, Format format, int stencil_rows) {
     testing::time_by_backend_clock(state, *f.backend, spmv_bytes(format, f.host) - 2 * v + 3 * vh + 3 * v, launch);
 }
 
+// The one-pass SpMV (α tiny, β = 0.5, no Jacobi; KrylovOnePass): r_next and p_next on the haloed
+// rows, q_next on the own rows and the four sums against host loops.
+void spmv_one_pass(benchmark::State& state, Format format, int stencil_rows) {
+    Fixture& f = fixture(state.range(0));
+    const Matrix m = matrix_of(f, format);
+    KrylovRows g = f.g;
+    g.stencil_rows = stencil_rows;
+    const double alpha = 1e-9, beta = 0.5;
+    auto launch = [&] {
+        const KrylovOnePass<double> o{alpha, beta, f.r.as<double>(), f.qhalo.as<double>(), f.p.as<double>(), nullptr,
+                                      f.rn.as<double>(), f.qn.as<double>(), f.pn.as<double>(), f.xs.as<double>()};
+        return launch_spmv_one_pass(m.kind, g, m.row_ptr, m.col, m.val, m.width, o, f.zeroed_sum(4), f.stream);
+    };
+    if (launch() != cudaSuccess) return state.SkipWithError("launch failed");
+    const Slab& s = f.host.slab;
+    const std::size_t haloed = f.rh.size();
+    std::vector<double> rn(haloed), pn(haloed), q(static_cast<std::size_t>(s.rows()));
+    for (std::size_t h = 0; h < haloed; ++h) rn[h] = f.rh[h] - alpha * f.qh[h], pn[h] = rn[h] + beta * f.ph[h];
+    poisson7_reference(s, pn.data(), q.data());
+    const auto got_rn = f.download(f.rn, haloed), got_pn = f.download(f.pn, haloed), got_q = f.download(f.qn, haloed);
+    const auto got_sums = f.download(f.sum, 4);
+    double err = 0, scale = 0, want[4] = {}, scales[4] = {};
+    for (std::size_t i = 0; i < q.size(); ++i) {
+        const std::size_t h = i + static_cast<std::size_t>(s.plane());
+        err = std::max({err, std::abs(got_q[h] - q[i]), std::abs(got_pn[h] - pn[h]), std::abs(got_rn[h] - rn[h])});
+        scale = std::max(scale, std::abs(q[i]));
+        const double terms[4] = {pn[h] * q[i], rn[h] * rn[h], q[i] * rn[h], q[i] * q[i]};
+        for (int t = 0; t < 4; ++t) want[t] += terms[t], scales[t] += std::abs(terms[t]);
+    }
+    if (!(err <= 1e-14 * scale)) return state.SkipWithError(fmt::format("one-pass SpMV error {}", err / scale).c_str());
+    for (int t = 0; t < 4; ++t)
+        if (!(relative(got_sums[t], want[t], scales[t]) < 1e-12))
+            return state.SkipWithError(fmt::format("one-pass sum {} differs from the host's", t).c_str());
+    const std::size_t v = f.vector_bytes(), vh = haloed * 8;
+    // The workload's model: the matrix, r, q and p read and r_next, p_next written on the haloed rows, x read and
+    // written, q_next written.
+    testing::time_by_backend_clock(state, *f.backend, spmv_bytes(format, f.host) - 2 * v + 5 * vh + 3 * v, launch);
+}
+
 // The fused update (x += αp, r -= αq, (r, r)) and the folded one (r -= αq, (r, r)), α tiny; their sums checked.
 void update(benchmark::State& state, bool folded) {
     Fixture& f = fixture(state.range(0));
@@ -193,12 +235,14 @@ void register_all() {
         add(name("spmv"), [format](benchmark::State& s) { spmv(s, format, 0, false); });
         add(name("spmv_dot"), [format](benchmark::State& s) { spmv(s, format, 0, true); });
         add(name("spmv_folded"), [format](benchmark::State& s) { spmv_folded(s, format, 0); });
+        add(name("spmv_one_pass"), [format](benchmark::State& s) { spmv_one_pass(s, format, 0); });
     }
     for (int rows : {1, 2, 4, 8}) {
         auto name = [rows](const char* kernel) { return fmt::format("{}/matrix_free_r{}", kernel, rows); };
         add(name("spmv"), [rows](benchmark::State& s) { spmv(s, Format::matrix_free, rows, false); });
         add(name("spmv_dot"), [rows](benchmark::State& s) { spmv(s, Format::matrix_free, rows, true); });
         add(name("spmv_folded"), [rows](benchmark::State& s) { spmv_folded(s, Format::matrix_free, rows); });
+        add(name("spmv_one_pass"), [rows](benchmark::State& s) { spmv_one_pass(s, Format::matrix_free, rows); });
     }
     add("copy", copy);
     add("fused_update", [](benchmark::State& s) { update(s, false); });
