@@ -79,6 +79,11 @@ struct Fixture {
     }
     double result() { return download(sum, 1)[0]; }
     index_t rows() const { return host.slab.rows(); }
+    KrylovRows rows_with(int stencil_rows) const {  // the matrix-free launch's y-rows per thread (0: its default)
+        KrylovRows r = g;
+        r.stencil_rows = stencil_rows;
+        return r;
+    }
     std::size_t vector_bytes() const { return static_cast<std::size_t>(rows()) * 8; }
 };
 Fixture& fixture(index_t n) {
@@ -108,8 +113,7 @@ double relative(double got, double want, double scale) { return std::abs(got - w
 void spmv(benchmark::State& state, Format format, int stencil_rows, bool dot) {
     Fixture& f = fixture(state.range(0));
     const Matrix m = matrix_of(f, format);
-    KrylovRows g = f.g;
-    g.stencil_rows = stencil_rows;
+    const KrylovRows g = f.rows_with(stencil_rows);
     auto launch = [&] {
         return launch_spmv(m.kind, g, m.row_ptr, m.col, m.val, m.width, f.x.as<double>(), f.y.as<double>(),
                            dot ? f.zeroed_sum() : KrylovSum{}, f.stream);
@@ -132,8 +136,7 @@ void spmv(benchmark::State& state, Format format, int stencil_rows, bool dot) {
 void spmv_folded(benchmark::State& state, Format format, int stencil_rows) {
     Fixture& f = fixture(state.range(0));
     const Matrix m = matrix_of(f, format);
-    KrylovRows g = f.g;
-    g.stencil_rows = stencil_rows;
+    const KrylovRows g = f.rows_with(stencil_rows);
     const double alpha = 1e-9, beta = 0.5;
     auto launch = [&] {
         const KrylovFolded<double> fo{alpha, beta, f.r.as<double>(), nullptr, f.p.as<double>(), f.pn.as<double>(),
@@ -164,8 +167,7 @@ void spmv_folded(benchmark::State& state, Format format, int stencil_rows) {
 void spmv_one_pass(benchmark::State& state, Format format, int stencil_rows) {
     Fixture& f = fixture(state.range(0));
     const Matrix m = matrix_of(f, format);
-    KrylovRows g = f.g;
-    g.stencil_rows = stencil_rows;
+    const KrylovRows g = f.rows_with(stencil_rows);
     const double alpha = 1e-9, beta = 0.5;
     auto launch = [&] {
         const KrylovOnePass<double> o{alpha, beta, f.r.as<double>(), f.qhalo.as<double>(), f.p.as<double>(), nullptr,
