@@ -160,7 +160,7 @@ struct PlainStep {
     using Acc = T;
     const T* __restrict__ x;
     T* __restrict__ y;
-    __device__ T in(long long h) const { return x[h]; }
+    __device__ T in(long long h) const { return __ldg(x + h); }
     __device__ void halo(long long) const {}
     // Own row i (haloed h) with A's row value v and in(h) = center; adds its part of the sum.
     __device__ void own(long long i, long long, T center, T v, Acc& acc) const {
@@ -177,14 +177,14 @@ struct FoldedStep {
     using Acc = T;
     KrylovFolded<T> f;
     __device__ T in(long long h) const {
-        T z = f.r[h];
-        if constexpr (Jacobi) z = f.inv_diag[h] * z;
-        return z + f.beta * f.p[h];
+        T z = __ldg(f.r + h);
+        if constexpr (Jacobi) z = __ldg(f.inv_diag + h) * z;
+        return z + f.beta * __ldg(f.p + h);
     }
     __device__ void halo(long long h) const { f.p_next[h] = in(h); }
     __device__ void own(long long i, long long h, T center, T v, Acc& acc) const {
         f.p_next[h] = center;
-        f.x[i] += f.alpha * f.p[h];
+        f.x[i] += f.alpha * __ldg(f.p + h);
         f.q[i] = v;
         acc += center * v;
     }
@@ -198,23 +198,23 @@ struct OnePassStep {
     static constexpr bool full = Jacobi || !std::is_same_v<T, double>;  // else the norms repeat rz, qz, qdq
     using Acc = OnePassAcc<T, full>;
     KrylovOnePass<T> f;
-    __device__ T residual(long long h) const { return f.r[h] - f.alpha * f.q[h]; }
+    __device__ T residual(long long h) const { return __ldg(f.r + h) - f.alpha * __ldg(f.q + h); }
     __device__ T scaled(long long h, T v) const {
-        if constexpr (Jacobi) return f.inv_diag[h] * v;
+        if constexpr (Jacobi) return __ldg(f.inv_diag + h) * v;
         else return v;
     }
-    __device__ T in(long long h) const { return scaled(h, residual(h)) + f.beta * f.p[h]; }
+    __device__ T in(long long h) const { return scaled(h, residual(h)) + f.beta * __ldg(f.p + h); }
     __device__ void halo(long long h) const {
         const T r = residual(h);
         f.r_next[h] = r;
-        f.p_next[h] = scaled(h, r) + f.beta * f.p[h];
+        f.p_next[h] = scaled(h, r) + f.beta * __ldg(f.p + h);
     }
     __device__ void own(long long i, long long h, T center, T v, Acc& acc) const {
         const T r = residual(h), z = scaled(h, r);
         f.r_next[h] = r;
         f.p_next[h] = center;
         f.q_next[h] = v;
-        f.x[i] += f.alpha * f.p[h];
+        f.x[i] += f.alpha * __ldg(f.p + h);
         acc.pq += center * v;
         acc.rz += r * z;
         acc.qz += v * z;
@@ -245,13 +245,21 @@ __device__ __forceinline__ double poisson7_row(const KrylovRows& g, const Step& 
 
 // One thread per row over the own rows (and the halo rows where the step
 // writes them): F = 0 csr, 1 ell, 2 poisson7 from the row number (the
-// fallback of the 3D launch below).
-template <int F, class T, class Step>
+// fallback of the 3D launch below). A block takes R × blockDim consecutive
+// rows, a thread every blockDim-th of them (R = 1: the grid-stride loop), so
+// that a banded matrix's gathers at ± a few hundred rows find the block's
+// own recent loads in L1.
+template <int F, int R, class T, class Step>
 __global__ void sparse_kernel(KrylovRows g, const long long* __restrict__ row_ptr, const int* __restrict__ col,
                               const T* __restrict__ val, int width, Step step, Reduce red) {
     typename Step::Acc d{};
-    const long long first = Step::halo_rows ? -g.plane : 0;
-    FOR_EACH_ROW(k, g.rows - 2 * first) {
+    const long long first = Step::halo_rows ? -g.plane : 0, total = g.rows - 2 * first;
+    const long long chunk = static_cast<long long>(R) * blockDim.x;
+    for (long long base = blockIdx.x * chunk; base < total; base += gridDim.x * chunk)
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const long long k = base + r * static_cast<long long>(blockDim.x) + threadIdx.x;
+        if (k >= total) break;
         const long long i = k + first, h = i + g.plane;
         if (i < 0 || i >= g.rows) {
             step.halo(h);
@@ -334,11 +342,23 @@ template <class T, class Step>
 cudaError_t spmv_with(int kind, KrylovRows g, const long long* row_ptr, const int* col, const T* val, int width,
                       Step step, KrylovSum sum, cudaStream_t stream) {
     if (g.rows <= 0) return cudaSuccess;
-    const unsigned b = blocks_for(g.rows + (Step::halo_rows ? 2 * g.plane : 0));
-    auto sparse = [&](auto f) {
-        return reduced<SumCount<typename Step::Acc>::value>(sum, b, stream, [&](Reduce r) {
-            sparse_kernel<decltype(f)::value, T><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, step, r);
+    const long long rows = g.rows + (Step::halo_rows ? 2 * g.plane : 0);
+    auto blocked = [&](auto f, auto r) {
+        constexpr int R = decltype(r)::value;
+        const unsigned b = blocks_for((rows + R - 1) / R);
+        return reduced<SumCount<typename Step::Acc>::value>(sum, b, stream, [&](Reduce red) {
+            sparse_kernel<decltype(f)::value, R, T><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, step, red);
         });
+    };
+    auto sparse = [&](auto f) {
+        switch (g.sparse_rows) {
+            case 0:
+            case 1: return blocked(f, std::integral_constant<int, 1>{});
+            case 2: return blocked(f, std::integral_constant<int, 2>{});
+            case 4: return blocked(f, std::integral_constant<int, 4>{});
+            case 8: return blocked(f, std::integral_constant<int, 8>{});
+            default: return cudaErrorInvalidValue;
+        }
     };
     if (kind == 0) return sparse(std::integral_constant<int, 0>{});
     if (kind == 1) return sparse(std::integral_constant<int, 1>{});

@@ -10,6 +10,7 @@ namespace fftune::krylov {
 struct KrylovRows {
     long long rows, n, plane, z0;  // a rank's rows, the grid's n, n^2, its first plane
     int stencil_rows = 0;          // matrix-free: y-rows per thread (1, 2, 4 or 8; 0: the default)
+    int sparse_rows = 0;           // csr, ell: rows per thread, blockDim apart (1, 2, 4 or 8; 0: the default)
 };
 // Where a reduction goes: sum[0] (complex: the imaginary part to sum[1]); no
 // sum: none. With `partials` (room for `capacity` doubles) a launch of many

@@ -79,9 +79,10 @@ struct Fixture {
     }
     double result() { return download(sum, 1)[0]; }
     index_t rows() const { return host.slab.rows(); }
-    KrylovRows rows_with(int stencil_rows) const {  // the matrix-free launch's y-rows per thread (0: its default)
+    // Rows per thread (0: the kernels' default): the stencil's y-rows, or the sparse formats' rows blockDim apart.
+    KrylovRows rows_with(int rows) const {
         KrylovRows r = g;
-        r.stencil_rows = stencil_rows;
+        r.stencil_rows = r.sparse_rows = rows;
         return r;
     }
     std::size_t vector_bytes() const { return static_cast<std::size_t>(rows()) * 8; }
@@ -110,10 +111,10 @@ Matrix matrix_of(Fixture& f, Format format) {
 double relative(double got, double want, double scale) { return std::abs(got - want) / std::max(scale, 1e-300); }
 
 // y = A x (dot: and (x, y)); checked against the stencil oracle and the host dot.
-void spmv(benchmark::State& state, Format format, int stencil_rows, bool dot) {
+void spmv(benchmark::State& state, Format format, int rows, bool dot) {
     Fixture& f = fixture(state.range(0));
     const Matrix m = matrix_of(f, format);
-    const KrylovRows g = f.rows_with(stencil_rows);
+    const KrylovRows g = f.rows_with(rows);
     auto launch = [&] {
         return launch_spmv(m.kind, g, m.row_ptr, m.col, m.val, m.width, f.x.as<double>(), f.y.as<double>(),
                            dot ? f.zeroed_sum() : KrylovSum{}, f.stream);
@@ -133,10 +134,10 @@ void spmv(benchmark::State& state, Format format, int stencil_rows, bool dot) {
 }
 
 // The folded SpMV (β = 0.5, α tiny; KrylovFolded): p_next, x and q against host loops.
-void spmv_folded(benchmark::State& state, Format format, int stencil_rows) {
+void spmv_folded(benchmark::State& state, Format format, int rows) {
     Fixture& f = fixture(state.range(0));
     const Matrix m = matrix_of(f, format);
-    const KrylovRows g = f.rows_with(stencil_rows);
+    const KrylovRows g = f.rows_with(rows);
     const double alpha = 1e-9, beta = 0.5;
     auto launch = [&] {
         const KrylovFolded<double> fo{alpha, beta, f.r.as<double>(), nullptr, f.p.as<double>(), f.pn.as<double>(),
@@ -164,10 +165,10 @@ void spmv_folded(benchmark::State& state, Format format, int stencil_rows) {
 
 // The one-pass SpMV (α tiny, β = 0.5, no Jacobi; KrylovOnePass): r_next and p_next on the haloed
 // rows, q_next on the own rows and the four sums against host loops.
-void spmv_one_pass(benchmark::State& state, Format format, int stencil_rows) {
+void spmv_one_pass(benchmark::State& state, Format format, int rows) {
     Fixture& f = fixture(state.range(0));
     const Matrix m = matrix_of(f, format);
-    const KrylovRows g = f.rows_with(stencil_rows);
+    const KrylovRows g = f.rows_with(rows);
     const double alpha = 1e-9, beta = 0.5;
     auto launch = [&] {
         const KrylovOnePass<double> o{alpha, beta, f.r.as<double>(), f.qhalo.as<double>(), f.p.as<double>(), nullptr,
@@ -233,11 +234,13 @@ void register_all() {
         benchmark::RegisterBenchmark(name.c_str(), fn)->UseManualTime()->Unit(benchmark::kMicrosecond)->Arg(128)->Arg(256);
     };
     for (const Format format : {Format::csr, Format::ell}) {
-        auto name = [format](const char* kernel) { return fmt::format("{}/{}", kernel, format_names()[int(format)]); };
-        add(name("spmv"), [format](benchmark::State& s) { spmv(s, format, 0, false); });
-        add(name("spmv_dot"), [format](benchmark::State& s) { spmv(s, format, 0, true); });
-        add(name("spmv_folded"), [format](benchmark::State& s) { spmv_folded(s, format, 0); });
-        add(name("spmv_one_pass"), [format](benchmark::State& s) { spmv_one_pass(s, format, 0); });
+        add(fmt::format("spmv/{}", format_names()[int(format)]), [format](benchmark::State& s) { spmv(s, format, 0, false); });
+        for (int rows : {1, 2, 4, 8}) {
+            auto name = [&](const char* kernel) { return fmt::format("{}/{}_r{}", kernel, format_names()[int(format)], rows); };
+            add(name("spmv_dot"), [format, rows](benchmark::State& s) { spmv(s, format, rows, true); });
+            add(name("spmv_folded"), [format, rows](benchmark::State& s) { spmv_folded(s, format, rows); });
+            add(name("spmv_one_pass"), [format, rows](benchmark::State& s) { spmv_one_pass(s, format, rows); });
+        }
     }
     for (int rows : {1, 2, 4, 8}) {
         auto name = [rows](const char* kernel) { return fmt::format("{}/matrix_free_r{}", kernel, rows); };
