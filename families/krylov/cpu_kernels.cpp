@@ -137,7 +137,8 @@ public:
     }
     // One pass as its operations in turn: the oracle of the one-pass kernels.
     OnePassSums<S> spmv_one_pass(const DeviceMatrixT<S>& a, S alpha, S beta, const S* r, const S* q, const S* p,
-                                 const S* inv_diag, S* r_next, S* q_next, S* p_next, S* x) override {
+                                 const S* inv_diag, S* r_next, S* q_next, S* p_next, S* x, S alpha2,
+                                 const S* p2) override {
         const index_t plane = a.slab.plane(), rows = a.slab.rows();
         parallel_for(0, a.slab.haloed(), [&](std::int64_t lo, std::int64_t hi) {
             for (auto h = lo; h < hi; ++h) {
@@ -145,7 +146,10 @@ public:
                 p_next[h] = (inv_diag ? inv_diag[h] * r_next[h] : r_next[h]) + beta * p[h];
             }
         }, host_threads(), grain);
-        axpy(alpha, p + plane, x, rows);
+        if (x) {
+            axpy(alpha, p + plane, x, rows);
+            if (p2) axpy(alpha2, p2 + plane, x, rows);
+        }
         OnePassSums<S> s;
         s.pq = spmv(a, p_next, q_next + plane, true);
         const S* rn = r_next + plane;

@@ -210,11 +210,13 @@ public:
     }
     OnePassSums<complex> spmv_one_pass(const DeviceMatrixT<complex>& a, complex alpha, complex beta, const complex* r,
                                        const complex* q, const complex* p, const complex* inv_diag, complex* r_next,
-                                       complex* q_next, complex* p_next, complex* x) override {
+                                       complex* q_next, complex* p_next, complex* x, complex alpha2,
+                                       const complex* p2) override {
         if (a.slab.rows() == 0) return {};
         if (library_) throw std::logic_error("cusparse_csr does not fold");
         const KrylovOnePass<double2> f{z(alpha), z(beta), z(r), z(q), z(p), inv_diag ? z(inv_diag) : nullptr,
-                                       z(r_next), z(q_next), z(p_next), z(x)};
+                                       z(r_next), z(q_next), z(p_next), x ? z(x) : nullptr, z(alpha2),
+                                       p2 ? z(p2) : nullptr};
         check(launch_spmv_one_pass(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, z(a.val),
                                    a.ell_width, f, sum_.begin(one_pass_count<complex>(true)), stream_),
               "one-pass spmv kernel");
@@ -349,12 +351,12 @@ public:
     }
     OnePassSums<double> spmv_one_pass(const DeviceMatrix& a, double alpha, double beta, const double* r, const double* q,
                                       const double* p, const double* inv_diag, double* r_next, double* q_next,
-                                      double* p_next, double* x) override {
+                                      double* p_next, double* x, double alpha2, const double* p2) override {
         if (a.slab.rows() == 0) return {};
         if (library_) throw std::logic_error("cusparse_csr does not fold");
         const bool norms = inv_diag != nullptr;  // real without Jacobi: the norms are rz, qz, qdq
         check(launch_spmv_one_pass(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, a.val,
-                                   a.ell_width, KrylovOnePass<double>{alpha, beta, r, q, p, inv_diag, r_next, q_next, p_next, x},
+                                   a.ell_width, KrylovOnePass<double>{alpha, beta, r, q, p, inv_diag, r_next, q_next, p_next, x, alpha2, p2},
                                    sum_.begin(one_pass_count<double>(norms)), stream_),
               "one-pass spmv kernel");
         return one_pass_sums_of<double>(sum_.end(), norms);

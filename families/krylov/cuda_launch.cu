@@ -214,7 +214,11 @@ struct OnePassStep {
         f.r_next[h] = r;
         f.p_next[h] = center;
         f.q_next[h] = v;
-        f.x[i] += f.alpha * __ldg(f.p + h);
+        if (f.x) {  // uniform over the launch: x's update every other pass
+            T dx = f.alpha * __ldg(f.p + h);
+            if (f.p2) dx += f.alpha2 * __ldg(f.p2 + h);
+            f.x[i] += dx;
+        }
         acc.pq += center * v;
         acc.rz += r * z;
         acc.qz += v * z;
@@ -248,8 +252,10 @@ __device__ __forceinline__ double poisson7_row(const KrylovRows& g, const Step& 
 // fallback of the 3D launch below). A block takes R × blockDim consecutive
 // rows, a thread every blockDim-th of them (R = 1: the grid-stride loop), so
 // that a banded matrix's gathers at ± a few hundred rows find the block's
-// own recent loads in L1.
-template <int F, int R, class T, class Step>
+// own recent loads in L1. W > 0: ELL of width W, its loop unrolled (the
+// loads of a row issued together). A sparse row takes in(h) from its own
+// entry (ELL pads with it too) and loads it apart only where it has none.
+template <int F, int R, int W, class T, class Step>
 __global__ void sparse_kernel(KrylovRows g, const long long* __restrict__ row_ptr, const int* __restrict__ col,
                               const T* __restrict__ val, int width, Step step, Reduce red) {
     typename Step::Acc d{};
@@ -265,13 +271,22 @@ __global__ void sparse_kernel(KrylovRows g, const long long* __restrict__ row_pt
             step.halo(h);
             continue;
         }
-        T v = zero<T>();
-        const T center = step.in(h);
+        T v = zero<T>(), center = zero<T>();
+        bool own_entry = false;
+        auto entry = [&](T a, long long c) {
+            const T u = step.in(c);
+            v += a * u;
+            if (c == h) center = u, own_entry = true;
+        };
         if constexpr (F == 0) {
-            for (long long j = row_ptr[i]; j < row_ptr[i + 1]; ++j) v += val[j] * step.in(col[j]);
+            for (long long j = row_ptr[i]; j < row_ptr[i + 1]; ++j) entry(val[j], col[j]);
+        } else if constexpr (F == 1 && W > 0) {
+#pragma unroll
+            for (int e = 0; e < W; ++e) entry(val[e * g.rows + i], col[e * g.rows + i]);
         } else if constexpr (F == 1) {
-            for (int e = 0; e < width; ++e) v += val[e * g.rows + i] * step.in(col[e * g.rows + i]);
+            for (int e = 0; e < width; ++e) entry(val[e * g.rows + i], col[e * g.rows + i]);
         } else {
+            center = step.in(h), own_entry = true;
             // 32-bit division where the rows allow (64-bit division dominated the kernel).
             long long xi, yi, zi;
             if (g.rows <= 0xffffffffll) {
@@ -283,6 +298,7 @@ __global__ void sparse_kernel(KrylovRows g, const long long* __restrict__ row_pt
             const T below = yi > 0 ? step.in(h - g.n) : 0.0, above = yi + 1 < g.n ? step.in(h + g.n) : 0.0;
             v = poisson7_row(g, step, h, xi, yi, zi, center, below, above);
         }
+        if (!own_entry) center = step.in(h);
         step.own(i, h, center, v, d);
     }
     if (red.sum) block_add(d, red);
@@ -344,15 +360,21 @@ cudaError_t spmv_with(int kind, KrylovRows g, const long long* row_ptr, const in
     if (g.rows <= 0) return cudaSuccess;
     const long long rows = g.rows + (Step::halo_rows ? 2 * g.plane : 0);
     auto blocked = [&](auto f, auto r) {
-        constexpr int R = decltype(r)::value;
+        constexpr int F = decltype(f)::value, R = decltype(r)::value;
         const unsigned b = blocks_for((rows + R - 1) / R);
         return reduced<SumCount<typename Step::Acc>::value>(sum, b, stream, [&](Reduce red) {
-            sparse_kernel<decltype(f)::value, R, T><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, step, red);
+            if constexpr (F == 1) {  // ELL of poisson7's width 7 or curlcurl13's 13: unrolled
+                if (width == 7) return sparse_kernel<F, R, 7, T><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, step, red);
+                if (width == 13) return sparse_kernel<F, R, 13, T><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, step, red);
+            }
+            sparse_kernel<F, R, 0, T><<<b, threads, 0, stream>>>(g, row_ptr, col, val, width, step, red);
         });
     };
     auto sparse = [&](auto f) {
         switch (g.sparse_rows) {
-            case 0:
+            case 0:  // measured alone at 256^3 on an H100 (launch_bench): csr at R = 2, ell at R = 1
+                if constexpr (decltype(f)::value == 0) return blocked(f, std::integral_constant<int, 2>{});
+                else return blocked(f, std::integral_constant<int, 1>{});
             case 1: return blocked(f, std::integral_constant<int, 1>{});
             case 2: return blocked(f, std::integral_constant<int, 2>{});
             case 4: return blocked(f, std::integral_constant<int, 4>{});

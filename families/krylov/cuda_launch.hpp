@@ -32,9 +32,10 @@ struct KrylovFolded {
     T *p_next, *x, *q;
 };
 // CG in one pass (fusion "one_pass"), over haloed vectors r, q, p, inv_diag
-// (null: none) and r_next, q_next, p_next: every haloed row gets
+// (null: none), p2 and r_next, q_next, p_next: every haloed row gets
 // r_next = r - alpha q and p_next = D^-1 r_next + beta p; own row i (haloed
-// h = i + plane): x[i] += alpha p[h], q_next[h] = (A p_next)[h]. The sum gets,
+// h = i + plane): q_next[h] = (A p_next)[h] and, unless x is null,
+// x[i] += alpha p[h] (+ alpha2 p2[h] unless p2 is null). The sum gets,
 // as T's doubles in turn, (p_next, q_next), (r_next, z), (q_next, z),
 // (q_next, D^-1 q_next) with z = D^-1 r_next, and then, unless T is real and
 // inv_diag null (where they repeat the second to fourth), ‖r_next‖²,
@@ -44,6 +45,8 @@ struct KrylovOnePass {
     T alpha, beta;
     const T *r, *q, *p, *inv_diag;
     T *r_next, *q_next, *p_next, *x;
+    T alpha2;
+    const T* p2;
 };
 // Each operation for T = double and T = double2 (std::complex<double>'s layout).
 #define KRYLOV_LAUNCHER_DECLARATIONS(T)                                                                               \

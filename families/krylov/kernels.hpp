@@ -73,12 +73,14 @@ public:
                           S* p_next, S* x, S* q) = 0;
     // The folded iteration's other pass: r -= alpha q; returns r^T D^-1 r (inv_diag null: r^T r).
     virtual S update_residual(S alpha, const S* q, S* r, const S* inv_diag, index_t n) = 0;
-    // CG in one pass per iteration (fusion "one_pass"; r, q, p, inv_diag and the *_next vectors
+    // CG in one pass per iteration (fusion "one_pass"; r, q, p, p2, inv_diag and the *_next vectors
     // haloed, inv_diag null: none): on every haloed row r_next = r - alpha q and
-    // p_next = D^-1 r_next + beta p; on the own rows x += alpha p and q_next = A p_next (q_next's halo
-    // rows untouched); returns the sums of (r_next, q_next, p_next).
+    // p_next = D^-1 r_next + beta p; on the own rows q_next = A p_next (q_next's halo rows untouched)
+    // and, unless x is null, x += alpha p (+ alpha2 p2 unless p2 is null: x's update every other
+    // pass); returns the sums of (r_next, q_next, p_next).
     virtual OnePassSums<S> spmv_one_pass(const DeviceMatrixT<S>& a, S alpha, S beta, const S* r, const S* q, const S* p,
-                                         const S* inv_diag, S* r_next, S* q_next, S* p_next, S* x) = 0;
+                                         const S* inv_diag, S* r_next, S* q_next, S* p_next, S* x, S alpha2,
+                                         const S* p2) = 0;
 };
 using KrylovKernels = KernelsT<double>;
 using ComplexKernels = KernelsT<complex>;

@@ -110,15 +110,16 @@ void spmv_folded(benchmark::State& state, const std::string& be, Format format, 
     });
 }
 // The one-pass SpMV (β = 0.5, α tiny): the matrix, r, q, p (and D^-1) read and r_next, p_next
-// written on the haloed rows, x read and written, q_next written (the workload's traffic model).
+// written on the haloed rows, q_next written (the workload's traffic model); the pass that adds
+// two directions to x reads and writes x and reads the older direction too.
 void spmv_one_pass(benchmark::State& state, const std::string& be, Format format, bool jacobi) {
     Fixture f(be, format, state.range(0));
     if (const double e = f.spmv_error(); !(e < 1e-14)) return state.SkipWithError(fmt::format("SpMV error {}", e).c_str());
     const std::size_t v = static_cast<std::size_t>(f.rows()) * 8, vh = static_cast<std::size_t>(f.host.slab.haloed()) * 8;
-    timed(state, f, spmv_bytes(format, f.host) - 2 * v + (jacobi ? 6 : 5) * vh + 3 * v, [&] {
+    timed(state, f, spmv_bytes(format, f.host) - 2 * v + (jacobi ? 6 : 5) * vh + 4 * v, [&] {
         benchmark::DoNotOptimize(f.kernels->spmv_one_pass(f.a, 1e-9, 0.5, f.d(f.rh), f.d(f.qh), f.d(f.ph),
                                                           jacobi ? f.d(f.dh) : nullptr, f.d(f.rn), f.d(f.qn), f.d(f.pn),
-                                                          f.d(f.xs)));
+                                                          f.d(f.xs), 1e-9, f.d(f.dh)));  // p2: any haloed vector
     });
 }
 void fused_update(benchmark::State& state, const std::string& be, bool jacobi) {

@@ -173,8 +173,11 @@ public:
             // r is haloed too: the folded iteration exchanges r's halo instead of p's.
             for (Buffer* v : {&p_, &r_}) *v = Buffer(*backend_, haloed);
             if (folded_ || one_pass_) p_next_ = Buffer(*backend_, haloed);
-            if (one_pass_) r_next_ = Buffer(*backend_, haloed), q_next_ = Buffer(*backend_, haloed);
-            for (Buffer* v : {&p_, &r_, &p_next_, &r_next_, &q_, &q_next_})  // halos outside the domain stay 0
+            if (one_pass_) {  // r, q double-buffered, p triple-buffered (x adds two directions every other pass)
+                r_next_ = Buffer(*backend_, haloed), q_next_ = Buffer(*backend_, haloed);
+                p_prev_ = Buffer(*backend_, haloed);
+            }
+            for (Buffer* v : {&p_, &r_, &p_next_, &r_next_, &q_, &q_next_, &p_prev_})  // halos outside the domain stay 0
                 if (v->bytes() > 0 && v->data()) backend_->copy_from_host(v->data(), zeros.data(), v->bytes());
             if (bicg_) {  // the shadow system: r~, q~, p~ and conj(p~) (haloed), D^-H and z~
                 rt_ = Buffer(*backend_, rows), qt_ = Buffer(*backend_, rows);
@@ -252,8 +255,8 @@ public:
         stop_ = false;
         if (qmr_) qmr_start();
         else if (!one_pass_) rz_ = allreduce(local([&] { return timed(3, [&] { return rho_local(); }); }));
-        alpha_prev_ = beta_ = S(0);
-        iteration_ = 0;
+        alpha_prev_ = alpha_prev2_ = beta_ = S(0);
+        iteration_ = owed_ = 0;
         int k = 0;
         for (; k < iterations_ && !stop_; ++k) iterate();
         catch_up();
@@ -268,7 +271,7 @@ public:
         Footprint f;
         for (const Buffer* b : {&row_ptr_, &col_, &val_, &x_, &r_, &q_, &b_, &z_, &inv_diag_, &p_, &rt_, &qt_, &pt_, &ct_,
                                 &zt_, &inv_diag_h_, &vt_, &yq_, &ty_, &d_, &s_, &wt_, &zq_, &tz_, &ql_, &inv_sqrt_diag_,
-                                &inv_sqrt_diag_h_, &p_next_, &r_next_, &q_next_})
+                                &inv_sqrt_diag_h_, &p_next_, &r_next_, &q_next_, &p_prev_})
             f.backend_bytes += b->bytes();
         f.workspace_bytes = f.backend_bytes - b_.bytes() - x_.bytes();
         f.host_staging_bytes = staging_.bytes();
@@ -285,12 +288,15 @@ public:
         // unfused: (p, q) and (r, z) as passes of their own ((r, r): one stream)
         const std::size_t reduce = fused_ ? 0 : 2 * v + (jacobi_ ? 2 : 1) * v;
         if (one_pass_) {
-            // The pass: the matrix; r, q, p (and D^-1) read and r_next, p_next written on every haloed row;
-            // x read and written, q_next written on the own rows (spmv_bytes counts x and y once). Update:
-            // once per step the lagging x += αp and r -= αq (6). Reduce: none, the sums ride in the pass.
+            // The pass: the matrix; r, q, p (and D^-1) read and r_next, p_next written on every haloed row,
+            // q_next written on the own rows (spmv_bytes counts x and y once); every other pass from the
+            // third, x read and written and the older direction read (3). Update: once per step what x and
+            // r still owe: x += αp (+ α'p' when the step's count is even), r -= αq. Reduce: none.
             const std::size_t vh = bytes(host_.slab.haloed());
-            const std::size_t spmv = spmv_bytes(format_, host_) - 2 * v + (jacobi_ ? 6 : 5) * vh + 3 * v;
-            return {{0, k * halo, k * halo}, {k * spmv, 0, 0}, {6 * v, 0, 0}, {0, 0, 0}};
+            const std::size_t spmv = spmv_bytes(format_, host_) - 2 * v + (jacobi_ ? 6 : 5) * vh + v;
+            const std::size_t x_passes = k > 0 ? (k - 1) / 2 : 0, owed = k == 0 ? 0 : k % 2 == 1 ? 1 : 2;
+            const std::size_t up = owed * 3 * v + 3 * v;  // one axpy per owed direction, one for r
+            return {{0, k * halo, k * halo}, {k * spmv + x_passes * 3 * v, 0, 0}, {up, 0, 0}, {0, 0, 0}};
         }
         if (folded_) {
             // SpMV pass: the matrix; r, p (and D^-1) read and p_next written on every haloed row; x read
@@ -363,8 +369,8 @@ public:
         else rz_ = allreduce(local([&] { return rho_local(); }));
         double rr = bb;
         converged_iterations_ = 0;
-        alpha_prev_ = beta_ = S(0);
-        iteration_ = 0;
+        alpha_prev_ = alpha_prev2_ = beta_ = S(0);
+        iteration_ = owed_ = 0;
         const int max_iterations = static_cast<int>(50 * n_ + 100);
         while (!stop_ && converged_iterations_ < max_iterations && std::sqrt(rr / bb) > target_residual) {
             iterate();
@@ -888,10 +894,12 @@ private:
         alpha_prev_ = alpha;
     }
     // One CG iteration in one pass (README.md): halo(q) (r's at the first); r' = r − α_prev q,
-    // p' = D^-1 r' + βp on every haloed row, x += α_prev p and q' = A p' on the own rows, and every
-    // sum of the iteration. x and r lag one step: catch_up() adds the last.
+    // p' = D^-1 r' + βp on every haloed row, q' = A p' on the own rows, and every sum of the
+    // iteration. r lags one step, x one or two: it adds the two directions it owes every other pass
+    // (one read and write of x per two iterations); catch_up() adds what is left.
     void iterate_one_pass() {
         exchange(iteration_ == 0 ? r_ : q_);  // r and p follow on the halo rows from the pass before
+        const bool add_x = owed_ == 2;        // x += α_prev p + α_prev2 p_prev
         OnePassSums<S> sums;
         const S ok = local([&] {
             timed(1, [&] {
@@ -899,11 +907,14 @@ private:
                 sums = kernels_->spmv_one_pass(a_, alpha_prev_, beta_, static_cast<const S*>(r_.data()),
                                                static_cast<const S*>(q_.data()), static_cast<const S*>(p_.data()), dinv,
                                                static_cast<S*>(r_next_.data()), static_cast<S*>(q_next_.data()),
-                                               static_cast<S*>(p_next_.data()), x());
+                                               static_cast<S*>(p_next_.data()), add_x ? x() : nullptr, alpha_prev2_,
+                                               static_cast<const S*>(p_prev_.data()));
             });
         });
         if (!finite(ok)) sums.pq = ok;  // this rank failed: its NaN stops every rank
-        std::swap(r_, r_next_), std::swap(q_, q_next_), std::swap(p_, p_next_);
+        if (add_x) owed_ = 0;
+        std::swap(r_, r_next_), std::swap(q_, q_next_);
+        std::swap(p_prev_, p_), std::swap(p_, p_next_);  // (p_prev, p, p_next) ← (p, p_next, p_prev)
         ++iteration_;
         const OnePassSums<S> all = allreduce(sums);
         if (!finite(all.pq) || all.pq == S(0) || !finite(all.rz)) {
@@ -913,21 +924,26 @@ private:
         const S alpha = all.rz / all.pq;
         // ρ' = (r − αq)^T D^-1 (r − αq) = ρ − 2α q^T D^-1 r + α² q^T D^-1 q (D^-1 symmetric)
         beta_ = (all.rz - S(2) * alpha * all.qz + alpha * alpha * all.qdq) / all.rz;
-        alpha_prev_ = alpha;
+        alpha_prev2_ = alpha_prev_, alpha_prev_ = alpha;
+        ++owed_;
         // ‖r − αq‖² = ‖r‖² − 2 Re(α r^H q) + |α|² ‖q‖²
         rr_next_ = std::real(all.rr) - 2 * std::real(alpha * all.rq) + std::norm(alpha) * std::real(all.qq);
         if (!finite(beta_)) stop_ = true;
     }
-    // The step a lagging iteration still owes: folded x += α_prev p; one_pass that and r −= α_prev q.
+    // What a lagging iteration still owes: folded x += α_prev p; one_pass x's owed directions
+    // (α_prev p, and α_prev2 p_prev) and r −= α_prev q.
     void catch_up() {
         if (!folded_ && !one_pass_) return;
         local([&] {
             timed(2, [&] {
-                kernels_->axpy(alpha_prev_, p(), x(), rows());
+                if (folded_ || owed_ > 0) kernels_->axpy(alpha_prev_, p(), x(), rows());
+                if (one_pass_ && owed_ == 2)
+                    kernels_->axpy(alpha_prev2_, static_cast<S*>(p_prev_.data()) + host_.slab.plane(), x(), rows());
                 if (one_pass_) kernels_->axpy(-alpha_prev_, q(), r(), rows());
             });
         });
-        alpha_prev_ = S(0);
+        alpha_prev_ = alpha_prev2_ = S(0);
+        owed_ = 0;
     }
 
     index_t n_;
@@ -949,12 +965,14 @@ private:
     std::unique_ptr<Redistribution> up_, down_;  // the halo through a transport (build_halo)
     LocalMatrixT<S> host_;
     DeviceMatrixT<S> a_;
-    Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_, p_next_, r_next_, q_next_, staging_;
+    Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_, p_next_, r_next_, q_next_, p_prev_, staging_;
     Buffer rt_, qt_, pt_, ct_, zt_, inv_diag_h_;  // BiCG's shadow system (qt_, ct_: QMR's too)
     Buffer vt_, yq_, ty_, d_, s_, wt_, zq_, tz_, ql_, inv_sqrt_diag_, inv_sqrt_diag_h_;  // QMR's
     S rz_ = 0;
     S alpha_prev_ = 0, beta_ = 0;  // folded, one_pass: the last step (x lags by it) and the next direction's β
+    S alpha_prev2_ = 0;            // one_pass: the step of p_prev_, while x owes it
     int iteration_ = 0;            // one_pass: iterations into the solve (the first exchanges r's halo)
+    int owed_ = 0;                 // one_pass: directions x still owes (0, 1 or 2: α_prev p, α_prev2 p_prev)
     double rr_next_ = 0;           // one_pass: ‖r‖² after the last iteration, from its sums
     double rho_ = 0, xi_ = 0, gamma_ = 1, theta_ = 0;  // QMR's scalars
     S eta_ = S(-1), eps_ = S(1);

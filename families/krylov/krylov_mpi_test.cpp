@@ -69,9 +69,9 @@ struct ForwardingKernels final : KrylovKernels {
     }
     OnePassSums<double> spmv_one_pass(const DeviceMatrix& a, double al, double be, const double* r, const double* q,
                                       const double* p, const double* d, double* rn, double* qn, double* pn,
-                                      double* x) override {
+                                      double* x, double al2, const double* p2) override {
         if (Faulty && ++spmvs == 3 && world_rank() == world_size() - 1) throw std::runtime_error("injected kernel failure");
-        return inner->spmv_one_pass(a, al, be, r, q, p, d, rn, qn, pn, x);
+        return inner->spmv_one_pass(a, al, be, r, q, p, d, rn, qn, pn, x, al2, p2);
     }
 };
 const bool faulty = register_variant<Backend, FaultyBackend>("krylov_faulty") &&
@@ -539,14 +539,15 @@ void folded_kernels_match_host_loops(const std::string& name, Backend& be) {
             EXPECT_LT(std::abs(rz - want_rz), 1e-13 * scale) << what;
 
             // One pass: r_next = r - αq and p_next = D^-1 r_next + βp on every haloed row (q random here,
-            // haloed), x += αp and q_next = A p_next on the own rows, q_next's halo rows untouched; the sums.
-            const auto qh = random(s.haloed());
-            const S sentinel = S(7);
-            Buffer cr = up(r), cq = up(qh), cp = up(p), cx = up(x), rn = up(std::vector<S>(r.size(), S(0))),
+            // haloed), x += αp + α2 p2 and q_next = A p_next on the own rows, q_next's halo rows untouched;
+            // the sums.
+            const auto qh = random(s.haloed()), p2 = random(s.haloed());
+            const S sentinel = S(7), alpha2 = S(-0.2);
+            Buffer cr = up(r), cq = up(qh), cp = up(p), cp2 = up(p2), cx = up(x), rn = up(std::vector<S>(r.size(), S(0))),
                    qn = up(std::vector<S>(r.size(), sentinel)), pn = up(std::vector<S>(r.size(), S(0)));
-            const OnePassSums<S> got = k->spmv_one_pass(a, alpha, beta, cr.as<S>(), cq.as<S>(),
-                                                        cp.as<S>(), dinv, rn.as<S>(), qn.as<S>(),
-                                                        pn.as<S>(), cx.as<S>());
+            const OnePassSums<S> got = k->spmv_one_pass(a, alpha, beta, cr.as<S>(), cq.as<S>(), cp.as<S>(), dinv,
+                                                        rn.as<S>(), qn.as<S>(), pn.as<S>(), cx.as<S>(), alpha2,
+                                                        cp2.as<S>());
             std::vector<S> want_rn(r.size()), want_p1(r.size()), want_q1(static_cast<std::size_t>(s.rows()));
             for (std::size_t h = 0; h < r.size(); ++h) {
                 want_rn[h] = r[h] - alpha * qh[h];
@@ -563,7 +564,7 @@ void folded_kernels_match_host_loops(const std::string& name, Backend& be) {
             double scales[7] = {};
             for (index_t i = 0; i < s.rows(); ++i) {
                 const std::size_t h = static_cast<std::size_t>(i + s.plane());
-                ASSERT_LT(std::abs(got_x1[i] - (x[i] + alpha * p[h])), 1e-14) << what << " one-pass x " << i;
+                ASSERT_LT(std::abs(got_x1[i] - (x[i] + alpha * p[h] + alpha2 * p2[h])), 1e-14) << what << " one-pass x " << i;
                 const S qi = want_q1[i], ri = want_rn[h], zi = jacobi ? d[h] * ri : ri, dq = jacobi ? d[h] * qi : qi;
                 ASSERT_LT(std::abs(got_qn[h] - qi), 1e-13 * (1 + std::abs(qi))) << what << " one-pass q " << i;
                 S rq = ri * qi;

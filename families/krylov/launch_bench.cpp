@@ -164,15 +164,17 @@ void spmv_folded(benchmark::State& state, Format format, int rows) {
 }
 
 // The one-pass SpMV (α tiny, β = 0.5, no Jacobi; KrylovOnePass): r_next and p_next on the haloed
-// rows, q_next on the own rows and the four sums against host loops.
-void spmv_one_pass(benchmark::State& state, Format format, int rows) {
+// rows, q_next on the own rows and the four sums against host loops. with_x: the pass that adds
+// two directions to x (every other one in a solve).
+void spmv_one_pass(benchmark::State& state, Format format, int rows, bool with_x) {
     Fixture& f = fixture(state.range(0));
     const Matrix m = matrix_of(f, format);
     const KrylovRows g = f.rows_with(rows);
     const double alpha = 1e-9, beta = 0.5;
     auto launch = [&] {
         const KrylovOnePass<double> o{alpha, beta, f.r.as<double>(), f.qhalo.as<double>(), f.p.as<double>(), nullptr,
-                                      f.rn.as<double>(), f.qn.as<double>(), f.pn.as<double>(), f.xs.as<double>()};
+                                      f.rn.as<double>(), f.qn.as<double>(), f.pn.as<double>(),
+                                      with_x ? f.xs.as<double>() : nullptr, alpha, f.x.as<double>()};
         return launch_spmv_one_pass(m.kind, g, m.row_ptr, m.col, m.val, m.width, o, f.zeroed_sum(4), f.stream);
     };
     if (launch() != cudaSuccess) return state.SkipWithError("launch failed");
@@ -196,9 +198,10 @@ void spmv_one_pass(benchmark::State& state, Format format, int rows) {
         if (!(relative(got_sums[t], want[t], scales[t]) < 1e-12))
             return state.SkipWithError(fmt::format("one-pass sum {} differs from the host's", t).c_str());
     const std::size_t v = f.vector_bytes(), vh = haloed * 8;
-    // The workload's model: the matrix, r, q and p read and r_next, p_next written on the haloed rows, x read and
-    // written, q_next written.
-    testing::time_by_backend_clock(state, *f.backend, spmv_bytes(format, f.host) - 2 * v + 5 * vh + 3 * v, launch);
+    // The workload's model: the matrix, r, q and p read and r_next, p_next written on the haloed rows, q_next
+    // written; with x: x read and written, the older direction read.
+    testing::time_by_backend_clock(state, *f.backend, spmv_bytes(format, f.host) - 2 * v + 5 * vh + (with_x ? 4 : 1) * v,
+                                   launch);
 }
 
 // The fused update (x += αp, r -= αq, (r, r)) and the folded one (r -= αq, (r, r)), α tiny; their sums checked.
@@ -239,7 +242,8 @@ void register_all() {
             auto name = [&](const char* kernel) { return fmt::format("{}/{}_r{}", kernel, format_names()[int(format)], rows); };
             add(name("spmv_dot"), [format, rows](benchmark::State& s) { spmv(s, format, rows, true); });
             add(name("spmv_folded"), [format, rows](benchmark::State& s) { spmv_folded(s, format, rows); });
-            add(name("spmv_one_pass"), [format, rows](benchmark::State& s) { spmv_one_pass(s, format, rows); });
+            add(name("spmv_one_pass"), [format, rows](benchmark::State& s) { spmv_one_pass(s, format, rows, false); });
+            add(name("spmv_one_pass_x"), [format, rows](benchmark::State& s) { spmv_one_pass(s, format, rows, true); });
         }
     }
     for (int rows : {1, 2, 4, 8}) {
@@ -247,7 +251,8 @@ void register_all() {
         add(name("spmv"), [rows](benchmark::State& s) { spmv(s, Format::matrix_free, rows, false); });
         add(name("spmv_dot"), [rows](benchmark::State& s) { spmv(s, Format::matrix_free, rows, true); });
         add(name("spmv_folded"), [rows](benchmark::State& s) { spmv_folded(s, Format::matrix_free, rows); });
-        add(name("spmv_one_pass"), [rows](benchmark::State& s) { spmv_one_pass(s, Format::matrix_free, rows); });
+        add(name("spmv_one_pass"), [rows](benchmark::State& s) { spmv_one_pass(s, Format::matrix_free, rows, false); });
+        add(name("spmv_one_pass_x"), [rows](benchmark::State& s) { spmv_one_pass(s, Format::matrix_free, rows, true); });
     }
     add("copy", copy);
     add("fused_update", [](benchmark::State& s) { update(s, false); });
