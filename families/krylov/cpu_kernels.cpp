@@ -1,6 +1,7 @@
 // The CPU backend's Krylov kernels: plain loops split over the rank's host
 // threads (core/platform/parallel.hpp); the oracle the other backends' are
 // checked against. Reductions sum per-thread partials in thread order.
+#include <cmath>
 #include <mutex>
 #include <vector>
 
@@ -136,10 +137,10 @@ public:
         return spmv(a, p_next, q, true);
     }
     // One pass as its operations in turn: the oracle of the one-pass kernels.
-    OnePassSums<S> spmv_one_pass(const DeviceMatrixT<S>& a, S alpha, S beta, const S* r, const S* q, const S* p,
-                                 const S* inv_diag, S* r_next, S* q_next, S* p_next, S* x, S alpha2,
-                                 const S* p2) override {
+    void spmv_one_pass(const DeviceMatrixT<S>& a, const OnePassScalars<S>* sc, const S* r, const S* q, const S* p,
+                       const S* inv_diag, S* r_next, S* q_next, S* p_next, S* x, const S* p2, double* sums) override {
         const index_t plane = a.slab.plane(), rows = a.slab.rows();
+        const S alpha = sc->alpha, beta = sc->beta, alpha2 = sc->alpha2;
         parallel_for(0, a.slab.haloed(), [&](std::int64_t lo, std::int64_t hi) {
             for (auto h = lo; h < hi; ++h) {
                 r_next[h] = r[h] - alpha * q[h];
@@ -180,7 +181,22 @@ public:
             return t;
         });
         s.qq = norm2(qn, rows);
-        return s;
+        // The backend's layout (kernels.hpp): S's parts of pq, rz, qz, qdq, then the norms where they differ.
+        double* o = sums;
+        auto put = [&](S v) {
+            if constexpr (std::is_same_v<S, double>) *o++ = v;
+            else *o++ = v.real(), *o++ = v.imag();
+        };
+        put(s.pq), put(s.rz), put(s.qz), put(s.qdq);
+        if (inv_diag || !std::is_same_v<S, double>) *o++ = std::real(s.rr), put(s.rq), *o++ = std::real(s.qq);
+    }
+    void one_pass_scalars(const double* sums, bool norms, int pass, OnePassScalars<S>* sc) override {
+        const OnePassSums<S> s = one_pass_sums_of<S>(sums, norms);
+        const S alpha = s.rz / s.pq, beta = (s.rz - S(2) * alpha * s.qz + alpha * alpha * s.qdq) / s.rz;
+        sc->alpha2 = sc->alpha, sc->alpha = alpha, sc->beta = beta;
+        sc->rr = std::real(s.rr) - 2 * std::real(alpha * s.rq) + std::norm(alpha) * std::real(s.qq);
+        auto finite = [](S v) { return std::isfinite(std::real(v)) && std::isfinite(std::imag(v)); };
+        if (sc->broken == 0 && (!finite(s.pq) || s.pq == S(0) || !finite(s.rz) || !finite(beta))) sc->broken = 1 + pass;
     }
     S update_residual(S alpha, const S* q, S* r, const S* inv_diag, index_t n) override {
         return reduce(n, [&](index_t lo, index_t hi) {

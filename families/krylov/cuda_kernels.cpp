@@ -63,6 +63,11 @@ public:
         check(cudaMalloc(&partials_, capacity_ * sizeof(double)), "cudaMalloc");
         check(cudaMallocHost(&host_, most * sizeof(double)), "cudaMallocHost");
     }
+    // A launch's sum into `target` (count doubles, zeroed here) through these slots; nothing waits.
+    KrylovSum into(double* target, int count) {
+        check(cudaMemsetAsync(target, 0, count * sizeof(double), stream_), "cudaMemsetAsync");
+        return {target, partials_, capacity_};
+    }
     KrylovSum begin(int count = 0) {
         count_ = count > 0 ? count : parts_;
         if (count_ > most_) throw std::logic_error("DeviceSum: more sums than bound");
@@ -84,26 +89,8 @@ private:
     double* host_ = nullptr;
 };
 
-// Its sums from the device doubles: T's parts of pq, rz, qz, qdq, then ‖r‖², r^H q, ‖q‖² where summed.
-template <class S>
-OnePassSums<S> one_pass_sums_of(const double* s, bool norms) {
-    constexpr int k = sizeof(S) / sizeof(double);
-    auto at = [&](int i) {
-        if constexpr (k == 1) return s[i];
-        else return S(s[i], s[i + 1]);
-    };
-    OnePassSums<S> o;
-    o.pq = at(0), o.rz = at(k), o.qz = at(2 * k), o.qdq = at(3 * k);
-    if (norms) o.rr = s[4 * k], o.rq = at(4 * k + 1), o.qq = s[5 * k + 1];
-    else o.rr = o.rz, o.rq = o.qz, o.qq = o.qdq;
-    return o;
-}
-// The doubles a one-pass launch sums.
-template <class S>
-int one_pass_count(bool norms) {
-    constexpr int k = sizeof(S) / sizeof(double);
-    return norms ? 5 * k + 2 : 4 * k;
-}
+static_assert(sizeof(KrylovScalars<double>) == sizeof(OnePassScalars<double>) &&
+              sizeof(KrylovScalars<double2>) == sizeof(OnePassScalars<complex>));
 
 // cuSPARSE's CSR SpMV (ALG1) and a cuBLAS handle on the stream: the library
 // reference (cusparse_csr), for values of `type` (CUDA_R_64F or CUDA_C_64F).
@@ -179,7 +166,7 @@ public:
         if (a.format != Format::csr && a.format != Format::ell && a.format != Format::cusparse_csr)
             throw Unsupported("the cuda complex Krylov kernels multiply csr, ell and cusparse_csr");
         stream_ = static_cast<cudaStream_t>(backend.native_stream());
-        sum_.bind(stream_, 2, one_pass_count<complex>(true), a.slab.haloed());
+        sum_.bind(stream_, 2, one_pass_sum_count<complex>(true), a.slab.haloed());
         if (a.format == Format::cusparse_csr) {
             library_ = std::make_unique<LibraryCsr>();
             library_->bind(stream_, a.slab, a.row_ptr32, a.col, a.val, CUDA_C_64F);
@@ -208,19 +195,22 @@ public:
               "folded spmv kernel");
         return result();
     }
-    OnePassSums<complex> spmv_one_pass(const DeviceMatrixT<complex>& a, complex alpha, complex beta, const complex* r,
-                                       const complex* q, const complex* p, const complex* inv_diag, complex* r_next,
-                                       complex* q_next, complex* p_next, complex* x, complex alpha2,
-                                       const complex* p2) override {
-        if (a.slab.rows() == 0) return {};
+    void spmv_one_pass(const DeviceMatrixT<complex>& a, const OnePassScalars<complex>* sc, const complex* r,
+                       const complex* q, const complex* p, const complex* inv_diag, complex* r_next, complex* q_next,
+                       complex* p_next, complex* x, const complex* p2, double* sums) override {
+        const KrylovSum sum = sum_.into(sums, one_pass_sum_count<complex>(true));
+        if (a.slab.rows() == 0) return;
         if (library_) throw std::logic_error("cusparse_csr does not fold");
-        const KrylovOnePass<double2> f{z(alpha), z(beta), z(r), z(q), z(p), inv_diag ? z(inv_diag) : nullptr,
-                                       z(r_next), z(q_next), z(p_next), x ? z(x) : nullptr, z(alpha2),
-                                       p2 ? z(p2) : nullptr};
+        const KrylovOnePass<double2> f{reinterpret_cast<const KrylovScalars<double2>*>(sc), z(r), z(q), z(p),
+                                       inv_diag ? z(inv_diag) : nullptr, z(r_next), z(q_next), z(p_next),
+                                       x ? z(x) : nullptr, p2 ? z(p2) : nullptr};
         check(launch_spmv_one_pass(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, z(a.val),
-                                   a.ell_width, f, sum_.begin(one_pass_count<complex>(true)), stream_),
+                                   a.ell_width, f, sum, stream_),
               "one-pass spmv kernel");
-        return one_pass_sums_of<complex>(sum_.end(), true);
+    }
+    void one_pass_scalars(const double* sums, bool norms, int pass, OnePassScalars<complex>* sc) override {
+        check(launch_one_pass_scalars(sums, norms, pass, reinterpret_cast<KrylovScalars<double2>*>(sc), stream_),
+              "one-pass scalars kernel");
     }
     complex update_residual(complex alpha, const complex* q, complex* r, const complex* inv_diag, index_t n) override {
         if (n == 0) return 0;
@@ -320,7 +310,7 @@ class CudaKernels final : public KrylovKernels {
 public:
     void bind(Backend& backend, const DeviceMatrix& a) override {
         stream_ = static_cast<cudaStream_t>(backend.native_stream());
-        sum_.bind(stream_, 1, one_pass_count<double>(true), a.slab.haloed());
+        sum_.bind(stream_, 1, one_pass_sum_count<double>(true), a.slab.haloed());
         if (a.format != Format::cusparse_csr) return;
         library_ = std::make_unique<LibraryCsr>();
         library_->bind(stream_, a.slab, a.row_ptr32, a.col, a.val, CUDA_R_64F);
@@ -349,17 +339,21 @@ public:
               "folded spmv kernel");
         return end_sum();
     }
-    OnePassSums<double> spmv_one_pass(const DeviceMatrix& a, double alpha, double beta, const double* r, const double* q,
-                                      const double* p, const double* inv_diag, double* r_next, double* q_next,
-                                      double* p_next, double* x, double alpha2, const double* p2) override {
-        if (a.slab.rows() == 0) return {};
+    void spmv_one_pass(const DeviceMatrix& a, const OnePassScalars<double>* sc, const double* r, const double* q,
+                       const double* p, const double* inv_diag, double* r_next, double* q_next, double* p_next, double* x,
+                       const double* p2, double* sums) override {
+        const KrylovSum sum = sum_.into(sums, one_pass_sum_count<double>(inv_diag != nullptr));
+        if (a.slab.rows() == 0) return;
         if (library_) throw std::logic_error("cusparse_csr does not fold");
-        const bool norms = inv_diag != nullptr;  // real without Jacobi: the norms are rz, qz, qdq
+        const KrylovOnePass<double> f{reinterpret_cast<const KrylovScalars<double>*>(sc), r, q, p, inv_diag, r_next,
+                                      q_next, p_next, x, p2};
         check(launch_spmv_one_pass(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, a.val,
-                                   a.ell_width, KrylovOnePass<double>{alpha, beta, r, q, p, inv_diag, r_next, q_next, p_next, x, alpha2, p2},
-                                   sum_.begin(one_pass_count<double>(norms)), stream_),
+                                   a.ell_width, f, sum, stream_),
               "one-pass spmv kernel");
-        return one_pass_sums_of<double>(sum_.end(), norms);
+    }
+    void one_pass_scalars(const double* sums, bool norms, int pass, OnePassScalars<double>* sc) override {
+        check(launch_one_pass_scalars(sums, norms, pass, reinterpret_cast<KrylovScalars<double>*>(sc), stream_),
+              "one-pass scalars kernel");
     }
     double update_residual(double alpha, const double* q, double* r, const double* inv_diag, index_t n) override {
         if (n == 0) return 0;

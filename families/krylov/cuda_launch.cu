@@ -160,6 +160,7 @@ struct PlainStep {
     using Acc = T;
     const T* __restrict__ x;
     T* __restrict__ y;
+    __device__ PlainStep loaded() const { return *this; }
     __device__ T in(long long h) const { return __ldg(x + h); }
     __device__ void halo(long long) const {}
     // Own row i (haloed h) with A's row value v and in(h) = center; adds its part of the sum.
@@ -176,6 +177,7 @@ struct FoldedStep {
     static constexpr bool halo_rows = true;
     using Acc = T;
     KrylovFolded<T> f;
+    __device__ FoldedStep loaded() const { return *this; }
     __device__ T in(long long h) const {
         T z = __ldg(f.r + h);
         if constexpr (Jacobi) z = __ldg(f.inv_diag + h) * z;
@@ -198,16 +200,23 @@ struct OnePassStep {
     static constexpr bool full = Jacobi || !std::is_same_v<T, double>;  // else the norms repeat rz, qz, qdq
     using Acc = OnePassAcc<T, full>;
     KrylovOnePass<T> f;
-    __device__ T residual(long long h) const { return __ldg(f.r + h) - f.alpha * __ldg(f.q + h); }
+    T alpha{}, beta{}, alpha2{};
+    // The scalars from device memory, once per thread.
+    __device__ OnePassStep loaded() const {
+        OnePassStep s = *this;
+        s.alpha = f.sc->alpha, s.beta = f.sc->beta, s.alpha2 = f.sc->alpha2;
+        return s;
+    }
+    __device__ T residual(long long h) const { return __ldg(f.r + h) - alpha * __ldg(f.q + h); }
     __device__ T scaled(long long h, T v) const {
         if constexpr (Jacobi) return __ldg(f.inv_diag + h) * v;
         else return v;
     }
-    __device__ T in(long long h) const { return scaled(h, residual(h)) + f.beta * __ldg(f.p + h); }
+    __device__ T in(long long h) const { return scaled(h, residual(h)) + beta * __ldg(f.p + h); }
     __device__ void halo(long long h) const {
         const T r = residual(h);
         f.r_next[h] = r;
-        f.p_next[h] = scaled(h, r) + f.beta * __ldg(f.p + h);
+        f.p_next[h] = scaled(h, r) + beta * __ldg(f.p + h);
     }
     __device__ void own(long long i, long long h, T center, T v, Acc& acc) const {
         const T r = residual(h), z = scaled(h, r);
@@ -215,8 +224,8 @@ struct OnePassStep {
         f.p_next[h] = center;
         f.q_next[h] = v;
         if (f.x) {  // uniform over the launch: x's update every other pass
-            T dx = f.alpha * __ldg(f.p + h);
-            if (f.p2) dx += f.alpha2 * __ldg(f.p2 + h);
+            T dx = alpha * __ldg(f.p + h);
+            if (f.p2) dx += alpha2 * __ldg(f.p2 + h);
             f.x[i] += dx;
         }
         acc.pq += center * v;
@@ -257,7 +266,8 @@ __device__ __forceinline__ double poisson7_row(const KrylovRows& g, const Step& 
 // entry (ELL pads with it too) and loads it apart only where it has none.
 template <int F, int R, int W, class T, class Step>
 __global__ void sparse_kernel(KrylovRows g, const long long* __restrict__ row_ptr, const int* __restrict__ col,
-                              const T* __restrict__ val, int width, Step step, Reduce red) {
+                              const T* __restrict__ val, int width, Step launched, Reduce red) {
+    const Step step = launched.loaded();
     typename Step::Acc d{};
     const long long first = Step::halo_rows ? -g.plane : 0, total = g.rows - 2 * first;
     const long long chunk = static_cast<long long>(R) * blockDim.x;
@@ -311,7 +321,8 @@ __global__ void sparse_kernel(KrylovRows g, const long long* __restrict__ row_pt
 // y-neighbours from registers, and its R rows' loads are independent.
 // (spmv of the row number divides: 196 us at 256^3 on an H100, 1.3 TB/s.)
 template <int R, class Step>
-__global__ void stencil7_kernel(KrylovRows g, Step step, Reduce red) {
+__global__ void stencil7_kernel(KrylovRows g, Step launched, Reduce red) {
+    const Step step = launched.loaded();
     const long long xi = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     const long long pz = static_cast<long long>(blockIdx.z) - (Step::halo_rows ? 1 : 0);  // -1 and planes: halos
     const long long y0 = blockIdx.y * (long long)R;
@@ -401,6 +412,35 @@ cudaError_t spmv_with(int kind, KrylovRows g, const long long* row_ptr, const in
     return cudaErrorInvalidValue;
 }
 
+__device__ __forceinline__ double2 operator/(double2 a, double2 b) {
+    const double d = b.x * b.x + b.y * b.y;
+    return {(a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d};
+}
+__device__ __forceinline__ double2 operator*(double a, double2 b) { return {a * b.x, a * b.y}; }
+__device__ __forceinline__ double real(double a) { return a; }
+__device__ __forceinline__ double real(double2 a) { return a.x; }
+__device__ __forceinline__ bool finite(double a) { return isfinite(a); }
+__device__ __forceinline__ bool finite(double2 a) { return isfinite(a.x) && isfinite(a.y); }
+__device__ __forceinline__ bool is_zero(double a) { return a == 0; }
+__device__ __forceinline__ bool is_zero(double2 a) { return a.x == 0 && a.y == 0; }
+template <class T>
+__device__ T sum_at(const double* s, int i) {
+    if constexpr (parts<T> == 1) return s[i];
+    else return {s[i], s[i + 1]};
+}
+// The one-pass scalars (OnePassScalars, kernels.hpp) from the summed sums, by one thread.
+template <class T>
+__global__ void one_pass_scalars_kernel(const double* s, bool norms, int pass, KrylovScalars<T>* sc) {
+    constexpr int k = parts<T>;
+    const T pq = sum_at<T>(s, 0), rz = sum_at<T>(s, k), qz = sum_at<T>(s, 2 * k), qdq = sum_at<T>(s, 3 * k);
+    const double rr = norms ? s[4 * k] : real(rz), qq = norms ? s[5 * k + 1] : real(qdq);
+    const T rq = norms ? sum_at<T>(s, 4 * k + 1) : qz;
+    const T alpha = rz / pq, beta = (rz - 2.0 * alpha * qz + alpha * alpha * qdq) / rz;
+    sc->alpha2 = sc->alpha, sc->alpha = alpha, sc->beta = beta;
+    sc->rr = rr - 2 * real(alpha * rq) + norm(alpha) * qq;
+    if (sc->broken == 0 && (!finite(pq) || is_zero(pq) || !finite(rz) || !finite(beta))) sc->broken = 1 + pass;
+}
+
 template <class T>
 __global__ void dot_kernel(const T* a, const T* b, long long n, Reduce red) {
     T d = zero<T>();
@@ -475,6 +515,11 @@ __global__ void update_residual_kernel(T alpha, const T* q, T* r, const T* inv_d
                                      int width, KrylovOnePass<T> f, KrylovSum sum, cudaStream_t stream) {             \
         if (f.inv_diag) return spmv_with<T>(kind, g, row_ptr, col, val, width, OnePassStep<T, true>{f}, sum, stream); \
         return spmv_with<T>(kind, g, row_ptr, col, val, width, OnePassStep<T, false>{f}, sum, stream);                \
+    }                                                                                                                \
+    cudaError_t launch_one_pass_scalars(const double* sums, bool norms, int pass, KrylovScalars<T>* sc,              \
+                                        cudaStream_t stream) {                                                        \
+        one_pass_scalars_kernel<T><<<1, 1, 0, stream>>>(sums, norms, pass, sc);                                      \
+        return cudaGetLastError();                                                                                   \
     }                                                                                                                \
     cudaError_t launch_dot(const T* a, const T* b, long long n, KrylovSum sum, cudaStream_t stream) {                \
         const unsigned nb = dot_blocks_for(n);                                                                       \

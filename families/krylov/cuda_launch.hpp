@@ -31,21 +31,27 @@ struct KrylovFolded {
     const T *r, *inv_diag, *p;
     T *p_next, *x, *q;
 };
-// CG in one pass (fusion "one_pass"), over haloed vectors r, q, p, inv_diag
-// (null: none), p2 and r_next, q_next, p_next: every haloed row gets
-// r_next = r - alpha q and p_next = D^-1 r_next + beta p; own row i (haloed
-// h = i + plane): q_next[h] = (A p_next)[h] and, unless x is null,
-// x[i] += alpha p[h] (+ alpha2 p2[h] unless p2 is null). The sum gets,
+// The one-pass iteration's scalars in device memory (OnePassScalars's layout).
+template <class T>
+struct KrylovScalars {
+    T alpha, beta, alpha2;
+    double rr, broken;
+};
+// CG in one pass (fusion "one_pass"), with alpha, beta, alpha2 read from
+// `sc`, over haloed vectors r, q, p, inv_diag (null: none), p2 and r_next,
+// q_next, p_next: every haloed row gets r_next = r - alpha q and
+// p_next = D^-1 r_next + beta p; own row i (haloed h = i + plane):
+// q_next[h] = (A p_next)[h] and, unless x is null, x[i] += alpha p[h]
+// (+ alpha2 p2[h] unless p2 is null). The sum gets,
 // as T's doubles in turn, (p_next, q_next), (r_next, z), (q_next, z),
 // (q_next, D^-1 q_next) with z = D^-1 r_next, and then, unless T is real and
 // inv_diag null (where they repeat the second to fourth), ‖r_next‖²,
 // r_next^H q_next and ‖q_next‖² (one double each for the norms).
 template <class T>
 struct KrylovOnePass {
-    T alpha, beta;
+    const KrylovScalars<T>* sc;
     const T *r, *q, *p, *inv_diag;
     T *r_next, *q_next, *p_next, *x;
-    T alpha2;
     const T* p2;
 };
 // Each operation for T = double and T = double2 (std::complex<double>'s layout).
@@ -58,6 +64,9 @@ struct KrylovOnePass {
                                    int width, KrylovFolded<T> f, KrylovSum sum, cudaStream_t stream);                 \
     cudaError_t launch_spmv_one_pass(int kind, KrylovRows g, const long long* row_ptr, const int* col, const T* val,  \
                                      int width, KrylovOnePass<T> f, KrylovSum sum, cudaStream_t stream);              \
+    /* One thread: sc's scalars from the summed sums of the pass (OnePassScalars, kernels.hpp). */                  \
+    cudaError_t launch_one_pass_scalars(const double* sums, bool norms, int pass, KrylovScalars<T>* sc,              \
+                                        cudaStream_t stream);                                                         \
     cudaError_t launch_dot(const T* a, const T* b, long long n, KrylovSum sum, cudaStream_t stream); /* a^T b */      \
     cudaError_t launch_norm2(const T* a, long long n, KrylovSum sum, cudaStream_t stream);           /* ‖a‖², real */ \
     cudaError_t launch_conjugate(const T* x, T* y, long long n, cudaStream_t stream);                                \

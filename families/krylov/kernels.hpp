@@ -36,6 +36,37 @@ template <class S>
 struct OnePassSums {
     S pq = 0, rz = 0, qz = 0, qdq = 0, rr = 0, rq = 0, qq = 0;
 };
+// In backend memory the sums are doubles, which an allreduce adds as such: S's
+// parts of pq, rz, qz, qdq, then with `norms` (complex scalars, or Jacobi;
+// else they repeat rz, qz, qdq) ‖r‖², r^H q's parts, ‖q‖².
+template <class S>
+constexpr int one_pass_sum_count(bool norms) {
+    constexpr int k = sizeof(S) / sizeof(double);
+    return norms ? 5 * k + 2 : 4 * k;
+}
+template <class S>
+OnePassSums<S> one_pass_sums_of(const double* s, bool norms) {
+    constexpr int k = sizeof(S) / sizeof(double);
+    auto at = [&](int i) {
+        if constexpr (k == 1) return s[i];
+        else return S(s[i], s[i + 1]);
+    };
+    OnePassSums<S> o;
+    o.pq = at(0), o.rz = at(k), o.qz = at(2 * k), o.qdq = at(3 * k);
+    if (norms) o.rr = s[4 * k], o.rq = at(4 * k + 1), o.qq = s[5 * k + 1];
+    else o.rr = o.rz, o.rq = o.qz, o.qq = o.qdq;
+    return o;
+}
+// The one-pass iteration's scalars, in backend memory: the pass reads α (the
+// last step), β (the next direction's) and α2 (the step before) there, and
+// one_pass_scalars() writes them from the summed sums with ‖r − αq‖²; `broken`
+// is 1 + the pass where a scalar first came out not finite or (p, Ap) = 0.
+// The host reads them only when it needs them: no wait per iteration.
+template <class S>
+struct OnePassScalars {
+    S alpha = 0, beta = 0, alpha2 = 0;
+    double rr = 0, broken = 0;
+};
 
 template <class S>
 class KernelsT {
@@ -74,13 +105,17 @@ public:
     // The folded iteration's other pass: r -= alpha q; returns r^T D^-1 r (inv_diag null: r^T r).
     virtual S update_residual(S alpha, const S* q, S* r, const S* inv_diag, index_t n) = 0;
     // CG in one pass per iteration (fusion "one_pass"; r, q, p, p2, inv_diag and the *_next vectors
-    // haloed, inv_diag null: none): on every haloed row r_next = r - alpha q and
-    // p_next = D^-1 r_next + beta p; on the own rows q_next = A p_next (q_next's halo rows untouched)
-    // and, unless x is null, x += alpha p (+ alpha2 p2 unless p2 is null: x's update every other
-    // pass); returns the sums of (r_next, q_next, p_next).
-    virtual OnePassSums<S> spmv_one_pass(const DeviceMatrixT<S>& a, S alpha, S beta, const S* r, const S* q, const S* p,
-                                         const S* inv_diag, S* r_next, S* q_next, S* p_next, S* x, S alpha2,
-                                         const S* p2) = 0;
+    // haloed, inv_diag null: none), with α, β and α2 read from `scalars`: on every haloed row
+    // r_next = r - α q and p_next = D^-1 r_next + β p; on the own rows q_next = A p_next (q_next's
+    // halo rows untouched) and, unless x is null, x += α p (+ α2 p2 unless p2 is null: x's update
+    // every other pass); the sums of (r_next, q_next, p_next) into `sums` (one_pass_sum_count
+    // doubles, norms where inv_diag is set or S complex). Backend memory all; nothing waits.
+    virtual void spmv_one_pass(const DeviceMatrixT<S>& a, const OnePassScalars<S>* scalars, const S* r, const S* q,
+                               const S* p, const S* inv_diag, S* r_next, S* q_next, S* p_next, S* x, const S* p2,
+                               double* sums) = 0;
+    // From every rank's sums (added): α = rz/pq, β = (rz − 2α qz + α² qdq)/rz, α2 = the α before,
+    // rr = ‖r‖² − 2 Re(α r^H q) + |α|² ‖q‖²; `broken` set (1 + pass) at a breakdown. In backend memory.
+    virtual void one_pass_scalars(const double* sums, bool norms, int pass, OnePassScalars<S>* scalars) = 0;
 };
 using KrylovKernels = KernelsT<double>;
 using ComplexKernels = KernelsT<complex>;

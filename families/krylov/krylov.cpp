@@ -176,6 +176,8 @@ public:
             if (one_pass_) {  // r, q double-buffered, p triple-buffered (x adds two directions every other pass)
                 r_next_ = Buffer(*backend_, haloed), q_next_ = Buffer(*backend_, haloed);
                 p_prev_ = Buffer(*backend_, haloed);
+                sums_ = Buffer(*backend_, one_pass_sum_count<S>(true) * sizeof(double));
+                scalars_ = Buffer(*backend_, sizeof(OnePassScalars<S>));
             }
             for (Buffer* v : {&p_, &r_, &p_next_, &r_next_, &q_, &q_next_, &p_prev_})  // halos outside the domain stay 0
                 if (v->bytes() > 0 && v->data()) backend_->copy_from_host(v->data(), zeros.data(), v->bytes());
@@ -261,6 +263,8 @@ public:
         for (; k < iterations_ && !stop_; ++k) iterate();
         catch_up();
         if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
+        if (one_pass_)  // its scalars stay on the device: a breakdown shows at the end (the pass it happened in)
+            if (const double broken = scalars().broken; broken > 0) stop_ = true, k = static_cast<int>(broken);
         if (stop_)
             throw std::runtime_error(fmt::format("{} broke down at iteration {} of {} (a scalar not finite or zero): "
                                                  "the step would be short; fewer krylov_iterations or a larger grid",
@@ -271,7 +275,7 @@ public:
         Footprint f;
         for (const Buffer* b : {&row_ptr_, &col_, &val_, &x_, &r_, &q_, &b_, &z_, &inv_diag_, &p_, &rt_, &qt_, &pt_, &ct_,
                                 &zt_, &inv_diag_h_, &vt_, &yq_, &ty_, &d_, &s_, &wt_, &zq_, &tz_, &ql_, &inv_sqrt_diag_,
-                                &inv_sqrt_diag_h_, &p_next_, &r_next_, &q_next_, &p_prev_})
+                                &inv_sqrt_diag_h_, &p_next_, &r_next_, &q_next_, &p_prev_, &sums_, &scalars_})
             f.backend_bytes += b->bytes();
         f.workspace_bytes = f.backend_bytes - b_.bytes() - x_.bytes();
         f.host_staging_bytes = staging_.bytes();
@@ -374,7 +378,13 @@ public:
         const int max_iterations = static_cast<int>(50 * n_ + 100);
         while (!stop_ && converged_iterations_ < max_iterations && std::sqrt(rr / bb) > target_residual) {
             iterate();
-            rr = one_pass_ ? rr_next_ : allreduce(local_norm2(r()));  // one_pass: r lags, ‖r − αq‖² from the sums
+            if (one_pass_) {  // r lags: ‖r − αq‖² from the sums
+                const OnePassScalars<S> sc = scalars();
+                rr = sc.rr;
+                stop_ = sc.broken > 0 || !std::isfinite(rr);
+            } else {
+                rr = allreduce(local_norm2(r()));
+            }
             ++converged_iterations_;
         }
         catch_up();
@@ -541,13 +551,15 @@ private:
             return nan;
         }
     }
-    // The one-pass sums in one allreduce.
-    OnePassSums<S> allreduce(const OnePassSums<S>& local) {
-        static_assert(sizeof(OnePassSums<S>) == 7 * sizeof(S), "OnePassSums: seven scalars, no padding");
-        OnePassSums<S> sum;
-        PhaseScope s(*timer_, 3);
-        FFTUNE_MPI_CHECK(MPI_Allreduce(&local, &sum, 7, mpi_type<S>(), MPI_SUM, comm_));
-        return sum;
+    // The one-pass scalars, from backend memory (a wait; NaN after a failure on this rank).
+    OnePassScalars<S> scalars() {
+        OnePassScalars<S> sc;
+        sc.rr = std::numeric_limits<double>::quiet_NaN();
+        local([&] {
+            backend_->copy_to_host(&sc, scalars_.data(), sizeof(sc));
+            backend_->synchronize();
+        });
+        return sc;
     }
     template <class T>
     T allreduce(T local) {
@@ -562,7 +574,11 @@ private:
         if (n > 0) {
             const std::vector<S> zeros(static_cast<std::size_t>(n), S(0));
             backend_->copy_from_host(x_.data(), zeros.data(), bytes(n));
-            if (one_pass_) backend_->copy_from_host(q(), zeros.data(), bytes(n));  // the first pass takes r − 0 q
+            if (one_pass_) {  // the first pass takes r − 0 q and 0 p: α = β = 0
+                backend_->copy_from_host(q(), zeros.data(), bytes(n));
+                const OnePassScalars<S> none;
+                backend_->copy_from_host(scalars_.data(), &none, sizeof(none));
+            }
             backend_->copy_region(r(), all, b_.data(), all, sizeof(S));
             if (jacobi_) kernels_->scale(inv_diag(), r(), z(), n);
             backend_->copy_region(p(), all, z(), all, sizeof(S));
@@ -893,47 +909,55 @@ private:
         rz_ = rz_new;
         alpha_prev_ = alpha;
     }
-    // One CG iteration in one pass (README.md): halo(q) (r's at the first); r' = r − α_prev q,
+    // One CG iteration in one pass (README.md): halo(q) (r's at the first); r' = r − α q,
     // p' = D^-1 r' + βp on every haloed row, q' = A p' on the own rows, and every sum of the
-    // iteration. r lags one step, x one or two: it adds the two directions it owes every other pass
-    // (one read and write of x per two iterations); catch_up() adds what is left.
+    // iteration; then the next α, β from the sums added over the ranks. The scalars stay in backend
+    // memory (OnePassScalars): at one rank nothing waits for the host between iterations. r lags one
+    // step, x one or two: it adds the two directions it owes every other pass (one read and write
+    // of x per two iterations); catch_up() adds what is left.
     void iterate_one_pass() {
         exchange(iteration_ == 0 ? r_ : q_);  // r and p follow on the halo rows from the pass before
-        const bool add_x = owed_ == 2;        // x += α_prev p + α_prev2 p_prev
-        OnePassSums<S> sums;
-        const S ok = local([&] {
+        const bool add_x = owed_ == 2;        // x += α p + α2 p_prev
+        const bool norms = jacobi_ || !std::is_same_v<S, double>;
+        double* sums = static_cast<double*>(sums_.data());
+        auto* sc = static_cast<OnePassScalars<S>*>(scalars_.data());
+        local([&] {
             timed(1, [&] {
                 const S* dinv = jacobi_ ? static_cast<const S*>(inv_diag_.data()) : nullptr;
-                sums = kernels_->spmv_one_pass(a_, alpha_prev_, beta_, static_cast<const S*>(r_.data()),
-                                               static_cast<const S*>(q_.data()), static_cast<const S*>(p_.data()), dinv,
-                                               static_cast<S*>(r_next_.data()), static_cast<S*>(q_next_.data()),
-                                               static_cast<S*>(p_next_.data()), add_x ? x() : nullptr, alpha_prev2_,
-                                               static_cast<const S*>(p_prev_.data()));
+                kernels_->spmv_one_pass(a_, sc, static_cast<const S*>(r_.data()), static_cast<const S*>(q_.data()),
+                                        static_cast<const S*>(p_.data()), dinv, static_cast<S*>(r_next_.data()),
+                                        static_cast<S*>(q_next_.data()), static_cast<S*>(p_next_.data()),
+                                        add_x ? x() : nullptr, static_cast<const S*>(p_prev_.data()), sums);
             });
         });
-        if (!finite(ok)) sums.pq = ok;  // this rank failed: its NaN stops every rank
         if (add_x) owed_ = 0;
+        ++owed_;  // α p' from this pass
         std::swap(r_, r_next_), std::swap(q_, q_next_);
         std::swap(p_prev_, p_), std::swap(p_, p_next_);  // (p_prev, p, p_next) ← (p, p_next, p_prev)
-        ++iteration_;
-        const OnePassSums<S> all = allreduce(sums);
-        if (!finite(all.pq) || all.pq == S(0) || !finite(all.rz)) {
-            stop_ = true;
-            return;
+        if (ranks_ > 1) {  // the sums over every rank, through the host (one rank: they are the sums)
+            std::vector<double> h(static_cast<std::size_t>(one_pass_sum_count<S>(norms)),
+                                  std::numeric_limits<double>::quiet_NaN());  // this rank failed: NaN stops every rank
+            local([&] {
+                backend_->copy_to_host(h.data(), sums, h.size() * sizeof(double));
+                backend_->synchronize();
+            });
+            {
+                PhaseScope ph(*timer_, 3);
+                FFTUNE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, h.data(), static_cast<int>(h.size()), MPI_DOUBLE, MPI_SUM, comm_));
+            }
+            local([&] { backend_->copy_from_host(sums, h.data(), h.size() * sizeof(double)); });
         }
-        const S alpha = all.rz / all.pq;
-        // ρ' = (r − αq)^T D^-1 (r − αq) = ρ − 2α q^T D^-1 r + α² q^T D^-1 q (D^-1 symmetric)
-        beta_ = (all.rz - S(2) * alpha * all.qz + alpha * alpha * all.qdq) / all.rz;
-        alpha_prev2_ = alpha_prev_, alpha_prev_ = alpha;
-        ++owed_;
-        // ‖r − αq‖² = ‖r‖² − 2 Re(α r^H q) + |α|² ‖q‖²
-        rr_next_ = std::real(all.rr) - 2 * std::real(alpha * all.rq) + std::norm(alpha) * std::real(all.qq);
-        if (!finite(beta_)) stop_ = true;
+        local([&] { timed(3, [&] { kernels_->one_pass_scalars(sums, norms, iteration_, sc); }); });
+        ++iteration_;
     }
     // What a lagging iteration still owes: folded x += α_prev p; one_pass x's owed directions
-    // (α_prev p, and α_prev2 p_prev) and r −= α_prev q.
+    // (α p, and α2 p_prev) and r −= α q, its scalars read back.
     void catch_up() {
         if (!folded_ && !one_pass_) return;
+        if (one_pass_) {
+            const OnePassScalars<S> sc = scalars();
+            alpha_prev_ = sc.alpha, alpha_prev2_ = sc.alpha2;
+        }
         local([&] {
             timed(2, [&] {
                 if (folded_ || owed_ > 0) kernels_->axpy(alpha_prev_, p(), x(), rows());
@@ -966,14 +990,14 @@ private:
     LocalMatrixT<S> host_;
     DeviceMatrixT<S> a_;
     Buffer row_ptr_, col_, val_, x_, r_, z_, q_, b_, inv_diag_, p_, p_next_, r_next_, q_next_, p_prev_, staging_;
+    Buffer sums_, scalars_;  // one_pass: the pass's sums and the scalars, in backend memory
     Buffer rt_, qt_, pt_, ct_, zt_, inv_diag_h_;  // BiCG's shadow system (qt_, ct_: QMR's too)
     Buffer vt_, yq_, ty_, d_, s_, wt_, zq_, tz_, ql_, inv_sqrt_diag_, inv_sqrt_diag_h_;  // QMR's
     S rz_ = 0;
     S alpha_prev_ = 0, beta_ = 0;  // folded, one_pass: the last step (x lags by it) and the next direction's β
     S alpha_prev2_ = 0;            // one_pass: the step of p_prev_, while x owes it
     int iteration_ = 0;            // one_pass: iterations into the solve (the first exchanges r's halo)
-    int owed_ = 0;                 // one_pass: directions x still owes (0, 1 or 2: α_prev p, α_prev2 p_prev)
-    double rr_next_ = 0;           // one_pass: ‖r‖² after the last iteration, from its sums
+    int owed_ = 0;                 // one_pass: directions x still owes (0, 1 or 2: α p, α2 p_prev)
     double rho_ = 0, xi_ = 0, gamma_ = 1, theta_ = 0;  // QMR's scalars
     S eta_ = S(-1), eps_ = S(1);
     bool first_ = true;

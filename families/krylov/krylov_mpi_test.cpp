@@ -67,11 +67,14 @@ struct ForwardingKernels final : KrylovKernels {
     double update_residual(double al, const double* q, double* r, const double* d, index_t n) override {
         return inner->update_residual(al, q, r, d, n);
     }
-    OnePassSums<double> spmv_one_pass(const DeviceMatrix& a, double al, double be, const double* r, const double* q,
-                                      const double* p, const double* d, double* rn, double* qn, double* pn,
-                                      double* x, double al2, const double* p2) override {
+    void spmv_one_pass(const DeviceMatrix& a, const OnePassScalars<double>* sc, const double* r, const double* q,
+                       const double* p, const double* d, double* rn, double* qn, double* pn, double* x, const double* p2,
+                       double* sums) override {
         if (Faulty && ++spmvs == 3 && world_rank() == world_size() - 1) throw std::runtime_error("injected kernel failure");
-        return inner->spmv_one_pass(a, al, be, r, q, p, d, rn, qn, pn, x, al2, p2);
+        inner->spmv_one_pass(a, sc, r, q, p, d, rn, qn, pn, x, p2, sums);
+    }
+    void one_pass_scalars(const double* sums, bool norms, int pass, OnePassScalars<double>* sc) override {
+        inner->one_pass_scalars(sums, norms, pass, sc);
     }
 };
 const bool faulty = register_variant<Backend, FaultyBackend>("krylov_faulty") &&
@@ -375,21 +378,26 @@ TEST(Krylov, HaloStagedThroughHostMemoryKeepsTheInterior) {
 // A kernel failing on one rank mid-step stops every rank at the same
 // iteration (no rank left waiting in a collective): the failing rank throws
 // its own error, the others the breakdown its NaN caused.
+// (one_pass: its scalars stay in backend memory, so every rank runs the step's
+// passes and fails at its end, naming the pass where the NaN arrived.)
 TEST(Krylov, AFailureOnOneRankStopsEveryRank) {
-    Point pt = point(10, 20, "csr", "none", "none");
-    pt.config["backend"] = "krylov_faulty";
-    auto w = family_named("krylov").workload(pt);
-    w->setup(MPI_COMM_WORLD);
-    w->prepare(MPI_COMM_WORLD);
-    w->stage();
-    try {
-        w->step();
-        ADD_FAILURE() << "step finished";
-    } catch (const std::exception& e) {
-        const std::string want = world_rank() == world_size() - 1 ? "injected kernel failure" : "cg broke down at iteration 3 of 20";
-        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    for (const char* fusion : {"none", "one_pass"}) {
+        Point pt = point(10, 20, "csr", fusion, "none");
+        pt.config["backend"] = "krylov_faulty";
+        auto w = family_named("krylov").workload(pt);
+        w->setup(MPI_COMM_WORLD);
+        w->prepare(MPI_COMM_WORLD);
+        w->stage();
+        try {
+            w->step();
+            ADD_FAILURE() << fusion << ": step finished";
+        } catch (const std::exception& e) {
+            const std::string want =
+                world_rank() == world_size() - 1 ? "injected kernel failure" : "cg broke down at iteration 3 of 20";
+            EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << fusion << ": " << e.what();
+        }
+        MPI_Barrier(MPI_COMM_WORLD);  // every rank got here
     }
-    MPI_Barrier(MPI_COMM_WORLD);  // every rank got here
 }
 
 // Jacobi with a diagonal that is not constant (poisson7's is 6 everywhere, so
@@ -543,11 +551,19 @@ void folded_kernels_match_host_loops(const std::string& name, Backend& be) {
             // the sums.
             const auto qh = random(s.haloed()), p2 = random(s.haloed());
             const S sentinel = S(7), alpha2 = S(-0.2);
+            OnePassScalars<S> scalars;
+            scalars.alpha = alpha, scalars.beta = beta, scalars.alpha2 = alpha2;
+            const bool norms = jacobi || !real;
             Buffer cr = up(r), cq = up(qh), cp = up(p), cp2 = up(p2), cx = up(x), rn = up(std::vector<S>(r.size(), S(0))),
-                   qn = up(std::vector<S>(r.size(), sentinel)), pn = up(std::vector<S>(r.size(), S(0)));
-            const OnePassSums<S> got = k->spmv_one_pass(a, alpha, beta, cr.as<S>(), cq.as<S>(), cp.as<S>(), dinv,
-                                                        rn.as<S>(), qn.as<S>(), pn.as<S>(), cx.as<S>(), alpha2,
-                                                        cp2.as<S>());
+                   qn = up(std::vector<S>(r.size(), sentinel)), pn = up(std::vector<S>(r.size(), S(0))),
+                   csc = up(std::vector<OnePassScalars<S>>{scalars}),
+                   csums = up(std::vector<double>(static_cast<std::size_t>(one_pass_sum_count<S>(true)), -1.0));
+            k->spmv_one_pass(a, csc.as<OnePassScalars<S>>(), cr.as<S>(), cq.as<S>(), cp.as<S>(), dinv, rn.as<S>(),
+                             qn.as<S>(), pn.as<S>(), cx.as<S>(), cp2.as<S>(), csums.as<double>());
+            std::vector<double> sums(static_cast<std::size_t>(one_pass_sum_count<S>(true)));
+            be.copy_to_host(sums.data(), csums.data(), sums.size() * sizeof(double));
+            be.synchronize();
+            const OnePassSums<S> got = one_pass_sums_of<S>(sums.data(), norms);
             std::vector<S> want_rn(r.size()), want_p1(r.size()), want_q1(static_cast<std::size_t>(s.rows()));
             for (std::size_t h = 0; h < r.size(); ++h) {
                 want_rn[h] = r[h] - alpha * qh[h];
@@ -578,6 +594,26 @@ void folded_kernels_match_host_loops(const std::string& name, Backend& be) {
             const S gots[7] = {got.pq, got.rz, got.qz, got.qdq, got.rr, got.rq, got.qq};
             const S wants[7] = {want.pq, want.rz, want.qz, want.qdq, want.rr, want.rq, want.qq};
             for (int t = 0; t < 7; ++t) EXPECT_LT(std::abs(gots[t] - wants[t]), 1e-13 * scales[t]) << what << " one-pass sum " << t;
+
+            // The scalars from these sums: α = rz/pq, β = (rz − 2α qz + α² qdq)/rz, α2 ← the α before,
+            // ‖r − αq‖²; a zero (p, q) marks the pass broken, and that stays.
+            k->one_pass_scalars(csums.as<double>(), norms, 4, csc.as<OnePassScalars<S>>());
+            OnePassScalars<S> sc;
+            be.copy_to_host(&sc, csc.data(), sizeof(sc));
+            be.synchronize();
+            const S a1 = want.rz / want.pq, b1 = (want.rz - S(2) * a1 * want.qz + a1 * a1 * want.qdq) / want.rz;
+            const double rr1 = std::real(want.rr) - 2 * std::real(a1 * want.rq) + std::norm(a1) * std::real(want.qq);
+            EXPECT_LT(std::abs(sc.alpha - a1), 1e-12 * std::abs(a1)) << what;
+            EXPECT_LT(std::abs(sc.beta - b1), 1e-9 * (1 + std::abs(b1))) << what;
+            EXPECT_EQ(sc.alpha2, alpha) << what;
+            EXPECT_LT(std::abs(sc.rr - rr1), 1e-9 * std::real(want.rr)) << what;
+            EXPECT_EQ(sc.broken, 0) << what;
+            for (int c = 0; c < (real ? 1 : 2); ++c) sums[c] = 0;  // (p, q) = 0
+            be.copy_from_host(csums.data(), sums.data(), sums.size() * sizeof(double));
+            for (int pass : {6, 7}) k->one_pass_scalars(csums.as<double>(), norms, pass, csc.as<OnePassScalars<S>>());
+            be.copy_to_host(&sc, csc.data(), sizeof(sc));
+            be.synchronize();
+            EXPECT_EQ(sc.broken, 7) << what << ": broken at the first of the passes 6, 7";
         }
 }
 TEST(Krylov, FoldedAndOnePassKernelsMatchHostLoops) {
