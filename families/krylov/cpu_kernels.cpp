@@ -140,7 +140,7 @@ public:
     void spmv_one_pass(const DeviceMatrixT<S>& a, const OnePassScalars<S>* sc, const S* r, const S* q, const S* p,
                        const S* inv_diag, S* r_next, S* q_next, S* p_next, S* x, const S* p2, double* sums) override {
         const index_t plane = a.slab.plane(), rows = a.slab.rows();
-        const S alpha = sc->alpha, beta = sc->beta, alpha2 = sc->alpha2;
+        const S alpha = sc->alpha, beta = sc->beta, alpha2 = sc->alpha2, inv_beta2 = sc->inv_beta2;
         parallel_for(0, a.slab.haloed(), [&](std::int64_t lo, std::int64_t hi) {
             for (auto h = lo; h < hi; ++h) {
                 r_next[h] = r[h] - alpha * q[h];
@@ -149,7 +149,14 @@ public:
         }, host_threads(), grain);
         if (x) {
             axpy(alpha, p + plane, x, rows);
-            if (p2) axpy(alpha2, p2 + plane, x, rows);
+            if (p2 && inv_beta2 != S(0)) {  // p_prev = (p − D^-1 r) / β: p and r are that pass's p' and r'
+                parallel_for(plane, plane + rows, [&](std::int64_t lo, std::int64_t hi) {
+                    for (auto h = lo; h < hi; ++h)
+                        x[h - plane] += alpha2 * ((p[h] - (inv_diag ? inv_diag[h] * r[h] : r[h])) * inv_beta2);
+                }, host_threads(), grain);
+            } else if (p2) {
+                axpy(alpha2, p2 + plane, x, rows);
+            }
         }
         OnePassSums<S> s;
         s.pq = spmv(a, p_next, q_next + plane, true);
@@ -193,7 +200,9 @@ public:
     void one_pass_scalars(const double* sums, bool norms, int pass, OnePassScalars<S>* sc) override {
         const OnePassSums<S> s = one_pass_sums_of<S>(sums, norms);
         const S alpha = s.rz / s.pq, beta = (s.rz - S(2) * alpha * s.qz + alpha * alpha * s.qdq) / s.rz;
-        sc->alpha2 = sc->alpha, sc->alpha = alpha, sc->beta = beta;
+        sc->alpha2 = sc->alpha, sc->alpha = alpha;
+        sc->inv_beta2 = std::abs(sc->beta) >= one_pass_reconstruct_beta ? S(1) / sc->beta : S(0);
+        sc->beta = beta;
         sc->rr = std::real(s.rr) - 2 * std::real(alpha * s.rq) + std::norm(alpha) * std::real(s.qq);
         auto finite = [](S v) { return std::isfinite(std::real(v)) && std::isfinite(std::imag(v)); };
         if (sc->broken == 0 && (!finite(s.pq) || s.pq == S(0) || !finite(s.rz) || !finite(beta))) sc->broken = 1 + pass;

@@ -59,6 +59,17 @@ __device__ __forceinline__ double norm(double a) { return a * a; }
 __device__ __forceinline__ double norm(double2 a) { return a.x * a.x + a.y * a.y; }
 __device__ __forceinline__ double conj(double a) { return a; }
 __device__ __forceinline__ double2 conj(double2 a) { return {a.x, -a.y}; }
+__device__ __forceinline__ double2 operator/(double2 a, double2 b) {
+    const double d = b.x * b.x + b.y * b.y;
+    return {(a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d};
+}
+__device__ __forceinline__ double2 operator*(double a, double2 b) { return {a * b.x, a * b.y}; }
+__device__ __forceinline__ double real(double a) { return a; }
+__device__ __forceinline__ double real(double2 a) { return a.x; }
+__device__ __forceinline__ bool finite(double a) { return isfinite(a); }
+__device__ __forceinline__ bool finite(double2 a) { return isfinite(a.x) && isfinite(a.y); }
+__device__ __forceinline__ bool is_zero(double a) { return a == 0; }
+__device__ __forceinline__ bool is_zero(double2 a) { return a.x == 0 && a.y == 0; }
 // Doubles per scalar: the slots a block's sum takes.
 template <class T>
 constexpr int parts = sizeof(T) / sizeof(double);
@@ -200,11 +211,11 @@ struct OnePassStep {
     static constexpr bool full = Jacobi || !std::is_same_v<T, double>;  // else the norms repeat rz, qz, qdq
     using Acc = OnePassAcc<T, full>;
     KrylovOnePass<T> f;
-    T alpha{}, beta{}, alpha2{};
+    T alpha{}, beta{}, alpha2{}, inv_beta2{};
     // The scalars from device memory, once per thread.
     __device__ OnePassStep loaded() const {
         OnePassStep s = *this;
-        s.alpha = f.sc->alpha, s.beta = f.sc->beta, s.alpha2 = f.sc->alpha2;
+        s.alpha = f.sc->alpha, s.beta = f.sc->beta, s.alpha2 = f.sc->alpha2, s.inv_beta2 = f.sc->inv_beta2;
         return s;
     }
     __device__ T residual(long long h) const { return __ldg(f.r + h) - alpha * __ldg(f.q + h); }
@@ -224,8 +235,12 @@ struct OnePassStep {
         f.p_next[h] = center;
         f.q_next[h] = v;
         if (f.x) {  // uniform over the launch: x's update every other pass
-            T dx = alpha * __ldg(f.p + h);
-            if (f.p2) dx += alpha2 * __ldg(f.p2 + h);
+            const T ph = __ldg(f.p + h);
+            T dx = alpha * ph;
+            if (f.p2) {  // the older direction: p = D^-1 r + β p_prev from the pass before, or read
+                const T older = is_zero(inv_beta2) ? __ldg(f.p2 + h) : (ph - scaled(h, __ldg(f.r + h))) * inv_beta2;
+                dx += alpha2 * older;
+            }
             f.x[i] += dx;
         }
         acc.pq += center * v;
@@ -412,17 +427,11 @@ cudaError_t spmv_with(int kind, KrylovRows g, const long long* row_ptr, const in
     return cudaErrorInvalidValue;
 }
 
-__device__ __forceinline__ double2 operator/(double2 a, double2 b) {
-    const double d = b.x * b.x + b.y * b.y;
-    return {(a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d};
+template <class T>
+__device__ T sum_one() {
+    if constexpr (parts<T> == 1) return 1.0;
+    else return {1.0, 0.0};
 }
-__device__ __forceinline__ double2 operator*(double a, double2 b) { return {a * b.x, a * b.y}; }
-__device__ __forceinline__ double real(double a) { return a; }
-__device__ __forceinline__ double real(double2 a) { return a.x; }
-__device__ __forceinline__ bool finite(double a) { return isfinite(a); }
-__device__ __forceinline__ bool finite(double2 a) { return isfinite(a.x) && isfinite(a.y); }
-__device__ __forceinline__ bool is_zero(double a) { return a == 0; }
-__device__ __forceinline__ bool is_zero(double2 a) { return a.x == 0 && a.y == 0; }
 template <class T>
 __device__ T sum_at(const double* s, int i) {
     if constexpr (parts<T> == 1) return s[i];
@@ -436,7 +445,10 @@ __global__ void one_pass_scalars_kernel(const double* s, bool norms, int pass, K
     const double rr = norms ? s[4 * k] : real(rz), qq = norms ? s[5 * k + 1] : real(qdq);
     const T rq = norms ? sum_at<T>(s, 4 * k + 1) : qz;
     const T alpha = rz / pq, beta = (rz - 2.0 * alpha * qz + alpha * alpha * qdq) / rz;
-    sc->alpha2 = sc->alpha, sc->alpha = alpha, sc->beta = beta;
+    sc->alpha2 = sc->alpha, sc->alpha = alpha;
+    const T old_beta = sc->beta, one = sum_one<T>();
+    sc->inv_beta2 = norm(old_beta) >= krylov_reconstruct_beta * krylov_reconstruct_beta ? one / old_beta : T{};
+    sc->beta = beta;
     sc->rr = rr - 2 * real(alpha * rq) + norm(alpha) * qq;
     if (sc->broken == 0 && (!finite(pq) || is_zero(pq) || !finite(rz) || !finite(beta))) sc->broken = 1 + pass;
 }

@@ -34,15 +34,18 @@ struct KrylovFolded {
 // The one-pass iteration's scalars in device memory (OnePassScalars's layout).
 template <class T>
 struct KrylovScalars {
-    T alpha, beta, alpha2;
+    T alpha, beta, alpha2, inv_beta2;
     double rr, broken;
 };
+// Where |β| is below this, x's update reads p2 instead of reconstructing it (OnePassScalars).
+constexpr double krylov_reconstruct_beta = 1e-3;
 // CG in one pass (fusion "one_pass"), with alpha, beta, alpha2 read from
 // `sc`, over haloed vectors r, q, p, inv_diag (null: none), p2 and r_next,
 // q_next, p_next: every haloed row gets r_next = r - alpha q and
 // p_next = D^-1 r_next + beta p; own row i (haloed h = i + plane):
 // q_next[h] = (A p_next)[h] and, unless x is null, x[i] += alpha p[h]
-// (+ alpha2 p2[h] unless p2 is null). The sum gets,
+// (+ alpha2 p_older unless p2 is null: p_older = (p − D^-1 r)[h] inv_beta2,
+// or p2[h] where inv_beta2 is 0). The sum gets,
 // as T's doubles in turn, (p_next, q_next), (r_next, z), (q_next, z),
 // (q_next, D^-1 q_next) with z = D^-1 r_next, and then, unless T is real and
 // inv_diag null (where they repeat the second to fourth), ‖r_next‖²,

@@ -58,15 +58,21 @@ OnePassSums<S> one_pass_sums_of(const double* s, bool norms) {
     return o;
 }
 // The one-pass iteration's scalars, in backend memory: the pass reads α (the
-// last step), β (the next direction's) and α2 (the step before) there, and
-// one_pass_scalars() writes them from the summed sums with ‖r − αq‖²; `broken`
-// is 1 + the pass where a scalar first came out not finite or (p, Ap) = 0.
-// The host reads them only when it needs them: no wait per iteration.
+// last step), β (the next direction's), α2 (the step before) and inv_beta2
+// there, and one_pass_scalars() writes them from the summed sums with
+// ‖r − αq‖²; `broken` is 1 + the pass where a scalar first came out not finite
+// or (p, Ap) = 0. inv_beta2 = 1/β of the pass before where |β| ≥ 1e-3, else 0:
+// x's update then takes the older direction from p = D^-1 r + β p_prev
+// (p_prev = (p − D^-1 r)/β, no read; rounding grows as 1/√|β|) or, at 0,
+// reads p_prev. The host reads them only when it needs them: no wait per
+// iteration.
 template <class S>
 struct OnePassScalars {
-    S alpha = 0, beta = 0, alpha2 = 0;
+    S alpha = 0, beta = 0, alpha2 = 0, inv_beta2 = 0;
     double rr = 0, broken = 0;
 };
+// Where |β| is below this, one_pass's x update reads p_prev instead of reconstructing it.
+constexpr double one_pass_reconstruct_beta = 1e-3;
 
 template <class S>
 class KernelsT {
@@ -107,14 +113,15 @@ public:
     // CG in one pass per iteration (fusion "one_pass"; r, q, p, p2, inv_diag and the *_next vectors
     // haloed, inv_diag null: none), with α, β and α2 read from `scalars`: on every haloed row
     // r_next = r - α q and p_next = D^-1 r_next + β p; on the own rows q_next = A p_next (q_next's
-    // halo rows untouched) and, unless x is null, x += α p (+ α2 p2 unless p2 is null: x's update
-    // every other pass); the sums of (r_next, q_next, p_next) into `sums` (one_pass_sum_count
+    // halo rows untouched) and, unless x is null, x += α p (+ α2 p_older unless p2 is null: p_older =
+    // (p − D^-1 r) inv_beta2, or p2 where inv_beta2 is 0; x's update every other pass); the sums of (r_next, q_next, p_next) into `sums` (one_pass_sum_count
     // doubles, norms where inv_diag is set or S complex). Backend memory all; nothing waits.
     virtual void spmv_one_pass(const DeviceMatrixT<S>& a, const OnePassScalars<S>* scalars, const S* r, const S* q,
                                const S* p, const S* inv_diag, S* r_next, S* q_next, S* p_next, S* x, const S* p2,
                                double* sums) = 0;
     // From every rank's sums (added): α = rz/pq, β = (rz − 2α qz + α² qdq)/rz, α2 = the α before,
-    // rr = ‖r‖² − 2 Re(α r^H q) + |α|² ‖q‖²; `broken` set (1 + pass) at a breakdown. In backend memory.
+    // inv_beta2 from the β before, rr = ‖r‖² − 2 Re(α r^H q) + |α|² ‖q‖²; `broken` set (1 + pass) at a
+    // breakdown. In backend memory.
     virtual void one_pass_scalars(const double* sums, bool norms, int pass, OnePassScalars<S>* scalars) = 0;
 };
 using KrylovKernels = KernelsT<double>;

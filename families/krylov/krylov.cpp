@@ -294,13 +294,14 @@ public:
         if (one_pass_) {
             // The pass: the matrix; r, q, p (and D^-1) read and r_next, p_next written on every haloed row,
             // q_next written on the own rows (spmv_bytes counts x and y once); every other pass from the
-            // third, x read and written and the older direction read (3). Update: once per step what x and
-            // r still owe: x += αp (+ α'p' when the step's count is even), r -= αq. Reduce: none.
+            // third, x read and written (2; the older direction reconstructed from p and r, read (+1) only
+            // where |β| < one_pass_reconstruct_beta). Update: once per step what x and r still owe:
+            // x += αp (+ α'p' when the step's count is even), r -= αq. Reduce: none.
             const std::size_t vh = bytes(host_.slab.haloed());
             const std::size_t spmv = spmv_bytes(format_, host_) - 2 * v + (jacobi_ ? 6 : 5) * vh + v;
             const std::size_t x_passes = k > 0 ? (k - 1) / 2 : 0, owed = k == 0 ? 0 : k % 2 == 1 ? 1 : 2;
             const std::size_t up = owed * 3 * v + 3 * v;  // one axpy per owed direction, one for r
-            return {{0, k * halo, k * halo}, {k * spmv + x_passes * 3 * v, 0, 0}, {up, 0, 0}, {0, 0, 0}};
+            return {{0, k * halo, k * halo}, {k * spmv + x_passes * 2 * v, 0, 0}, {up, 0, 0}, {0, 0, 0}};
         }
         if (folded_) {
             // SpMV pass: the matrix; r, p (and D^-1) read and p_next written on every haloed row; x read

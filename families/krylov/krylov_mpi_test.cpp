@@ -591,6 +591,21 @@ void folded_kernels_match_host_loops(const std::string& name, Backend& be) {
             }
             for (std::size_t h : {std::size_t(0), r.size() - 1})  // a row of each halo plane: not q's to write
                 EXPECT_EQ(got_qn[h], sentinel) << what << " one-pass q halo " << h;
+            {  // the older direction reconstructed, p_prev = (p − D^-1 r)/β2, instead of read from p2
+                const S beta2 = S(0.6);
+                OnePassScalars<S> rec = scalars;
+                rec.inv_beta2 = S(1) / beta2;
+                Buffer sc2 = up(std::vector<OnePassScalars<S>>{rec}), cx2 = up(x), junk = up(random(s.haloed()));
+                k->spmv_one_pass(a, sc2.as<OnePassScalars<S>>(), cr.as<S>(), cq.as<S>(), cp.as<S>(), dinv, rn.as<S>(),
+                                 qn.as<S>(), pn.as<S>(), cx2.as<S>(), junk.as<S>(), csums.as<double>());
+                const auto got_x2 = down(cx2);
+                for (index_t i = 0; i < s.rows(); ++i) {
+                    const std::size_t h = static_cast<std::size_t>(i + s.plane());
+                    const S older = (p[h] - (jacobi ? d[h] * r[h] : r[h])) / beta2;
+                    ASSERT_LT(std::abs(got_x2[i] - (x[i] + alpha * p[h] + alpha2 * older)), 1e-13)
+                        << what << " one-pass x, p_prev reconstructed " << i;
+                }
+            }
             const S gots[7] = {got.pq, got.rz, got.qz, got.qdq, got.rr, got.rq, got.qq};
             const S wants[7] = {want.pq, want.rz, want.qz, want.qdq, want.rr, want.rq, want.qq};
             for (int t = 0; t < 7; ++t) EXPECT_LT(std::abs(gots[t] - wants[t]), 1e-13 * scales[t]) << what << " one-pass sum " << t;
@@ -606,6 +621,7 @@ void folded_kernels_match_host_loops(const std::string& name, Backend& be) {
             EXPECT_LT(std::abs(sc.alpha - a1), 1e-12 * std::abs(a1)) << what;
             EXPECT_LT(std::abs(sc.beta - b1), 1e-9 * (1 + std::abs(b1))) << what;
             EXPECT_EQ(sc.alpha2, alpha) << what;
+            EXPECT_LT(std::abs(sc.inv_beta2 - S(1) / beta), 1e-15) << what << ": 1/β of the pass before";
             EXPECT_LT(std::abs(sc.rr - rr1), 1e-9 * std::real(want.rr)) << what;
             EXPECT_EQ(sc.broken, 0) << what;
             for (int c = 0; c < (real ? 1 : 2); ++c) sums[c] = 0;  // (p, q) = 0
