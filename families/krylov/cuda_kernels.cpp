@@ -42,10 +42,9 @@ KrylovRows rows_of(const DeviceMatrixT<S>& a) {
     return {a.slab.rows(), a.slab.n, a.slab.plane(), a.slab.z0, a.stencil_rows};
 }
 
-// A reduction's device sum (up to `most` doubles; `parts` unless a launch
-// asks for more), the per-block slots of a launch of many blocks (KrylovSum;
-// enough for one block per 32 of `rows`), and the sum's way back through
-// pinned memory.
+// A reduction's device sum (`count` doubles), the per-block slots of a launch
+// of many blocks (KrylovSum; `slots` doubles per block, enough for one block
+// per 32 of `rows`), and the sum's way back through pinned memory.
 class DeviceSum {
 public:
     DeviceSum() = default;
@@ -56,24 +55,19 @@ public:
         if (partials_) cudaFree(partials_);
         if (host_) cudaFreeHost(host_);
     }
-    void bind(cudaStream_t stream, int parts, int most, long long rows) {
-        stream_ = stream, parts_ = count_ = parts, most_ = most;
-        capacity_ = most * (rows / 32 + 4096);
-        check(cudaMalloc(&sum_, most * sizeof(double)), "cudaMalloc");
+    void bind(cudaStream_t stream, int count, int slots, long long rows) {
+        stream_ = stream, count_ = count;
+        capacity_ = slots * (rows / 32 + 4096);
+        check(cudaMalloc(&sum_, count * sizeof(double)), "cudaMalloc");
         check(cudaMalloc(&partials_, capacity_ * sizeof(double)), "cudaMalloc");
-        check(cudaMallocHost(&host_, most * sizeof(double)), "cudaMallocHost");
+        check(cudaMallocHost(&host_, count * sizeof(double)), "cudaMallocHost");
     }
     // A launch's sum into `target` (count doubles, zeroed here) through these slots; nothing waits.
     KrylovSum into(double* target, int count) {
         check(cudaMemsetAsync(target, 0, count * sizeof(double), stream_), "cudaMemsetAsync");
         return {target, partials_, capacity_};
     }
-    KrylovSum begin(int count = 0) {
-        count_ = count > 0 ? count : parts_;
-        if (count_ > most_) throw std::logic_error("DeviceSum: more sums than bound");
-        check(cudaMemsetAsync(sum_, 0, count_ * sizeof(double), stream_), "cudaMemsetAsync");
-        return {sum_, partials_, capacity_};
-    }
+    KrylovSum begin() { return into(sum_, count_); }
     const double* end() {  // waits for the sum
         check(cudaMemcpyAsync(host_, sum_, count_ * sizeof(double), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
         check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
@@ -82,7 +76,7 @@ public:
 
 private:
     cudaStream_t stream_ = nullptr;
-    int parts_ = 1, count_ = 1, most_ = 1;
+    int count_ = 1;
     long long capacity_ = 0;
     double* sum_ = nullptr;
     double* partials_ = nullptr;
