@@ -31,18 +31,27 @@ struct Reduce {
 __device__ long long block_index() {
     return (static_cast<long long>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
 }
-// Sums `v` (one per thread) over the block; thread 0 stores it to *slot, or adds it to *sum.
-__device__ void block_sum(double v, double* sum, double* slot) {
-    __shared__ double part[threads / 32];
-    for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
-    if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = v;
+// C sums per thread over the block in one pass through shared memory; each
+// block total stored to slots[c], or added to sum[c].
+template <int C>
+__device__ void block_sum_n(double (&v)[C], double* sum, double* slots) {
+    __shared__ double part[C][threads / 32];
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+        for (int o = 16; o > 0; o /= 2) v[c] += __shfl_down_sync(0xffffffffu, v[c], o);
+    if (threadIdx.x % 32 == 0)
+#pragma unroll
+        for (int c = 0; c < C; ++c) part[c][threadIdx.x / 32] = v[c];
     __syncthreads();
     if (threadIdx.x < 32) {
-        v = threadIdx.x < (blockDim.x + 31) / 32 ? part[threadIdx.x] : 0.0;  // blocks of up to `threads`
-        for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
-        if (threadIdx.x == 0) {
-            if (slot) *slot = v;
-            else atomicAdd(sum, v);
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            double w = threadIdx.x < (blockDim.x + 31) / 32 ? part[c][threadIdx.x] : 0.0;
+            for (int o = 16; o > 0; o /= 2) w += __shfl_down_sync(0xffffffffu, w, o);
+            if (threadIdx.x == 0) {
+                if (slots) slots[c] = w;
+                else atomicAdd(sum + c, w);
+            }
         }
     }
 }
@@ -74,37 +83,13 @@ __device__ __forceinline__ bool is_zero(double2 a) { return a.x == 0 && a.y == 0
 template <class T>
 constexpr int parts = sizeof(T) / sizeof(double);
 // Adds this block's v to sum[0] (complex: the imaginary part to sum[1]).
-__device__ void block_add(double v, Reduce r) { block_sum(v, r.sum, r.partials ? r.partials + block_index() : nullptr); }
-__device__ void block_add(double2 v, Reduce r) {
-    const long long b = block_index();
-    block_sum(v.x, r.sum, r.partials ? r.partials + 2 * b : nullptr);
-    __syncthreads();  // block_sum's shared partials are reused
-    block_sum(v.y, r.sum + 1, r.partials ? r.partials + 2 * b + 1 : nullptr);
+__device__ void block_add(double v, Reduce r) {
+    double a[1] = {v};
+    block_sum_n<1>(a, r.sum, r.partials ? r.partials + block_index() : nullptr);
 }
-
-// C sums per thread over the block in one pass through shared memory; each
-// block total stored to slots[c], or added to sum[c].
-template <int C>
-__device__ void block_sum_n(double (&v)[C], double* sum, double* slots) {
-    __shared__ double part[C][threads / 32];
-#pragma unroll
-    for (int c = 0; c < C; ++c)
-        for (int o = 16; o > 0; o /= 2) v[c] += __shfl_down_sync(0xffffffffu, v[c], o);
-    if (threadIdx.x % 32 == 0)
-#pragma unroll
-        for (int c = 0; c < C; ++c) part[c][threadIdx.x / 32] = v[c];
-    __syncthreads();
-    if (threadIdx.x < 32) {
-#pragma unroll
-        for (int c = 0; c < C; ++c) {
-            double w = threadIdx.x < (blockDim.x + 31) / 32 ? part[c][threadIdx.x] : 0.0;
-            for (int o = 16; o > 0; o /= 2) w += __shfl_down_sync(0xffffffffu, w, o);
-            if (threadIdx.x == 0) {
-                if (slots) slots[c] = w;
-                else atomicAdd(sum + c, w);
-            }
-        }
-    }
+__device__ void block_add(double2 v, Reduce r) {
+    double a[2] = {v.x, v.y};
+    block_sum_n<2>(a, r.sum, r.partials ? r.partials + 2 * block_index() : nullptr);
 }
 
 // The one-pass iteration's sums (KrylovOnePass); Full: with the norms of r and q.
@@ -145,10 +130,7 @@ __global__ void finish_kernel(const double* partials, long long blocks, double* 
     double v[C] = {};
     FOR_EACH_ROW(b, blocks)
     for (int c = 0; c < C; ++c) v[c] += partials[b * C + c];
-    for (int c = 0; c < C; ++c) {
-        if (c > 0) __syncthreads();
-        block_sum(v[c], sum + c, nullptr);
-    }
+    block_sum_n<C>(v, sum, nullptr);
 }
 // Launches `launch(target)` as `blocks` blocks that reduce C doubles each, then the second level if it took slots.
 template <int C, class Launch>
