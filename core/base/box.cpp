@@ -117,4 +117,45 @@ StridedRegion packed_region(const Layout& layout, const Box3& sub, index_t offse
     return r;
 }
 
+std::optional<PitchedCopy> pitched_copy(const StridedRegion& d, const StridedRegion& s, std::size_t elem_bytes,
+                                        std::size_t min_row_bytes) {
+    if (d.extent != s.extent) throw std::logic_error("pitched_copy: extents differ");
+    if (s.count() == 0) return std::nullopt;
+    // (extent, dst stride, src stride) from fast to slow, extent-1 dimensions dropped.
+    struct Dim {
+        index_t n, ds, ss;
+    };
+    std::vector<Dim> dims;
+    for (int k = 2; k >= 0; --k)
+        if (s.extent[k] != 1) dims.push_back({s.extent[k], d.stride[k], s.stride[k]});
+    if (dims.empty()) dims.push_back({1, 1, 1});
+    if (dims[0].ds != 1 || dims[0].ss != 1) return std::nullopt;
+    // A dimension whose strides are the one inside it times its extent, on both
+    // sides, continues it: a longer row, or more rows of the same pitch.
+    std::vector<Dim> merged{dims[0]};
+    for (std::size_t i = 1; i < dims.size(); ++i) {
+        Dim& in = merged.back();
+        if (dims[i].ds == in.n * in.ds && dims[i].ss == in.n * in.ss)
+            in.n *= dims[i].n;
+        else
+            merged.push_back(dims[i]);
+    }
+    PitchedCopy c;
+    c.row_bytes = static_cast<std::size_t>(merged[0].n) * elem_bytes;
+    c.dst_offset = static_cast<std::size_t>(d.offset) * elem_bytes;
+    c.src_offset = static_cast<std::size_t>(s.offset) * elem_bytes;
+    if (merged.size() >= 2) {
+        c.rows = static_cast<std::size_t>(merged[1].n);
+        c.dst_pitch = static_cast<std::size_t>(merged[1].ds) * elem_bytes;
+        c.src_pitch = static_cast<std::size_t>(merged[1].ss) * elem_bytes;
+    }
+    if (merged.size() == 3) {
+        c.planes = static_cast<std::size_t>(merged[2].n);
+        c.dst_plane = static_cast<std::size_t>(merged[2].ds) * elem_bytes;
+        c.src_plane = static_cast<std::size_t>(merged[2].ss) * elem_bytes;
+    }
+    if (c.rows * c.planes > 1 && c.row_bytes < min_row_bytes) return std::nullopt;
+    return c;
+}
+
 }  // namespace fftune

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -81,5 +83,21 @@ struct StridedRegion {
 StridedRegion region_of(const Layout& layout, const Box3& sub);
 // The same elements packed densely in the layout's axis order, starting at `offset`.
 StridedRegion packed_region(const Layout& layout, const Box3& sub, index_t offset);
+
+// A copy dst[d] = src[s] of equal extents as at most `planes` x `rows` rows of
+// `row_bytes` contiguous bytes on both sides, all in bytes: the shape a copy
+// engine takes (cudaMemcpy2D per plane). Dimensions of extent 1 are dropped
+// and dimensions dense over the one inside them on both sides merged.
+struct PitchedCopy {
+    std::size_t row_bytes = 0;
+    std::size_t rows = 1, planes = 1;
+    std::size_t dst_offset = 0, dst_pitch = 0, dst_plane = 0;  // pitch: between rows; plane: between planes
+    std::size_t src_offset = 0, src_pitch = 0, src_plane = 0;
+};
+// Nothing when the fastest moving dimension is strided on either side, or a
+// row of a copy of several rows is shorter than `min_row_bytes` (a copy engine
+// moves short rows slowly; a kernel does better).
+std::optional<PitchedCopy> pitched_copy(const StridedRegion& d, const StridedRegion& s, std::size_t elem_bytes,
+                                        std::size_t min_row_bytes);
 
 }  // namespace fftune

@@ -118,5 +118,76 @@ TEST(Region, ContiguousDetection) {
     EXPECT_EQ(p.count(), 24);
 }
 
+// Every byte a PitchedCopy moves, as (dst byte, src byte) pairs, against the
+// element-by-element definition of the region copy.
+std::vector<std::pair<std::size_t, std::size_t>> bytes_of(const PitchedCopy& c) {
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    for (std::size_t p = 0; p < c.planes; ++p)
+        for (std::size_t r = 0; r < c.rows; ++r)
+            for (std::size_t b = 0; b < c.row_bytes; ++b)
+                out.emplace_back(c.dst_offset + p * c.dst_plane + r * c.dst_pitch + b,
+                                 c.src_offset + p * c.src_plane + r * c.src_pitch + b);
+    return out;
+}
+std::vector<std::pair<std::size_t, std::size_t>> bytes_of(const StridedRegion& d, const StridedRegion& s, std::size_t e) {
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    for (index_t i = 0; i < s.extent[0]; ++i)
+        for (index_t j = 0; j < s.extent[1]; ++j)
+            for (index_t k = 0; k < s.extent[2]; ++k)
+                for (std::size_t b = 0; b < e; ++b)
+                    out.emplace_back((d.offset + i * d.stride[0] + j * d.stride[1] + k * d.stride[2]) * e + b,
+                                     (s.offset + i * s.stride[0] + j * s.stride[1] + k * s.stride[2]) * e + b);
+    return out;
+}
+
+TEST(PitchedCopy, MovesExactlyTheRegionsBytes) {
+    const Layout big{{{0, 0, 0}, {4, 6, 5}}, order_xyz};
+    const Layout zxy{{{0, 0, 0}, {4, 6, 5}}, order_zxy};
+    int pitched = 0;
+    for (const Box3 sub : {Box3{{1, 0, 0}, {3, 6, 5}}, Box3{{0, 2, 0}, {4, 5, 5}}, Box3{{1, 2, 1}, {3, 5, 4}},
+                           Box3{{2, 3, 0}, {3, 4, 5}}, Box3{{0, 0, 2}, {1, 1, 3}}})
+        for (const Layout& from : {big, zxy}) {
+            const StridedRegion s = region_of(from, sub);
+            const StridedRegion d = packed_region(from, sub, 3);
+            for (auto [dst, src] : {std::pair{d, s}, std::pair{s, d}}) {
+                const auto c = pitched_copy(dst, src, 16, 0);
+                if (!c) continue;
+                EXPECT_EQ(bytes_of(*c), bytes_of(dst, src, 16)) << sub.str();
+                ++pitched;
+            }
+        }
+    EXPECT_GE(pitched, 16);
+}
+
+TEST(PitchedCopy, MergesDenseDimensionsAndRefusesStridedOrShortRows) {
+    const Layout l{{{0, 0, 0}, {8, 6, 5}}, order_xyz};  // strides x 30, y 5, z 1
+    // x-planes 2..3, rows y 1..4 of whole z: two planes of 3 rows, or one row per plane
+    // once y is whole: here y is partial, so rows of 5 elements, pitch 5, merged into 15.
+    auto c = pitched_copy(packed_region(l, Box3{{2, 1, 0}, {4, 4, 5}}, 0), region_of(l, Box3{{2, 1, 0}, {4, 4, 5}}), 8, 0);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->row_bytes, 15u * 8);  // y and z merged: 3 rows of 5 are dense on both sides
+    EXPECT_EQ(c->rows, 2u);            // one per x-plane
+    EXPECT_EQ(c->planes, 1u);
+    EXPECT_EQ(c->src_pitch, 30u * 8);
+    EXPECT_EQ(c->dst_pitch, 15u * 8);
+    // Whole slabs are one row.
+    c = pitched_copy(packed_region(l, Box3{{2, 0, 0}, {4, 6, 5}}, 0), region_of(l, Box3{{2, 0, 0}, {4, 6, 5}}), 8, 1 << 20);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->rows * c->planes, 1u);
+    EXPECT_EQ(c->row_bytes, 60u * 8);
+    // A sub-box in all three: planes of rows.
+    c = pitched_copy(packed_region(l, Box3{{1, 1, 1}, {3, 4, 4}}, 0), region_of(l, Box3{{1, 1, 1}, {3, 4, 4}}), 8, 0);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->planes, 2u);
+    EXPECT_EQ(c->rows, 3u);
+    EXPECT_EQ(c->row_bytes, 3u * 8);
+    // Rows shorter than the minimum, and a strided fastest dimension, are refused.
+    EXPECT_FALSE(pitched_copy(packed_region(l, Box3{{1, 1, 1}, {3, 4, 4}}, 0), region_of(l, Box3{{1, 1, 1}, {3, 4, 4}}), 8, 25));
+    const StridedRegion dense{{2, 6, 5}, {30, 5, 1}, 0}, transposed{{2, 6, 5}, {30, 1, 6}, 0};
+    EXPECT_FALSE(pitched_copy(dense, transposed, 8, 0));
+    EXPECT_FALSE(pitched_copy(transposed, dense, 8, 0));
+    EXPECT_THROW(pitched_copy(dense, StridedRegion{{2, 5, 6}, {30, 6, 1}, 0}, 8, 0), std::logic_error);
+}
+
 }  // namespace
 }  // namespace fftune

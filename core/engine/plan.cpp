@@ -141,6 +141,9 @@ struct Plan::Stage {
             for (auto& c : overlap->slices)
                 if (c.fft) f(*c.fft);
     }
+    // The array its reshapes read: the FFT slices' output forward, else its input.
+    Slot reshape_source() const { return overlap && overlap->fft_first ? overlap->mid : in; }
+
     template <class F>
     void for_each_reshape(F&& f) {
         if (reshape) f(*reshape);
@@ -372,6 +375,7 @@ void Plan::allocate_buffers(const WorkSizes& w) {
                 ReshapeContext& c = r.ctx;
                 c.send_buffer = send_.data();
                 c.recv_buffer = recv_.data();
+                c.source_array = r.plan.source_owned ? work_[s.reshape_source() - work_a].data() : nullptr;
                 if (stage && r.transport->uses_mpi()) {
                     if (r.transport->uses_whole_arrays()) {
                         c.host_src_mirror = host_src_.data();
@@ -568,6 +572,7 @@ void Plan::build(Direction dir) {
             pipe->add_traffic(stage.fft_phase, layout_bytes(mine.layouts[fft_from], fft_from) +
                                                    layout_bytes(mine.layouts[fft_to], fft_to));
             stage.overlap = std::move(ov);
+            for (auto& c : stage.overlap->slices) c.reshape->plan.source_owned = stage.reshape_source() >= work_a;
             pipe->stages.push_back(std::move(stage));
             ++k;  // the pair's second step is done
             continue;
@@ -613,6 +618,7 @@ void Plan::build(Direction dir) {
             // Where the FFT before stored the self block here already, the transport leaves it.
             stage.reshape = make_reshape(i, from, to, nullptr, true,
                                          !pipe->stages.empty() && pipe->stages.back().store_target.has_value());
+            stage.reshape->plan.source_owned = stage.reshape_source() >= work_a;
         }
         pipe->stages.push_back(std::move(stage));
     }

@@ -120,15 +120,25 @@ void pack_block(const ReshapeContext& ctx, int peer, const void* src, void* bloc
 
 void unpack_peer(const ReshapeContext& ctx, int peer, void* dst, int queue) {
     const ReshapePlan& plan = *ctx.plan;
-    const void* source = ctx.host_recv ? ctx.host_recv : ctx.recv_buffer;
-    unpack_block(ctx, peer, dst, static_cast<const char*>(source) + plan.peers[peer].recv_displ * plan.elem_bytes, queue);
+    const PeerBlock& b = plan.peers[peer];
+    if (b.recv_count == 0) return;
+    const char* source = static_cast<const char*>(ctx.host_recv ? ctx.host_recv : ctx.recv_buffer);
+    ctx.backend->copy_region_on(queue, dst, b.recv_dst, source + b.recv_displ * plan.elem_bytes,
+                                packed(plan, recv_box(plan, peer), 0), plan.elem_bytes);
 }
 
 void unpack_block(const ReshapeContext& ctx, int peer, void* dst, const void* block, int queue) {
     const ReshapePlan& plan = *ctx.plan;
     const PeerBlock& b = plan.peers[peer];
     if (b.recv_count == 0) return;
-    ctx.backend->copy_region_on(queue, dst, b.recv_dst, block, packed(plan, recv_box(plan, peer), 0), plan.elem_bytes);
+    ctx.backend->peer_copy_region_on(queue, dst, b.recv_dst, block, packed(plan, recv_box(plan, peer), 0), plan.elem_bytes);
+}
+
+void pull_block(const ReshapeContext& ctx, int peer, void* dst, const void* peer_source, const StridedRegion& region,
+                int queue) {
+    const PeerBlock& b = ctx.plan->peers[peer];
+    if (b.recv_count == 0) return;
+    ctx.backend->peer_copy_region_on(queue, dst, b.recv_dst, peer_source, region, ctx.plan->elem_bytes);
 }
 
 void copy_self(const ReshapeContext& ctx, const void* src, void* dst, int queue) {

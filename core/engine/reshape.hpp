@@ -36,6 +36,10 @@ struct ReshapePlan {
     // The self block is in the destination already (the FFT before the
     // reshape stored it there, Config::fft_stores_kept): copy_self does nothing.
     bool self_in_place = false;
+    // The source array is a work array of the plan, an allocation of its own
+    // that lives as long as the plan: peers may map it once and read their
+    // blocks in place (cuda_ipc_direct). False where it is the caller's input.
+    bool source_owned = false;
     std::size_t elem_bytes = 0;
     index_t send_total = 0;        // elements in the packed send buffer: every peer's but the self block
     index_t recv_total = 0;
@@ -77,6 +81,8 @@ struct ReshapeContext {
     MPI_Datatype element = MPI_DATATYPE_NULL;  // one element as MPI_BYTEs
     void* send_buffer = nullptr;     // packed send staging (send_total elements)
     void* recv_buffer = nullptr;     // packed receive staging (recv_total elements)
+    // The source array where plan->source_owned (the start of its allocation), else null.
+    const void* source_array = nullptr;
     // Host staging for MPI that cannot read device memory (set only then, pinned):
     // packed transports pack straight into host_send and unpack from host_recv;
     // whole-array transports (derived datatypes) use mirrors of source and destination.
@@ -93,9 +99,14 @@ void unpack_peer(const ReshapeContext& ctx, int peer, void* dst, int queue = 0);
 // Pack the block for `peer` densely at `block` (its first element), e.g. a
 // fixed-size slot of an equal-count collective.
 void pack_block(const ReshapeContext& ctx, int peer, const void* src, void* block, int queue = 0);
-// Unpack the peer's block from wherever it lies packed (`block`: its first
-// element), e.g. in the peer's own send buffer, mapped into this process.
+// Unpack the peer's block from the peer's own send buffer, mapped into this
+// process (`block`: its first element; Backend::peer_copy_region_on).
 void unpack_block(const ReshapeContext& ctx, int peer, void* dst, const void* block, int queue = 0);
+// Copy the peer's block for this rank straight out of the peer's source array,
+// mapped into this process at `peer_source`, where it lies at `region` (the
+// peer's send_src for this rank), into place: no pack, no receive buffer.
+void pull_block(const ReshapeContext& ctx, int peer, void* dst, const void* peer_source, const StridedRegion& region,
+                int queue = 0);
 // Self block: source region straight into the destination region.
 void copy_self(const ReshapeContext& ctx, const void* src, void* dst, int queue = 0);
 

@@ -235,6 +235,14 @@ public:
         (void)q;
         copy_region(dst, dst_region, src, src_region, elem_bytes);
     }
+    // copy_region_on where one side is another device's memory mapped into this
+    // process (CUDA IPC): GPU backends move it with copy engines where the
+    // regions are rows of a pitch (PitchedCopy), leaving the SMs to the FFTs
+    // that run beside it.
+    virtual void peer_copy_region_on(int q, void* dst, const StridedRegion& dst_region, const void* src,
+                                     const StridedRegion& src_region, std::size_t elem_bytes) {
+        copy_region_on(q, dst, dst_region, src, src_region, elem_bytes);
+    }
     // A queue beside 0 .. queue_count()-1 that transports never use: the FFT
     // slices of an overlapped stage run there while the reshape of the slice
     // before runs on the others. 0 on backends that run work at once.

@@ -276,6 +276,35 @@ TEST(Backend, CopyRegionMovesExactlyTheRegion) {
     for_each(sub, [&](const Index& g) { EXPECT_EQ(got[dst_l.offset_of(g)], g[0] * 100 + g[1] * 10 + g[2]); });
 }
 
+// peer_copy_region_on (copy engines on the cuda backend where the regions are
+// rows of at least 4 KiB: one row, rows of a pitch, planes of rows, and short
+// rows left to the kernel) moves what copy_region does, on a side queue.
+TEST(Backend, PeerCopyRegionMovesExactlyTheRegion) {
+    auto be = make_backend();
+    const Layout l{{{0, 0, 0}, {5, 7, 600}}, order_xyz};  // a z-row is 4800 bytes
+    std::vector<double> src(l.box.count());
+    for_each(l.box, [&](const Index& g) { src[l.offset_of(g)] = g[0] * 1e6 + g[1] * 1e3 + g[2]; });
+    Buffer s(*be, src.size() * 8), d(*be, src.size() * 8), packed(*be, src.size() * 8);
+    be->copy_from_host(s.data(), src.data(), src.size() * 8);
+    const int q = be->queue_count() > 1 ? 1 : 0;
+    for (const Box3 sub : {Box3{{1, 0, 0}, {3, 7, 600}}, Box3{{1, 2, 0}, {4, 5, 600}}, Box3{{1, 2, 0}, {4, 5, 560}},
+                           Box3{{0, 1, 3}, {5, 6, 40}}}) {
+        std::vector<double> fill(src.size(), -1);
+        be->copy_from_host(d.data(), fill.data(), fill.size() * 8);
+        be->queue_wait(q, 0);
+        be->peer_copy_region_on(q, packed.data(), packed_region(l, sub, 0), s.data(), region_of(l, sub), 8);
+        be->peer_copy_region_on(q, d.data(), region_of(l, sub), packed.data(), packed_region(l, sub, 0), 8);
+        be->queue_wait(0, q);
+        std::vector<double> got(src.size());
+        be->copy_to_host(got.data(), d.data(), got.size() * 8);
+        be->synchronize();
+        for_each(l.box, [&](const Index& g) {
+            const double want = intersect(sub, Box3{g, {g[0] + 1, g[1] + 1, g[2] + 1}}).empty() ? -1 : src[l.offset_of(g)];
+            ASSERT_EQ(got[l.offset_of(g)], want) << sub.str() << " at " << g[0] << "," << g[1] << "," << g[2];
+        });
+    }
+}
+
 // Side queues (CUDA streams on the cuda backend): a chain of copies across
 // every queue, linked only by queue_wait, ends with the first copy's data, and
 // when_done has reported by the time the main queue has waited for the chain.

@@ -699,6 +699,25 @@ public:
         };
         check(cuda_copy_region(dst, plain(d), src, plain(s), elem_bytes, st), "copy_region kernel");
     }
+    // Rows of at least 4 KiB go through copy engines (cudaMemcpy2DAsync per
+    // plane; many planes of rows take the kernel, which one launch covers).
+    void peer_copy_region_on(int q, void* dst, const StridedRegion& d, const void* src, const StridedRegion& s,
+                             std::size_t elem_bytes) override {
+        constexpr std::size_t kMinEngineRow = 4096, kMaxEnginePlanes = 64;
+        const auto c = s.count() > 0 ? pitched_copy(d, s, elem_bytes, kMinEngineRow) : std::nullopt;
+        if (!c || c->planes > kMaxEnginePlanes) return copy_region_on(q, dst, d, src, s, elem_bytes);
+        bind();
+        const cudaStream_t st = queue(q);
+        for (std::size_t p = 0; p < c->planes; ++p) {
+            char* to = static_cast<char*>(dst) + c->dst_offset + p * c->dst_plane;
+            const char* from = static_cast<const char*>(src) + c->src_offset + p * c->src_plane;
+            if (c->rows == 1)
+                check(cudaMemcpyAsync(to, from, c->row_bytes, cudaMemcpyDefault, st), "cudaMemcpyAsync (peer)");
+            else
+                check(cudaMemcpy2DAsync(to, c->dst_pitch, from, c->src_pitch, c->row_bytes, c->rows, cudaMemcpyDefault, st),
+                      "cudaMemcpy2DAsync (peer)");
+        }
+    }
     void multiply_real(void* data, const void* factor, index_t n, Precision precision) override {
         bind();
         check(cuda_multiply_real(data, factor, n, complex_bytes(precision), queue(0)), "multiply_real kernel");

@@ -1,14 +1,22 @@
-// CUDA IPC pull exchange between the GPUs of one node: each rank packs its
-// peers' blocks into its send buffer, maps every peer's send buffer into its
-// own address space once (cudaIpcGetMemHandle / cudaIpcOpenMemHandle, handles
-// swapped over MPI), and after a barrier copies each incoming block straight
-// from the peer's send buffer into place in its destination array: transfer
-// and unpack are one copy (copy engines for contiguous blocks, the copy kernel
-// over NVLink for strided ones), and no receive buffer exists. Peers' copies
-// run on side queues so that they overlap. A second barrier, after the copies,
-// keeps a rank from repacking while peers still read. MPI moves no data, only
-// handles and barriers, so it needs no host staging. Timed as pack.k (packing)
-// and exchange.k (barriers and copies); unpack.k is empty.
+// CUDA IPC pull exchange between the GPUs of one node. Every rank maps, once,
+// the buffer each peer holds its block in (cudaIpcGetMemHandle /
+// cudaIpcOpenMemHandle, handles swapped over MPI) and, after a barrier, copies
+// each incoming block from there straight into place in its destination array:
+// transfer and unpack are one copy (copy engines where the block is rows of a
+// pitch, Backend::peer_copy_region_on; the copy kernel over NVLink otherwise),
+// and no receive buffer exists. Peers' copies run on side queues so that they
+// overlap. A second barrier, after the copies, keeps a rank from overwriting
+// what peers still read. MPI moves no data, only handles and barriers, so it
+// needs no host staging.
+//
+// Two variants:
+// - cuda_ipc: each rank packs its peers' blocks into its send buffer, which
+//   they map. Timed as pack.k (packing) and exchange.k (barriers and copies).
+// - cuda_ipc_direct: peers map the rank's source array itself (a work array
+//   of the plan, ReshapePlan::source_owned) and read their blocks where they
+//   lie: no pack, no send buffer. Where the source is the caller's array it
+//   packs as cuda_ipc does (a caller's array may be freed while mapped). All
+//   timed as exchange.k.
 #include <cuda_runtime.h>
 
 #include <array>
@@ -89,9 +97,14 @@ std::optional<std::string> unreachable(int peer, int mine, const char* my_bus, c
     return std::nullopt;
 }
 
-class CudaIpc final : public Transport {
+class CudaIpc : public Transport {
 public:
-    bool separate_pack_phases() const override { return true; }
+    explicit CudaIpc(bool direct) : direct_(direct) {}
+    bool separate_pack_phases() const override { return !direct_; }
+    bool uses_staging_buffers() const override { return true; }
+    index_t send_buffer_elems(const ReshapePlan& plan) const override {
+        return reads_in_place(plan) ? 0 : plan.send_total;
+    }
     bool uses_recv_buffer() const override { return false; }
     bool uses_mpi() const override { return false; }  // no data through MPI: no host staging
     bool maps_peer_memory() const override { return true; }
@@ -114,13 +127,17 @@ public:
         if (node_size != n)
             throw Unsupported(fmt::format("cuda_ipc needs every rank of a redistribution on one node; "
                                           "this one spans {} ranks, {} of them on this node", n, node_size));
+        // The array peers read from: the source itself, or the packed send buffer.
+        in_place_ = reads_in_place(plan);
+        const void* shared = in_place_ ? ctx.source_array : ctx.send_buffer;
+        if (in_place_ && !shared) throw std::logic_error("cuda_ipc_direct: a plan-owned source without its array");
         SharedHandle mine{};
         int device = -1;
         all_or_none(ctx.comm, [&] {  // no rank may stop alone before the exchange below
             check(cudaGetDevice(&device), "cudaGetDevice");
             check(cudaDeviceGetPCIBusId(mine.device_bus, sizeof mine.device_bus, device), "cudaDeviceGetPCIBusId");
-            if (ctx.send_buffer && plan.send_total > 0) {
-                check(cudaIpcGetMemHandle(&mine.handle, ctx.send_buffer), "cudaIpcGetMemHandle");
+            if (shared && plan.send_total > 0) {
+                check(cudaIpcGetMemHandle(&mine.handle, const_cast<void*>(shared)), "cudaIpcGetMemHandle");
                 mine.valid = 1;
             }
         });
@@ -134,14 +151,22 @@ public:
         if (auto e = agree_error(ctx.comm, why.value_or(""))) throw Unsupported("cuda_ipc: " + *e);
         peers_.assign(n, nullptr);
         blocks_.assign(n, nullptr);
+        regions_.assign(n, StridedRegion{});
         for (int p = 0; p < n; ++p) {
             if (p == plan.self || plan.peers[p].recv_count == 0) continue;
-            if (!all[p].valid) throw std::logic_error(fmt::format("cuda_ipc: rank {} sends a block but has no send buffer", p));
+            if (!all[p].valid) throw std::logic_error(fmt::format("cuda_ipc: rank {} sends a block but shares no buffer", p));
             peers_[p] = open_shared(all[p].handle);
-            // Where peer p packs the block for this rank: its own plan's displacement.
+            // Where peer p holds the block for this rank, by its own plan: in its
+            // source array (its send_src) or packed in its send buffer (its displacement).
             const ReshapePlan theirs = make_reshape_plan(plan.phase, p, plan.all_before, plan.all_after, plan.elem_bytes,
                                                        plan.moving_before, plan.moving_after);
-            blocks_[p] = static_cast<const char*>(peers_[p]->get()) + theirs.peers[plan.self].send_displ * plan.elem_bytes;
+            const char* base = static_cast<const char*>(peers_[p]->get());
+            if (in_place_) {
+                blocks_[p] = base;
+                regions_[p] = theirs.peers[plan.self].send_src;
+            } else {
+                blocks_[p] = base + theirs.peers[plan.self].send_displ * plan.elem_bytes;
+            }
         }
     }
 
@@ -150,33 +175,55 @@ public:
         const ReshapePlan& plan = *ctx.plan;
         Backend& backend = *ctx.backend;
         const int n = static_cast<int>(plan.peers.size());
+        if (in_place_ && src != ctx.source_array)
+            throw std::logic_error("cuda_ipc_direct: the reshape reads another array than the one its peers mapped");
         {
-            PhaseScope scope(timer, ph.pack);
-            for (int p = 0; p < n; ++p)  // always packed: peers read the send buffer at fixed places
-                if (p != plan.self) pack_peer(ctx, p, src);
+            PhaseScope scope(timer, ph.pack);  // no phase (-1) for cuda_ipc_direct: packing is timed in the exchange
+            if (!in_place_)
+                for (int p = 0; p < n; ++p)  // peers read the send buffer at fixed places
+                    if (p != plan.self) pack_peer(ctx, p, src);
         }
         {
             PhaseScope scope(timer, ph.exchange);
-            backend.synchronize();  // packed blocks complete before any peer reads them
+            backend.synchronize();  // blocks complete before any peer reads them
             FFTUNE_MPI_CHECK(MPI_Barrier(ctx.comm));
             fork_queues(backend);
             std::size_t k = 0;
-            for (int p = 0; p < n; ++p)
-                if (blocks_[p]) unpack_block(ctx, p, dst, blocks_[p], side_queue(backend, k++));
+            for (int p = 0; p < n; ++p) {
+                if (!blocks_[p]) continue;
+                if (in_place_)
+                    pull_block(ctx, p, dst, blocks_[p], regions_[p], side_queue(backend, k++));
+                else
+                    unpack_block(ctx, p, dst, blocks_[p], side_queue(backend, k++));
+            }
             copy_self(ctx, src, dst, side_queue(backend, k));
             join_queues(backend);
-            backend.synchronize();  // done reading the peers' buffers ...
-            FFTUNE_MPI_CHECK(MPI_Barrier(ctx.comm));  // ... on every rank, before anyone repacks
+            backend.synchronize();  // done reading the peers' arrays ...
+            FFTUNE_MPI_CHECK(MPI_Barrier(ctx.comm));  // ... on every rank, before anyone overwrites them
         }
         { PhaseScope scope(timer, ph.unpack); }
     }
 
 private:
+    // Whether peers read this reshape's blocks in the source array itself.
+    bool reads_in_place(const ReshapePlan& plan) const { return direct_ && plan.source_owned; }
+
+    bool direct_ = false;
+    bool in_place_ = false;
     std::vector<std::shared_ptr<Mapping>> peers_;
-    std::vector<const void*> blocks_;  // peer p's block for this rank, in p's send buffer
+    std::vector<const void*> blocks_;      // peer p's buffer (in place) or its packed block for this rank
+    std::vector<StridedRegion> regions_;  // in place: where the block lies in peer p's source array
 };
 
-const bool registered = register_variant<Transport, CudaIpc>("cuda_ipc");
+struct CudaIpcPacked final : CudaIpc {
+    CudaIpcPacked() : CudaIpc(false) {}
+};
+struct CudaIpcDirect final : CudaIpc {
+    CudaIpcDirect() : CudaIpc(true) {}
+};
+
+const bool registered = register_variant<Transport, CudaIpcPacked>("cuda_ipc");
+const bool registered_direct = register_variant<Transport, CudaIpcDirect>("cuda_ipc_direct");
 
 }  // namespace
 }  // namespace fftune
