@@ -41,13 +41,17 @@ private:
     std::vector<std::unique_ptr<PhaseClock>> clocks_;
 };
 
-// Times the work of its lifetime as phase `id`. A clock that fails to stop
+// Times the work of its lifetime as phase `id`; a negative id (a phase the
+// transport does not have, ReshapePhases) times nothing. A clock that fails to stop
 // (a device fault) throws from here, unless the timed work itself threw: its
 // error is the one to keep, and a second one in flight would terminate.
 class PhaseScope {
 public:
-    PhaseScope(PhaseTimer& timer, int id) : timer_(timer), id_(id) { timer_.start(id_); }
+    PhaseScope(PhaseTimer& timer, int id) : timer_(timer), id_(id) {
+        if (id_ >= 0) timer_.start(id_);
+    }
     ~PhaseScope() noexcept(false) {
+        if (id_ < 0) return;
         if (std::uncaught_exceptions() == unwinding_) {
             timer_.stop(id_);
             return;

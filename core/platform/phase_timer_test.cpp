@@ -55,6 +55,13 @@ TEST(PhaseTimer, NamesPhasesOnceAndCollectsInOrder) {
     EXPECT_EQ(t.clock->stops, 0);  // collect() resets
 }
 
+TEST(PhaseScope, ANegativeIdTimesNothing) {
+    Timer t;
+    { PhaseScope s(t.timer, -1); }  // a phase the transport has not (ReshapePhases)
+    EXPECT_EQ(t.clock->starts, 0);
+    EXPECT_EQ(t.timer.collect(), std::vector<double>{0.0});
+}
+
 TEST(PhaseScope, AClockThatFailsToStopIsReported) {
     Timer t;
     t.clock->fail_stop = true;

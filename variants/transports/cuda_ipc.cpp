@@ -177,14 +177,18 @@ public:
         const int n = static_cast<int>(plan.peers.size());
         if (in_place_ && src != ctx.source_array)
             throw std::logic_error("cuda_ipc_direct: the reshape reads another array than the one its peers mapped");
-        {
-            PhaseScope scope(timer, ph.pack);  // no phase (-1) for cuda_ipc_direct: packing is timed in the exchange
+        auto pack = [&] {
             if (!in_place_)
                 for (int p = 0; p < n; ++p)  // peers read the send buffer at fixed places
                     if (p != plan.self) pack_peer(ctx, p, src);
+        };
+        if (ph.pack >= 0) {
+            PhaseScope scope(timer, ph.pack);
+            pack();
         }
         {
             PhaseScope scope(timer, ph.exchange);
+            if (ph.pack < 0) pack();  // cuda_ipc_direct has no pack phase: the exchange times it
             backend.synchronize();  // blocks complete before any peer reads them
             FFTUNE_MPI_CHECK(MPI_Barrier(ctx.comm));
             fork_queues(backend);
