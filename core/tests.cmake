@@ -40,6 +40,9 @@ fftune_add_job_end_test(hung_point_job core/testing/hung_point_job.cpp
 fftune_add_job_end_test(hung_probe_job core/testing/hung_probe_job.cpp
   "^rank 0: fft probe \\(test_hangs_in_fft_on_last_rank [a-z]+ n 8 batch 2, contiguous\\) still running after 1 s \\(--timeout\\)\n$")
 if(CMAKE_CUDA_COMPILER)
+  # The CUDA check needs the runtime library, not a GPU.
+  fftune_add_test(cuda_check_test SOURCES core/platform/cuda_check_test.cpp LABELS unit)
+  target_link_libraries(cuda_check_test PRIVATE CUDA::cudart)
   # The same engine tests on the GPU (mpirun's local ranks inherit the environment).
   fftune_add_test(plan_gpu_mpi_test REUSE plan_mpi_test LABELS gpu MPI_RANKS 1 2 4
     ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)

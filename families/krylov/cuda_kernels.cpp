@@ -15,15 +15,14 @@
 
 #include <fmt/format.h>
 
+#include "core/platform/cuda_check.hpp"
 #include "families/krylov/cuda_launch.hpp"
 #include "families/krylov/kernels.hpp"
 
 namespace fftune::krylov {
 namespace {
 
-void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
-}
+using fftune::check;
 void check(cublasStatus_t s, const char* what) {
     if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(fmt::format("{}: cuBLAS status {}", what, int(s)));
 }

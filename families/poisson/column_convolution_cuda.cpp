@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/platform/cuda_check.hpp"
 #include "core/platform/parallel.hpp"
 #include "families/poisson/column_convolution.hpp"
 #include "families/poisson/column_convolution_launch.hpp"
@@ -22,9 +23,6 @@ namespace {
 constexpr index_t longest = 4096;
 constexpr std::size_t block_shared = 96 * 1024;  // two blocks per SM (228 KiB)
 
-void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
-}
 
 // Forward radices: first the largest power of two up to 16 (single) or 8
 // (double) dividing n (even where n is: with the upper half zero its inputs

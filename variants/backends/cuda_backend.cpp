@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "core/platform/cuda_check.hpp"
 #include "core/platform/backend.hpp"
 #include "core/base/registry.hpp"
 #include "variants/backends/cuda_copy.hpp"
@@ -34,9 +35,7 @@ extern const std::size_t fftune_cufft_store_aside_fatbin_size;
 namespace fftune {
 namespace {
 
-void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
-}
+using fftune::check;
 void check(cufftResult r, const char* what) {
     if (r != CUFFT_SUCCESS) throw std::runtime_error(fmt::format("{}: cuFFT error {}", what, static_cast<int>(r)));
 }

@@ -27,6 +27,7 @@
 // blocking streams of its device), and takes the longest interval: the time
 // until the last GPU is done, whichever way cuFFT orders its internal
 // streams. reload() leaves every GPU idle, so the starts coincide.
+#include "core/platform/cuda_check.hpp"
 #include "variants/backends/cufftxt.hpp"
 
 #include <cufftXt.h>
@@ -68,9 +69,7 @@ const char* cufft_error_name(cufftResult r) {
 
 std::string cufft_error(cufftResult r) { return fmt::format("{} ({})", cufft_error_name(r), static_cast<int>(r)); }
 
-void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
-}
+using fftune::check;
 void check(cufftResult r, const char* what) {
     if (r != CUFFT_SUCCESS) throw std::runtime_error(fmt::format("{}: {}", what, cufft_error(r)));
 }

@@ -29,6 +29,7 @@
 
 #include <fmt/format.h>
 
+#include "core/platform/cuda_check.hpp"
 #include "core/platform/mpi_util.hpp"
 #include "core/base/registry.hpp"
 #include "core/engine/transport.hpp"
@@ -36,9 +37,6 @@
 namespace fftune {
 namespace {
 
-void check(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) throw std::runtime_error(fmt::format("cuda_ipc: {}: {}", what, cudaGetErrorString(e)));
-}
 
 // A peer's allocation mapped into this process. One mapping per handle per
 // process (a handle may be opened once per process), shared by every reshape
