@@ -42,6 +42,12 @@ add_test(NAME tuner_example_app
   COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS} $<TARGET_FILE:fftune_example_app> 24 12 10 --db ${db})
 set_tests_properties(tuner_example_app PROPERTIES FIXTURES_REQUIRED tuner_db LABELS "tuner;mpi" PROCESSORS 2
   PASS_REGULAR_EXPRESSION "chosen by: exact.*round trip max error [0-9.e-]+: ok")
+# A C++-only application builds against the installed package and runs its plan.
+add_test(NAME tuner_install_consumer
+  COMMAND bash ${PROJECT_SOURCE_DIR}/tuner/install_consumer_test.sh ${PROJECT_BINARY_DIR}
+          ${PROJECT_BINARY_DIR}/install-consumer ${db} ${MPIEXEC_EXECUTABLE})
+set_tests_properties(tuner_install_consumer PROPERTIES FIXTURES_REQUIRED tuner_db LABELS "tuner;mpi" PROCESSORS 2
+  PASS_REGULAR_EXPRESSION "chosen by: exact.*round trip max error [0-9.e-]+: ok")
 
 # The issue's acceptance path: tune quick.json at 1-4 ranks, then ask for plans.
 set(qdb ${PROJECT_BINARY_DIR}/tuner-quick/tuning.sqlite)

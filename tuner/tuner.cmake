@@ -15,6 +15,8 @@ if(SQLite3_FOUND)
     FFTUNE_PLOTTING_DIR="${PROJECT_SOURCE_DIR}/plotting")  # FFTUNE_PLOTTING_DIR in the environment overrides
   add_executable(fftune_example_app tuner/example_app.cpp)
   target_link_libraries(fftune_example_app PRIVATE fftune)
+  install(TARGETS fftune_example_app RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES tuner/example_app.cpp DESTINATION ${CMAKE_INSTALL_DATADIR}/fftune/examples)
   message(STATUS "fftune: tuner built (SQLite ${SQLite3_VERSION})")
 else()
   set(FFTUNE_HAVE_TUNER OFF)

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs fftune into a fresh prefix, builds a C++-only application against
+# the installed package (tuner/testdata/consumer: the installed example) and
+# runs it at 2 ranks on a tuning database.
+# Usage: install_consumer_test.sh BUILD_DIR WORK_DIR DB MPIEXEC
+set -euo pipefail
+build=$1 work=$2 db=$3 mpiexec=$4
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work" && mkdir -p "$work"
+cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
+for f in bin/fftune bin/fftune_example_app share/fftune/examples/example_app.cpp; do
+  [[ -e $work/prefix/$f ]] || { echo "not installed: $f"; exit 1; }
+done
+cmake -S "$here/testdata/consumer" -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_BUILD_RPATH="$work/prefix/lib;$work/prefix/lib64"
+cmake --build "$work/consumer"
+"$mpiexec" -n 2 "$work/consumer/consumer_app" 24 12 10 --db "$db"
+# The installed example and CLI run from the prefix alone.
+"$mpiexec" -n 2 "$work/prefix/bin/fftune_example_app" 24 12 10 --db "$db" | sed 's/^/installed example: /'
+"$work/prefix/bin/fftune" --version
