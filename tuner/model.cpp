@@ -434,7 +434,15 @@ std::optional<std::pair<Config, double>> CostModel::best(const Problem& p, const
     return out;
 }
 
-std::string model_accuracy(const std::vector<json>& records, const std::vector<json>& probes) {
+std::string model_accuracy(const std::vector<json>& all, const std::vector<json>& probes) {
+    // Other families' records are no distributed FFTs: the model neither fits nor ranks them.
+    std::vector<json> records;
+    for (const auto& r : all)
+        if (usable(r)) records.push_back(r);
+    if (records.empty())
+        return all.empty() ? "model accuracy: no validated records\n"
+                           : fmt::format("model accuracy: none of the {} validated records is of fft3d, the only family "
+                                         "with a cost model\n", all.size());
     const auto best = best_per_problem(records);
     int problems = 0, right = 0, close = 0, unpredicted = 0;
     double lost_sum = 0, lost_max = 0;

@@ -91,6 +91,18 @@ TEST(CostModel, PicksTheMeasuredWinnerOnExactData) {
     EXPECT_EQ(best->first.redistribution.front(), best->first.redistribution.back());
 }
 
+// A database of every family (a poisson record has no direction): the model
+// ranks the fft3d problems as before and leaves the others out.
+TEST(CostModel, OtherFamiliesRecordsAreLeftOut) {
+    auto mixed = records();
+    json poisson = mixed.front();
+    poisson["problem"] = {{"kind", "poisson"}, {"n", {16, 16, 16}}, {"boundary", "free"}, {"ranks", 2}};
+    mixed.insert(mixed.begin(), poisson);
+    EXPECT_EQ(model_accuracy(mixed), model_accuracy(records()));
+    const std::string only = model_accuracy({poisson});
+    EXPECT_NE(only.find("none of the 1 validated records is of fft3d"), std::string::npos) << only;
+}
+
 // Probe records that follow the model exactly: exchanges with (call, alpha, ms per byte)
 // at `world`, FFT rates rate(n) contiguous and strided_factor * rate(n) strided.
 std::vector<json> probes(int world, double alpha, double per_byte, double (*rate)(long long), double strided_factor = 3,
