@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 namespace fftune {
@@ -24,6 +26,13 @@ std::string fnv1a(const std::string& s) {
     std::uint64_t h = 14695981039346656037ull;
     for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
     return fmt::format("{:016x}", h);
+}
+
+// The operating system's error behind SQLite's last one (" (No space left on
+// device)"), or nothing.
+std::string system_error(sqlite3* db) {
+    const int e = sqlite3_system_errno(db);
+    return e ? fmt::format(" ({})", std::strerror(e)) : "";
 }
 
 // Prepared statement with bound parameters (no SQL is built from values).
@@ -50,7 +59,7 @@ public:
         const int rc = sqlite3_step(st_);
         if (rc == SQLITE_ROW) return true;
         if (rc == SQLITE_DONE) return false;
-        throw DatabaseError(fmt::format("SQL step failed: {}", sqlite3_errmsg(db_)));
+        throw DatabaseError(fmt::format("SQL step failed: {}{}", sqlite3_errmsg(db_), system_error(db_)));
     }
     void reset() {
         sqlite3_reset(st_);
@@ -73,7 +82,7 @@ void exec(sqlite3* db, const char* sql) {
     if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
         std::string msg = err ? err : "unknown error";
         sqlite3_free(err);
-        throw DatabaseError(msg);
+        throw DatabaseError(msg + system_error(db));
     }
 }
 
@@ -131,6 +140,73 @@ int read_version(sqlite3* db) {
 }
 
 bool is_probe(const json& r) { return r.value("kind", "") == "probe"; }
+
+// A SQLite file with tables, but not fftune's.
+struct NotOurs : DatabaseError {
+    using DatabaseError::DatabaseError;
+};
+
+// Refuses a file that PRAGMA quick_check finds damaged (its first findings in
+// the message). quick_check is integrity_check without the index contents:
+// linear in the file's size.
+void check_integrity(sqlite3* db) {
+    Statement q(db, "PRAGMA quick_check(5)");
+    std::vector<std::string> findings;
+    // One row per finding, or one row of several lines after a "*** in database main ***".
+    while (q.step())
+        for (std::size_t at = 0, eol; at <= q.text(0).size(); at = eol + 1) {
+            eol = std::min(q.text(0).find('\n', at), q.text(0).size());
+            const std::string line = q.text(0).substr(at, eol - at);
+            if (!line.empty() && line != "ok" && !line.starts_with("*** ")) findings.push_back(line);
+        }
+    if (!findings.empty())
+        throw DatabaseError(fmt::format("the database is damaged (PRAGMA quick_check: {})", fmt::join(findings, "; ")));
+}
+
+// True when the file holds fftune's schema: a meta table with a
+// schema_version, and records; false when it holds no table at all (a new
+// file). Throws for anything else, such as another program's database, naming
+// its tables.
+bool check_owner(sqlite3* db) {
+    std::vector<std::string> tables;
+    Statement q(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+                    "ORDER BY name");
+    while (q.step()) tables.push_back(q.text(0));
+    if (tables.empty()) return false;
+    auto has = [&](const char* t) { return std::find(tables.begin(), tables.end(), t) != tables.end(); };
+    bool versioned = false;
+    if (has("meta")) try {
+            Statement v(db, "SELECT COUNT(*) FROM meta WHERE key = 'schema_version'");
+            versioned = v.step() && v.integer(0) > 0;
+        } catch (const DatabaseError&) {  // a meta table of another shape
+        }
+    if (!versioned || !has("records"))
+        throw NotOurs(fmt::format("it holds the table{} {}, and not fftune's (meta with a schema_version, records)",
+                                  tables.size() > 1 ? "s" : "", fmt::join(tables, ", ")));
+    return true;
+}
+
+// Ends a write transaction that failed part-way, so that the file is as it was
+// before it began. SQLite may have ended it already (a full disk or an I/O
+// error rolls the transaction back by itself: a ROLLBACK then fails with
+// "no transaction is active"), and after an I/O error its pager keeps the
+// journal until the connection next reads; that read plays the journal back.
+// Without it the journal stays hot, and every read-only connection (fftune
+// best, the selector) fails on it with "attempt to write a readonly
+// database", since only a writer may play it back. Returns what is left
+// undone, empty when the file is as it was.
+std::string roll_back(sqlite3* db, const std::string& path) {
+    if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    char* err = nullptr;
+    if (sqlite3_exec(db, "SELECT COUNT(*) FROM sqlite_master", nullptr, nullptr, &err) != SQLITE_OK) {
+        const std::string why = err ? err : sqlite3_errmsg(db);
+        sqlite3_free(err);
+        return fmt::format("the journal {}-journal could not be played back ({}); the next fftune ingest or tune "
+                           "on this database plays it back",
+                           path, why);
+    }
+    return {};
+}
 
 }  // namespace
 
@@ -232,8 +308,11 @@ Database::Database(const std::string& path, bool read_only) : path_(path) {
             return v;
         };
         if (!read_only) {
+            // Nothing is written into a file that is damaged or not fftune's.
+            check_integrity(db_);
             exec(db_, "BEGIN IMMEDIATE");
             try {
+                check_owner(db_);
                 exec(db_, "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
                 Statement ins(db_, "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)");
                 ins.bind(1, std::to_string(database_schema_version)).step();
@@ -258,16 +337,23 @@ Database::Database(const std::string& path, bool read_only) : path_(path) {
                     exec(db_, fmt::format("UPDATE meta SET value = '{}' WHERE key = 'schema_version'",
                                           database_schema_version).c_str());
                 exec(db_, "COMMIT");
-            } catch (...) {
-                sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-                throw;
+            } catch (const std::exception& e) {
+                const std::string left = roll_back(db_, path_);
+                if (left.empty()) throw;
+                throw DatabaseError(fmt::format("{}; {}", e.what(), left));
             }
+        } else if (!check_owner(db_)) {
+            throw DatabaseError("an empty file, without fftune's tables");
         }
         version_ = check(read_version(db_));
-    } catch (const DatabaseError& e) {
+    } catch (const std::exception& e) {
         sqlite3_close(db_);
         db_ = nullptr;
-        throw DatabaseError(fmt::format("{}: not a usable fftune database: {}", path, e.what()));
+        const bool foreign = dynamic_cast<const NotOurs*>(&e) != nullptr;
+        if (read_only) throw DatabaseError(fmt::format("{}: not a usable fftune database: {}", path, e.what()));
+        throw DatabaseError(fmt::format("{}: {}{}; nothing is written into it (give fftune another --db{})", path,
+                                        foreign ? "not an fftune database: " : "", e.what(),
+                                        foreign ? "" : ", or restore the file from a backup"));
     }
 }
 
@@ -316,9 +402,12 @@ IngestStats Database::ingest(const std::vector<std::string>& files) {
             ++st.files;
         }
         exec(db_, "COMMIT");
-    } catch (...) {
-        exec(db_, "ROLLBACK");
-        throw;
+    } catch (const std::exception& e) {
+        // One transaction: a failure anywhere (a full disk, a file that cannot
+        // be read) stores nothing of this ingest.
+        const std::string left = roll_back(db_, path_);
+        throw DatabaseError(fmt::format("{}: {}; nothing was stored{}", path_, e.what(),
+                                        left.empty() ? ", the database is as it was before this ingest" : "; " + left));
     }
     return st;
 }

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
@@ -109,6 +112,76 @@ TEST(Database, GzipCompressedResultsFailToIngestWithoutZlib) {
 }
 #endif
 
+std::string file_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Files this process writes cannot grow past `bytes` while it lives (a full
+// disk, as root in a container: RLIMIT_FSIZE). A write past it fails with
+// EFBIG instead of raising SIGXFSZ, as ENOSPC would on a full disk.
+class FileSizeLimit {
+public:
+    explicit FileSizeLimit(rlim_t bytes) {
+        getrlimit(RLIMIT_FSIZE, &old_);
+        old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+        rlimit lower = old_;
+        lower.rlim_cur = bytes;
+        setrlimit(RLIMIT_FSIZE, &lower);
+    }
+    ~FileSizeLimit() {
+        setrlimit(RLIMIT_FSIZE, &old_);
+        std::signal(SIGXFSZ, old_handler_);
+    }
+
+private:
+    rlimit old_{};
+    void (*old_handler_)(int) = nullptr;
+};
+
+// A write that fails half-way (the disk fills) leaves the database exactly as
+// it was: the error says what failed, no journal is left behind, and readers
+// (which cannot play a journal back) read it as before.
+TEST(Database, DiskFullDuringIngestLeavesTheDatabaseAsItWas) {
+    TempDir dir;
+    write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1), record("a2a_sync", 16, 2.0, 1.9, 2.1)});
+    std::vector<json> many;
+    for (int i = 0; i < 3000; ++i) many.push_back(record("a2a_sync", 64 + i, 1.0 + i, 0.9 + i, 1.1 + i));
+    write(dir.file("many.jsonl"), many);
+    const std::string path = dir.file("db.sqlite");
+    Database(path, false).ingest({dir.file("a.jsonl")});
+    const std::string before = file_bytes(path);
+    {
+        Database db(path, false);
+        std::string error;
+        {
+            FileSizeLimit full(before.size() + 64 * 1024);
+            try {
+                db.ingest({dir.file("many.jsonl")});
+            } catch (const DatabaseError& e) {
+                error = e.what();
+            }
+        }
+        EXPECT_TRUE(error.starts_with(path + ": ")) << error;
+        EXPECT_NE(error.find("(File too large); nothing was stored, the database is as it was before this ingest"),
+                  std::string::npos) << error;
+        EXPECT_EQ(error.find("cannot rollback"), std::string::npos) << error;
+        EXPECT_FALSE(fs::exists(path + "-journal"));
+        EXPECT_TRUE(file_bytes(path) == before) << "the file changed: " << fs::file_size(path) << " bytes, were "
+                                                << before.size();
+        try {  // while the writer is still open, as `fftune best` beside a failed `fftune tune`
+            Database reader(path, true);
+            EXPECT_EQ(reader.record_count(), 2);
+            EXPECT_EQ(reader.measurements(problem2, "m1").size(), 2u);
+        } catch (const DatabaseError& e) {
+            ADD_FAILURE() << e.what();
+        }
+        EXPECT_EQ(db.record_count(), 2);  // the writer goes on
+        write(dir.file("b.jsonl"), {record("p2p_sync", 32, 1.0, 0.9, 1.1)});
+        EXPECT_EQ(db.ingest({dir.file("b.jsonl")}).added, 1);
+    }
+}
+
 TEST(Database, OnlyValidatedOkRecordsAreCandidates) {
     TempDir dir;
     json failed = record("p2p_streams", 16, 0.1, 0.1, 0.1);
@@ -206,6 +279,84 @@ TEST(Database, BadFilesFailWithTheirPath) {
     } catch (const DatabaseError& e) {
         EXPECT_NE(std::string(e.what()).find("schema version 5 (this fftune reads versions 1 to 4)"), std::string::npos) << e.what();
     }
+}
+
+// Three pages past the end that no table owns ("Page N is never used"): SQLite
+// reads and writes such a file on; PRAGMA quick_check finds it damaged.
+void add_orphan_pages(const std::string& path) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    unsigned char count[4];
+    f.seekg(28);
+    f.read(reinterpret_cast<char*>(count), 4);
+    std::uint32_t pages = (count[0] << 24) | (count[1] << 16) | (count[2] << 8) | count[3];
+    pages += 3;
+    f.seekp(0, std::ios::end);
+    f << std::string(3 * 4096, '\0');
+    for (int i = 0; i < 4; ++i) count[i] = static_cast<unsigned char>(pages >> (24 - 8 * i));
+    f.seekp(28);
+    f.write(reinterpret_cast<const char*>(count), 4);
+}
+
+// Nothing is written into a file that fails PRAGMA quick_check: the writer is
+// refused when it opens the file, naming the check's findings.
+TEST(Database, DamagedFilesAreRefusedForWritingAndLeftAsTheyWere) {
+    TempDir dir;
+    write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1)});
+    write(dir.file("b.jsonl"), {record("a2a_sync", 16, 2.0, 1.9, 2.1)});
+    const std::string path = dir.file("db.sqlite");
+    Database(path, false).ingest({dir.file("a.jsonl")});
+    add_orphan_pages(path);
+    const std::string before = file_bytes(path);
+    try {
+        Database db(path, false);
+        db.ingest({dir.file("b.jsonl")});
+        FAIL() << "a damaged database was written";
+    } catch (const DatabaseError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(path + ": the database is damaged (PRAGMA quick_check: Page "), std::string::npos) << what;
+        EXPECT_NE(what.find("is never used"), std::string::npos) << what;
+        EXPECT_NE(what.find("nothing is written into it"), std::string::npos) << what;
+    }
+    EXPECT_TRUE(file_bytes(path) == before);
+}
+
+// Another program's SQLite file is neither given fftune's tables nor read as
+// a tuning database; a file with fftune's schema but no records table neither.
+TEST(Database, ForeignSqliteFilesAreRefusedAndLeftAsTheyWere) {
+    TempDir dir;
+    write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1)});
+    const std::string path = dir.file("users.sqlite");
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); "
+                                "INSERT INTO users (name) VALUES ('ada')", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    const std::string before = file_bytes(path);
+    for (bool read_only : {false, true})
+        try {
+            Database db(path, read_only);
+            if (!read_only) db.ingest({dir.file("a.jsonl")});
+            FAIL() << "another program's database was opened " << (read_only ? "for reading" : "for writing");
+        } catch (const DatabaseError& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find("it holds the table users, and not fftune's (meta with a schema_version, records)"),
+                      std::string::npos) << what;
+            if (!read_only)
+                EXPECT_NE(what.find(path + ": not an fftune database: "), std::string::npos) << what;
+        }
+    EXPECT_TRUE(file_bytes(path) == before);
+
+    // A meta table with a schema version, but no records: not fftune's either.
+    const std::string meta_only = dir.file("meta.sqlite");
+    ASSERT_EQ(sqlite3_open(meta_only.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); "
+                                "INSERT INTO meta VALUES ('schema_version', '4')", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    EXPECT_THROW(Database(meta_only, false), DatabaseError);
+    // An empty file is a new database.
+    std::ofstream(dir.file("empty.sqlite")).close();
+    Database fresh(dir.file("empty.sqlite"), false);
+    EXPECT_EQ(fresh.ingest({dir.file("a.jsonl")}).added, 1);
 }
 
 // A probe record as fftune probe writes it (core/run/probe.hpp).

@@ -122,3 +122,12 @@ add_test(NAME tuner_probe_in_job
     --out ${PROJECT_BINARY_DIR}/tuner-test/probe-job.jsonl --db ${PROJECT_BINARY_DIR}/tuner-test/probe-job.sqlite)
 set_tests_properties(tuner_probe_in_job PROPERTIES FIXTURES_REQUIRED tuner_db_clean LABELS "tuner;mpi" PROCESSORS 2
   PASS_REGULAR_EXPRESSION "probe-job.sqlite: 1 files, 5 lines: 5 added" FAIL_REGULAR_EXPRESSION "5 already present")
+
+# Faults around ingest (issue 42): a disk that fills during it (ulimit -f), a
+# damaged database (PRAGMA quick_check) and another program's SQLite file.
+foreach(scenario disk_full corrupt foreign)
+  add_test(NAME tuner_ingest_${scenario}
+    COMMAND bash ${PROJECT_SOURCE_DIR}/tuner/ingest_faults_test.sh $<TARGET_FILE:fftune_cli> ${PROJECT_SOURCE_DIR} ${scenario})
+  set_tests_properties(tuner_ingest_${scenario} PROPERTIES LABELS "tuner;mpi" TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL:")
+endforeach()
