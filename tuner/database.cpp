@@ -2,6 +2,7 @@
 
 #include "core/records/json_lines.hpp"
 #include "core/run/family.hpp"
+#include "tuner/record_check.hpp"
 
 #include <sqlite3.h>
 
@@ -231,7 +232,7 @@ void bind_record(Statement& ins, const json& r) {
     std::array<index_t, 3> size{0, 0, 0};
     if (p.contains("size") && p.at("size").size() == 3) size = p.at("size").get<std::array<index_t, 3>>();
     const bool ok = r.at("status") == "ok";
-    const bool validated = ok && r.contains("validation") && r["validation"].value("passed", false) == true;
+    const bool validated = validated_ok(r);
     ins.bind(1, fnv1a(r.dump()))
         .bind(2, r.at("machine").at("fingerprint").get<std::string>())
         .bind(3, software_validator(r))
@@ -244,10 +245,10 @@ void bind_record(Statement& ins, const json& r) {
         .bind(12, r.at("config").dump())
         .bind(13, r.at("status").get<std::string>())
         .bind(14, (long long)validated)
-        .bind(15, validated ? r["validation"].value("max_rel_error", 0.0) : 0.0)
-        .bind(16, ok ? r["timing"]["total"]["median"].get<double>() : 0.0)
-        .bind(17, ok ? r["timing"]["total"]["ci99"][0].get<double>() : 0.0)
-        .bind(18, ok ? r["timing"]["total"]["ci99"][1].get<double>() : 0.0)
+        .bind(15, validated ? r.at("validation").value("max_rel_error", 0.0) : 0.0)
+        .bind(16, ok ? r.at("timing").at("total").at("median").get<double>() : 0.0)
+        .bind(17, ok ? r.at("timing").at("total").at("ci99").at(0).get<double>() : 0.0)
+        .bind(18, ok ? r.at("timing").at("total").at("ci99").at(1).get<double>() : 0.0)
         .bind(19, r.value("provenance", json::object()).value("timestamp", ""))
         .bind(20, r.dump())
         .bind(21, p.value("ranks_per_node", 0ll))
@@ -260,7 +261,7 @@ void bind_probe(Statement& ins, const json& r) {
     if (probe != "exchange" && probe != "fft") throw std::invalid_argument("unknown probe " + probe);
     const bool ok = r.at("status") == "ok";
     const bool exchange = probe == "exchange";
-    const bool validated = ok && (!exchange || r.at("validation").value("passed", false) == true);
+    const bool validated = ok && (!exchange || r.at("validation").at("passed") == true);
     ins.bind(1, fnv1a(r.dump()))
         .bind(2, r.at("machine").at("fingerprint").get<std::string>())
         .bind(3, software_validator(r))
@@ -276,9 +277,9 @@ void bind_probe(Statement& ins, const json& r) {
         .bind(13, exchange ? std::string() : r.at("stride").get<std::string>())
         .bind(14, r.at("status").get<std::string>())
         .bind(15, (long long)validated)
-        .bind(16, ok ? r["timing"]["total"]["median"].get<double>() : 0.0)
-        .bind(17, ok ? r["timing"]["total"]["ci99"][0].get<double>() : 0.0)
-        .bind(18, ok ? r["timing"]["total"]["ci99"][1].get<double>() : 0.0)
+        .bind(16, ok ? r.at("timing").at("total").at("median").get<double>() : 0.0)
+        .bind(17, ok ? r.at("timing").at("total").at("ci99").at(0).get<double>() : 0.0)
+        .bind(18, ok ? r.at("timing").at("total").at("ci99").at(1).get<double>() : 0.0)
         .bind(19, r.value("provenance", json::object()).value("timestamp", ""))
         .bind(20, r.dump());
 }
@@ -375,28 +376,46 @@ IngestStats Database::ingest(const std::vector<std::string>& files) {
              batch, stride, status, validated, median_ms, ci_low, ci_high, timestamp, record_json)
             VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?))");
         for (const auto& file : files) {
+            int number = 0;  // of the line, empty ones counted
+            auto refuse = [&](std::string category, std::string reason) {
+                ++st.refused[category];
+                if (st.refusals.size() < IngestStats::max_refusals_kept)
+                    st.refusals.push_back({file, number, std::move(category), std::move(reason)});
+            };
             const bool opened = for_each_line(file, [&](std::string_view line) {
-                if (line.empty()) return;
+                ++number;
+                if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
                 ++st.lines;
                 json r;
-                Statement* st_used = &ins;
                 try {
                     r = json::parse(line);
-                    if (is_probe(r)) {
-                        st_used = &probe;
-                        bind_probe(probe, r);
-                    } else {
-                        bind_record(ins, r);
-                    }
-                } catch (const std::exception&) {  // json errors, an unknown probe kind
-                    ++st.unreadable;  // a torn line of a job that died, or not a record
-                    st_used->reset();
+                } catch (const json::exception& e) {
+                    // A torn last line of a job that died, or not a JSON-lines file.
+                    std::string why = e.what();  // "[json.exception.parse_error.101] parse error at line 1, column 9: ..."
+                    if (const auto end = why.find("] "); why.starts_with("[json.") && end != std::string::npos)
+                        why.erase(0, end + 2);
+                    if (const auto at = why.find(" at line 1, column "); at != std::string::npos) why.erase(at + 4, 8);
+                    refuse("unreadable", fmt::format("not JSON ({})", why));
                     return;
                 }
-                st_used->step();
-                if (sqlite3_changes(db_) > 0) ++st.added, st.probes_added += st_used == &probe;
+                const RecordCheck check = check_record(r);
+                if (check.use == RecordCheck::Use::refused) return refuse(check.category, check.reason);
+                if (check.use == RecordCheck::Use::not_validated) {
+                    ++st.not_validated;
+                    return;
+                }
+                Statement& used = is_probe(r) ? probe : ins;
+                try {
+                    if (&used == &probe) bind_probe(probe, r);
+                    else bind_record(ins, r);
+                } catch (const json::exception& e) {  // a field check_record let through
+                    used.reset();
+                    return refuse("missing field", e.what());
+                }
+                used.step();
+                if (sqlite3_changes(db_) > 0) ++st.added, st.probes_added += &used == &probe;
                 else ++st.duplicates;
-                st_used->reset();
+                used.reset();
             });
             if (!opened) throw DatabaseError(fmt::format("{}: cannot read", file));
             ++st.files;
@@ -511,6 +530,44 @@ long long Database::probe_count() const {
     Statement q(db_, "SELECT COUNT(*) FROM probes");
     q.step();
     return q.integer(0);
+}
+
+int IngestStats::refused_lines() const {
+    int n = 0;
+    for (const auto& [category, count] : refused) n += count;
+    return n;
+}
+
+std::vector<std::string> ingest_notes(const IngestStats& st, std::size_t limit) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < st.refusals.size() && i < limit; ++i) {
+        const auto& r = st.refusals[i];
+        out.push_back(fmt::format("{}:{}: not stored: {}", r.file, r.line, r.reason));
+    }
+    if (const int more = st.refused_lines() - static_cast<int>(std::min(limit, st.refusals.size())); more > 0)
+        out.push_back(fmt::format("... and {} more line{} not stored (counted in the summary)", more, more > 1 ? "s" : ""));
+    if (st.not_validated > 0)
+        out.push_back(fmt::format("{} ok record{} not stored: not validated (their testcase had \"validate\": false); "
+                                  "the tuner stores only validated results, so run them with validation to tune with them",
+                                  st.not_validated, st.not_validated > 1 ? "s" : ""));
+    return out;
+}
+
+std::string ingest_summary(const Database& db, const IngestStats& st) {
+    std::vector<std::string> why;
+    if (st.not_validated > 0) why.push_back(fmt::format("not validated: {}", st.not_validated));
+    for (const auto& [category, count] : st.refused) why.push_back(fmt::format("{}: {}", category, count));
+    return fmt::format("{}: {} files, {} lines: {} added, {} already present, {} not stored{}; {} records{}", db.path(),
+                       st.files, st.lines, st.added, st.duplicates, st.not_stored(),
+                       why.empty() ? "" : fmt::format(" ({})", fmt::join(why, ", ")), db.record_count(),
+                       db.probe_count() > 0 ? fmt::format(", {} probe records", db.probe_count()) : "");
+}
+
+std::string ingest_failure(const IngestStats& st) {
+    if (st.usable()) return {};
+    if (st.lines == 0) return fmt::format("nothing stored: the {} file{} held no records", st.files, st.files == 1 ? "" : "s");
+    return fmt::format("nothing stored: none of the {} line{} read is a usable record ({} not stored, reasons above)",
+                       st.lines, st.lines == 1 ? "" : "s", st.not_stored());
 }
 
 std::optional<Winner> pick_winner(const json& problem, std::vector<Measurement> ms) {

@@ -1,6 +1,7 @@
 // Tuning database: idempotent ingest, concurrent writers and ingesters, winners
 // and verdicts, and clear errors for missing, corrupt and foreign files.
 #include "tuner/database.hpp"
+#include "tuner/record_check.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -64,7 +65,10 @@ TEST(Database, IngestIsIdempotentAndSkipsTornLines) {
     Database db(dir.file("db.sqlite"), false);
     auto st = db.ingest({dir.file("a.jsonl")});
     EXPECT_EQ(st.added, 2);
-    EXPECT_EQ(st.unreadable, 1);
+    EXPECT_EQ(st.refused, (std::map<std::string, int>{{"unreadable", 1}}));
+    ASSERT_EQ(st.refusals.size(), 1u);
+    EXPECT_EQ(st.refusals[0].line, 3);
+    EXPECT_NE(st.refusals[0].reason.find("not JSON"), std::string::npos) << st.refusals[0].reason;
     st = db.ingest({dir.file("a.jsonl"), dir.file("a.jsonl")});
     EXPECT_EQ(st.added, 0);
     EXPECT_EQ(st.duplicates, 4);
@@ -90,7 +94,7 @@ TEST(Database, GzipCompressedResultsIngestLikeTheirText) {
     Database db(dir.file("db.sqlite"), false);
     auto st = db.ingest({dir.file("a.jsonl.gz")});
     EXPECT_EQ(st.added, 2);
-    EXPECT_EQ(st.unreadable, 0);
+    EXPECT_EQ(st.refused_lines(), 0);
     EXPECT_EQ(db.ingest({dir.file("a.jsonl")}).duplicates, 2);
 
     write(dir.file("b.jsonl"), {record("p2p_sync", 32, 1.0, 0.9, 1.1)});
@@ -180,6 +184,105 @@ TEST(Database, DiskFullDuringIngestLeavesTheDatabaseAsItWas) {
         write(dir.file("b.jsonl"), {record("p2p_sync", 32, 1.0, 0.9, 1.1)});
         EXPECT_EQ(db.ingest({dir.file("b.jsonl")}).added, 1);
     }
+}
+
+// Every line that is not a usable record is refused with its file, line and
+// reason, and nothing of it is stored; the good lines around it are.
+TEST(Database, IngestRefusesUnknownSchemasAndImpossibleValuesPerLine) {
+    TempDir dir;
+    auto with = [](json r, const json::json_pointer& at, const json& v) {
+        r[at] = v;
+        return r;
+    };
+    const json good = record("p2p_sync", 16, 1.0, 0.9, 1.1);
+    json no_fingerprint = good;
+    no_fingerprint["machine"].erase("fingerprint");
+    const std::vector<json> lines{
+        good,                                                                          // 1
+        with(good, "/schema"_json_pointer, "fftune.result/2"),                          // 2
+        with(good, "/problem/ranks"_json_pointer, -3),                                  // 3
+        with(good, "/problem/size"_json_pointer, json::array({0, 0, 0})),               // 4
+        with(good, "/problem/ranks_per_node"_json_pointer, 5),                          // 5 (of 2 ranks)
+        with(good, "/timing/total/median"_json_pointer, -1.0),                          // 6
+        no_fingerprint,                                                                 // 7
+        with(good, "/problem/size/0"_json_pointer, 9223372036854775808ull),             // 8: 2^63
+        with(good, "/timing/total/ci99"_json_pointer, json::array({1.2, 0.9})),         // 9
+        with(good, "/validation/max_rel_error"_json_pointer, nullptr),                  // 10: NaN, written as null
+        with(good, "/status"_json_pointer, "maybe"),                                    // 11
+    };
+    write(dir.file("a.jsonl"), lines, "\nnot json at all\n");                          // 12 empty, 13
+    Database db(dir.file("db.sqlite"), false);
+    const auto st = db.ingest({dir.file("a.jsonl")});
+    EXPECT_EQ(st.added, 1);
+    EXPECT_EQ(st.lines, 12);
+    EXPECT_EQ(db.record_count(), 1);
+    EXPECT_EQ(st.refused, (std::map<std::string, int>{
+                              {"impossible value", 7}, {"missing field", 2}, {"unknown schema", 1}, {"unreadable", 1}}));
+    std::map<int, std::string> why;
+    for (const auto& r : st.refusals) {
+        EXPECT_EQ(r.file, dir.file("a.jsonl"));
+        why[r.line] = r.reason;
+    }
+    auto says = [&](int line, const std::string& text) {
+        EXPECT_NE(why[line].find(text), std::string::npos) << "line " << line << ": " << why[line];
+    };
+    says(2, "/schema \"fftune.result/2\" is not one this fftune reads (allowed: fftune.result/1, fftune.probe/1");
+    says(3, "/problem/ranks -3 is impossible (ranks, allowed: 1 to 1073741824)");
+    says(4, "/problem/size/0 0 is impossible (an extent, allowed: 1 or more)");
+    says(5, "/problem/ranks_per_node 5 is impossible (ranks on one node, allowed: 1 to 2)");
+    says(6, "/timing/total/median -1.0 is impossible (allowed: a finite number >= 0)");
+    says(7, "/machine/fingerprint is missing");
+    says(8, "/problem/size/0 9223372036854775808 is impossible");
+    says(9, "/timing/total/ci99 [1.2,0.9] is impossible (allowed: low <= high)");
+    says(10, "/validation/max_rel_error null is not a number");
+    says(11, "/status 'maybe' is not a possible value (allowed: ok, skipped, failed)");
+    says(13, "not JSON");
+    EXPECT_EQ(why.count(1) + why.count(12), 0u);
+    // What the user reads: one note per refused line, and the tally.
+    const auto notes = ingest_notes(st, 3);
+    ASSERT_EQ(notes.size(), 4u);
+    EXPECT_EQ(notes[0], dir.file("a.jsonl") + ":2: not stored: " + why[2]);
+    EXPECT_EQ(notes[3], "... and 8 more lines not stored (counted in the summary)");
+    EXPECT_NE(ingest_summary(db, st).find(": 1 files, 12 lines: 1 added, 0 already present, 11 not stored "
+                                          "(impossible value: 7, missing field: 2, unknown schema: 1, unreadable: 1); "
+                                          "1 records"),
+              std::string::npos) << ingest_summary(db, st);
+    EXPECT_TRUE(st.usable());
+    EXPECT_EQ(ingest_failure(st), "");
+}
+
+// Records measured with "validate": false are not tuning results: not stored,
+// counted as such, and an ingest of nothing else fails.
+TEST(Database, UnvalidatedRecordsAreNotStoredAndCounted) {
+    TempDir dir;
+    json unvalidated = record("p2p_sync", 16, 1.0, 0.9, 1.1);
+    unvalidated["validation"] = {{"method", "none"}, {"passed", nullptr}};
+    json other = unvalidated;
+    other["problem"]["size"][0] = 32;
+    write(dir.file("a.jsonl"), {unvalidated, other});
+    Database db(dir.file("db.sqlite"), false);
+    const auto st = db.ingest({dir.file("a.jsonl")});
+    EXPECT_EQ(st.added, 0);
+    EXPECT_EQ(st.not_validated, 2);
+    EXPECT_EQ(st.refused_lines(), 0);
+    EXPECT_EQ(db.record_count(), 0);
+    EXPECT_FALSE(st.usable());
+    EXPECT_EQ(ingest_failure(st), "nothing stored: none of the 2 lines read is a usable record (2 not stored, reasons above)");
+    const auto notes = ingest_notes(st);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("2 ok records not stored: not validated (their testcase had \"validate\": false)"),
+              std::string::npos) << notes[0];
+    EXPECT_NE(ingest_summary(db, st).find("0 added, 0 already present, 2 not stored (not validated: 2); 0 records"),
+              std::string::npos) << ingest_summary(db, st);
+    EXPECT_FALSE(validated_ok(unvalidated));
+    EXPECT_TRUE(validated_ok(record("p2p_sync", 16, 1.0, 0.9, 1.1)));
+    // Failed and skipped records are stored (fftune report counts them), never candidates.
+    json failed = record("a2a_sync", 16, 1.0, 0.9, 1.1);
+    failed["status"] = "failed", failed["error"] = "rank 0: out of memory";
+    failed.erase("timing"), failed.erase("validation");
+    write(dir.file("b.jsonl"), {failed});
+    EXPECT_EQ(db.ingest({dir.file("b.jsonl")}).added, 1);
+    EXPECT_TRUE(db.measurements(problem2, "m1").empty());
 }
 
 TEST(Database, OnlyValidatedOkRecordsAreCandidates) {
@@ -384,7 +487,7 @@ TEST(Database, ProbeRecordsGoToTheirOwnTableIdempotently) {
     auto st = db.ingest({dir.file("p.jsonl")});
     EXPECT_EQ(st.added, 5);
     EXPECT_EQ(st.probes_added, 4);
-    EXPECT_EQ(st.unreadable, 1);
+    EXPECT_EQ(st.refused, (std::map<std::string, int>{{"impossible value", 1}}));  // the teleport
     st = db.ingest({dir.file("p.jsonl")});
     EXPECT_EQ(st.added, 0);
     EXPECT_EQ(st.duplicates, 5);
@@ -398,6 +501,24 @@ TEST(Database, ProbeRecordsGoToTheirOwnTableIdempotently) {
     write(dir.file("q.jsonl"), {probe_record("a2a_sync", 8, 0.01, "m3")});
     db.ingest({dir.file("q.jsonl")});
     EXPECT_EQ(db.machines(), (std::vector<std::string>{"m1", "m3"}));
+}
+
+TEST(Database, ImpossibleProbeRecordsAreRefused) {
+    EXPECT_EQ(check_record(probe_record("a2a_sync", 8, 0.01)).use, RecordCheck::Use::store);
+    json r = probe_record("a2a_sync", 8, 0.01);
+    r["world"] = 0;
+    auto c = check_record(r);
+    EXPECT_EQ(c.use, RecordCheck::Use::refused);
+    EXPECT_EQ(c.reason, "/world 0 is impossible (ranks of the probing job, allowed: 1 to 1073741824)");
+    r = probe_record("a2a_sync", 8, 0.01);
+    r["peers"] = 3;  // of a world of 2
+    EXPECT_EQ(check_record(r).reason, "/peers 3 is impossible (ranks exchanging, allowed: 1 to 2)");
+    r = probe_record("a2a_sync", 8, 0.01);
+    r["schema"] = "fftune.probe/2";
+    EXPECT_EQ(check_record(r).category, "unknown schema");
+    r = probe_record("a2a_sync", 8, 0.01);
+    r.erase("kind");
+    EXPECT_EQ(check_record(r).reason, "/kind null in a record of schema fftune.probe/1 (allowed: \"probe\")");
 }
 
 // A database holding `records_file` as an older fftune left it: written by
