@@ -122,6 +122,11 @@ nlohmann::json best_problem(const std::string& family_name, const std::map<std::
             }
             problem[a.name] = n;
         } else {
+            if (set && v.size() != 1)
+                throw std::invalid_argument(fmt::format("--{} takes one value for problem {}, not {} ({}; allowed: one "
+                                                        "of {})",
+                                                        a.name, family_name, v.size(), fmt::join(v, " "),
+                                                        fmt::join(a.values, ", ")));
             const std::string value = set ? v.front() : a.fallback;
             if (std::find(a.values.begin(), a.values.end(), value) == a.values.end())
                 throw std::invalid_argument(fmt::format("--{} {}: unknown value for problem {} (allowed: {})", a.name,
@@ -308,7 +313,14 @@ int main(int argc, char** argv) {
                      "most ranks on one node (default: any; measurements at other counts answer as nearest)")
         ->check(CLI::PositiveNumber);
     best->add_option("--max-error", best_max_error, "only configurations whose measured error is at most this")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Validator(
+            [](std::string& v) {
+                char* end = nullptr;
+                const double e = std::strtod(v.c_str(), &end);
+                return end == v.c_str() || *end != '\0' ? v + " is not a number (allowed: a finite number >= 0)"
+                                                           : fftune::check_max_error(e);
+            },
+            "finite >= 0"));
     best->add_flag("--json", best_json, "print the answer as JSON");
     // One option per problem axis of every family (--size, --precision, ...):
     // the chosen family's are checked after parsing.

@@ -172,3 +172,13 @@ fftune_cli_test(tuner_tune_unvalidated 2 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/t
 fftune_cli_test(tuner_tune_bad_db_first 1 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json
   --out ${PROJECT_BINARY_DIR}/tuner-test/bad-db --db ${PROJECT_BINARY_DIR}
   EXPECT "cannot open the database: unable to open database file" REJECT "ranks: points|Summary|rounds" LABELS tuner)
+
+# best: one value per category option; a usable --max-error (not NaN, inf or negative).
+fftune_cli_test(tuner_best_two_precisions 2 ARGS best --size 8 --ranks 1 --precision single double
+  EXPECT "--precision takes one value for problem fft3d, not 2 \\(single double; allowed: one of single, double\\)" LABELS tuner)
+fftune_cli_test(tuner_best_precision_twice 2 ARGS best --size 8 --ranks 1 --precision single --direction inverse --precision double
+  EXPECT "--precision takes one value for problem fft3d, not 2" LABELS tuner)
+foreach(bad nan inf -1)
+  fftune_cli_test(tuner_best_max_error_${bad} 2 ARGS best --size 8 --ranks 1 --max-error ${bad}
+    EXPECT "--max-error: ${bad} is not a usable error bound \\(allowed: a finite number >= 0" LABELS tuner)
+endforeach()
