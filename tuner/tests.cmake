@@ -144,6 +144,14 @@ fftune_cli_test(tuner_ingest_bad_records 1 ARGS ingest ${bad} --db ${PROJECT_BIN
   "nothing stored: none of the 4 lines read is a usable record"
   LABELS tuner)
 set_tests_properties(tuner_ingest_bad_records PROPERTIES FIXTURES_REQUIRED tuner_db_clean)
+# A file of nothing but unreadable lines (a testcase, not results): each line
+# with its number, and a failure.
+fftune_cli_test(tuner_ingest_not_records 1 ARGS ingest ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json
+  --db ${PROJECT_BINARY_DIR}/tuner-test/not-records.sqlite
+  EXPECT "tiny.json:1: not stored: not JSON \\(parse error at column 2" "tiny.json:15: not stored: not JSON"
+  "15 lines: 0 added, 0 already present, 15 not stored \\(unreadable: 15\\); 0 records"
+  "nothing stored: none of the 15 lines read is a usable record" LABELS tuner)
+set_tests_properties(tuner_ingest_not_records PROPERTIES FIXTURES_REQUIRED tuner_db_clean)
 # Beside usable records the same lines are reported, and the ingest succeeds.
 fftune_cli_test(tuner_ingest_some_bad_records 0 ARGS ingest ${PROJECT_BINARY_DIR}/tuner-test/out/round0/tiny.jsonl ${bad}
   --db ${PROJECT_BINARY_DIR}/tuner-test/some-bad.sqlite
