@@ -29,11 +29,13 @@ std::string fnv1a(const std::string& s) {
     return fmt::format("{:016x}", h);
 }
 
-// The operating system's error behind SQLite's last one (" (No space left on
-// device)"), or nothing.
+// The operating system's error behind SQLite's last one when that was an I/O
+// error (" (No space left on device)"), or nothing. (The system errno of
+// other errors may be left over from an earlier call.)
 std::string system_error(sqlite3* db) {
-    const int e = sqlite3_system_errno(db);
-    return e ? fmt::format(" ({})", std::strerror(e)) : "";
+    const int code = sqlite3_errcode(db) & 0xff, e = sqlite3_system_errno(db);
+    const bool io = code == SQLITE_IOERR || code == SQLITE_FULL || code == SQLITE_CANTOPEN;
+    return io && e ? fmt::format(" ({})", std::strerror(e)) : "";
 }
 
 // Prepared statement with bound parameters (no SQL is built from values).
@@ -154,12 +156,14 @@ void check_integrity(sqlite3* db) {
     Statement q(db, "PRAGMA quick_check(5)");
     std::vector<std::string> findings;
     // One row per finding, or one row of several lines after a "*** in database main ***".
-    while (q.step())
-        for (std::size_t at = 0, eol; at <= q.text(0).size(); at = eol + 1) {
-            eol = std::min(q.text(0).find('\n', at), q.text(0).size());
-            const std::string line = q.text(0).substr(at, eol - at);
+    while (q.step()) {
+        const std::string text = q.text(0);
+        for (std::size_t at = 0, eol; at <= text.size(); at = eol + 1) {
+            eol = std::min(text.find('\n', at), text.size());
+            const std::string line = text.substr(at, eol - at);
             if (!line.empty() && line != "ok" && !line.starts_with("*** ")) findings.push_back(line);
         }
+    }
     if (!findings.empty())
         throw DatabaseError(fmt::format("the database is damaged (PRAGMA quick_check: {})", fmt::join(findings, "; ")));
 }
