@@ -122,6 +122,11 @@ nlohmann::json best_problem(const std::string& family_name, const std::map<std::
             }
             problem[a.name] = n;
         } else {
+            if (set && v.size() != 1)
+                throw std::invalid_argument(fmt::format("--{} takes one value for problem {}, not {} ({}; allowed: one "
+                                                        "of {})",
+                                                        a.name, family_name, v.size(), fmt::join(v, " "),
+                                                        fmt::join(a.values, ", ")));
             const std::string value = set ? v.front() : a.fallback;
             if (std::find(a.values.begin(), a.values.end(), value) == a.values.end())
                 throw std::invalid_argument(fmt::format("--{} {}: unknown value for problem {} (allowed: {})", a.name,
@@ -308,7 +313,14 @@ int main(int argc, char** argv) {
                      "most ranks on one node (default: any; measurements at other counts answer as nearest)")
         ->check(CLI::PositiveNumber);
     best->add_option("--max-error", best_max_error, "only configurations whose measured error is at most this")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Validator(
+            [](std::string& v) {
+                char* end = nullptr;
+                const double e = std::strtod(v.c_str(), &end);
+                return end == v.c_str() || *end != '\0' ? v + " is not a number (allowed: a finite number >= 0)"
+                                                           : fftune::check_max_error(e);
+            },
+            "finite >= 0"));
     best->add_flag("--json", best_json, "print the answer as JSON");
     // One option per problem axis of every family (--size, --precision, ...):
     // the chosen family's are checked after parsing.
@@ -348,10 +360,12 @@ int main(int argc, char** argv) {
         ->check(positive_gbps);
     auto* model = app.add_subcommand("model", "fit the alpha-beta cost model to the database and check it (leave one problem out)");
     std::string machine;
+    // What was stored, and why lines were not (tuner/database.hpp); false when nothing usable was read.
     auto print_ingest = [&](const fftune::Database& db, const fftune::IngestStats& st) {
-        std::cout << fmt::format("{}: {} files, {} lines: {} added, {} already present, {} unreadable; {} records", db.path(),
-                                 st.files, st.lines, st.added, st.duplicates, st.unreadable, db.record_count())
-                  << (db.probe_count() > 0 ? fmt::format(", {} probe records", db.probe_count()) : "") << "\n";
+        for (const auto& note : fftune::ingest_notes(st)) fftune::logging::warn(note);
+        std::cout << fftune::ingest_summary(db, st) << "\n";
+        if (const auto why = fftune::ingest_failure(st); !why.empty()) fftune::logging::error(why);
+        return st.usable();
     };
     for (auto* sub : {ingest, best, winners, tune, report, model, probe})
         sub->add_option("--db", db_path, "tuning database (default: $FFTUNE_DB or ~/.local/share/fftune/tuning.sqlite)");
@@ -462,7 +476,7 @@ int main(int argc, char** argv) {
         if (!ingest_into.empty()) {
             try {
                 fftune::Database db(ingest_into, false);
-                print_ingest(db, db.ingest({probe_out}));
+                if (!print_ingest(db, db.ingest({probe_out}))) rc = 1;
             } catch (const std::exception& e) {
                 fftune::logging::error(e.what());
                 return 1;
@@ -477,8 +491,7 @@ int main(int argc, char** argv) {
     try {
         if (ingest->parsed()) {
             fftune::Database db(db_path, false);
-            print_ingest(db, db.ingest(ingest_files));
-            return 0;
+            return print_ingest(db, db.ingest(ingest_files)) ? 0 : 1;
         }
         if (best->parsed()) {
             if (best_ranks_per_node > best_ranks) {
@@ -571,14 +584,17 @@ int main(int argc, char** argv) {
         }
         if (tune->parsed()) {
             const auto tc = fftune::load_testcase(tune_testcase);
+            fftune::check_tunable(tc, tune_testcase);
+            // Opened, and checked, before the sweep: a database it cannot write fails now, not after it.
+            fftune::Database db(db_path, false);
             setenv("FFTUNE_SWEEP_CHILD", "1", 1);
             const auto result = fftune::tune(tc, tune_testcase, tune_out, strategy);
             std::vector<std::string> files;
             for (int k = 0; k < result.rounds; ++k)
                 files.push_back((std::filesystem::path(tune_out) / fmt::format("round{}", k) /
                                  (fftune::sanitize_filename(tc.name) + ".jsonl")).string());
-            fftune::Database db(db_path, false);
             const auto st = db.ingest(files);
+            for (const auto& note : fftune::ingest_notes(st)) fftune::logging::warn(note);
             std::cout << fmt::format("{}: {} rounds, {} points measured, {} problems picked\n", strategy, result.rounds,
                                      result.points_measured, result.picks.size());
             std::cout << fmt::format("{}: {} added, {} already present; {} records\n", db_path, st.added, st.duplicates,

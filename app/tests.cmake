@@ -13,6 +13,17 @@ fftune_cli_test(cli_impossible_size 2 ARGS run ${data}/impossible_size.json
 fftune_cli_test(cli_bad_grid 2 ARGS run ${data}/bad_grid.json
   EXPECT "/process_grid/1: 3x2 needs 6 ranks")
 fftune_cli_test(cli_missing_file 2 ARGS run ${data}/does_not_exist.json EXPECT "cannot open")
+# What parsing alone would let through (issue 42 item 9): a key given twice
+# (JSON keeps the last), a number beyond a double (1e999), 2^63 (wraps to a
+# negative long long), both redistribution axes (one would be dropped).
+fftune_cli_test(cli_duplicate_key 2 ARGS run ${data}/duplicate_key.json --dry-run
+  EXPECT "duplicate_key.json: /iterations: the key 'iterations' appears twice in one object" REJECT "points")
+fftune_cli_test(cli_number_overflow 2 ARGS run ${data}/number_overflow.json --dry-run
+  EXPECT "number_overflow.json: /sizes/0/1: 1e999 is out of range \\(allowed: numbers within \\+-1.8e308\\)")
+fftune_cli_test(cli_size_2_to_63 2 ARGS run ${data}/huge_size.json --dry-run
+  EXPECT "huge_size.json: /sizes/0/1: 9223372036854775808 is out of range \\(allowed: 1 to 1073741824\\)")
+fftune_cli_test(cli_both_redistributions 2 ARGS run ${data}/both_redistributions.json --dry-run
+  EXPECT "/redistribution_phases: given together with /redistribution \"a2a_sync\" \\(allowed: one of them" REJECT "points")
 fftune_cli_test(cli_list 0 ARGS list
   EXPECT "decomposition: pencil, reference_3d, (reference_cufftxt, )?slab_1d2d, slab_2d1d" "redistribution: .*p2p_streams")
 fftune_cli_test(cli_quick_dry_run 0 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --dry-run

@@ -2,16 +2,19 @@
 
 #include "core/records/json_lines.hpp"
 #include "core/run/family.hpp"
+#include "tuner/record_check.hpp"
 
 #include <sqlite3.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 namespace fftune {
@@ -24,6 +27,15 @@ std::string fnv1a(const std::string& s) {
     std::uint64_t h = 14695981039346656037ull;
     for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
     return fmt::format("{:016x}", h);
+}
+
+// The operating system's error behind SQLite's last one when that was an I/O
+// error (" (No space left on device)"), or nothing. (The system errno of
+// other errors may be left over from an earlier call.)
+std::string system_error(sqlite3* db) {
+    const int code = sqlite3_errcode(db) & 0xff, e = sqlite3_system_errno(db);
+    const bool io = code == SQLITE_IOERR || code == SQLITE_FULL || code == SQLITE_CANTOPEN;
+    return io && e ? fmt::format(" ({})", std::strerror(e)) : "";
 }
 
 // Prepared statement with bound parameters (no SQL is built from values).
@@ -50,7 +62,7 @@ public:
         const int rc = sqlite3_step(st_);
         if (rc == SQLITE_ROW) return true;
         if (rc == SQLITE_DONE) return false;
-        throw DatabaseError(fmt::format("SQL step failed: {}", sqlite3_errmsg(db_)));
+        throw DatabaseError(fmt::format("SQL step failed: {}{}", sqlite3_errmsg(db_), system_error(db_)));
     }
     void reset() {
         sqlite3_reset(st_);
@@ -73,7 +85,7 @@ void exec(sqlite3* db, const char* sql) {
     if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
         std::string msg = err ? err : "unknown error";
         sqlite3_free(err);
-        throw DatabaseError(msg);
+        throw DatabaseError(msg + system_error(db));
     }
 }
 
@@ -132,6 +144,75 @@ int read_version(sqlite3* db) {
 
 bool is_probe(const json& r) { return r.value("kind", "") == "probe"; }
 
+// A SQLite file with tables, but not fftune's.
+struct NotOurs : DatabaseError {
+    using DatabaseError::DatabaseError;
+};
+
+// Refuses a file that PRAGMA quick_check finds damaged (its first findings in
+// the message). quick_check is integrity_check without the index contents:
+// linear in the file's size.
+void check_integrity(sqlite3* db) {
+    Statement q(db, "PRAGMA quick_check(5)");
+    std::vector<std::string> findings;
+    // One row per finding, or one row of several lines after a "*** in database main ***".
+    while (q.step()) {
+        const std::string text = q.text(0);
+        for (std::size_t at = 0, eol; at <= text.size(); at = eol + 1) {
+            eol = std::min(text.find('\n', at), text.size());
+            const std::string line = text.substr(at, eol - at);
+            if (!line.empty() && line != "ok" && !line.starts_with("*** ")) findings.push_back(line);
+        }
+    }
+    if (!findings.empty())
+        throw DatabaseError(fmt::format("the database is damaged (PRAGMA quick_check: {})", fmt::join(findings, "; ")));
+}
+
+// True when the file holds fftune's schema: a meta table with a
+// schema_version, and records; false when it holds no table at all (a new
+// file). Throws for anything else, such as another program's database, naming
+// its tables.
+bool check_owner(sqlite3* db) {
+    std::vector<std::string> tables;
+    Statement q(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+                    "ORDER BY name");
+    while (q.step()) tables.push_back(q.text(0));
+    if (tables.empty()) return false;
+    auto has = [&](const char* t) { return std::find(tables.begin(), tables.end(), t) != tables.end(); };
+    bool versioned = false;
+    if (has("meta")) try {
+            Statement v(db, "SELECT COUNT(*) FROM meta WHERE key = 'schema_version'");
+            versioned = v.step() && v.integer(0) > 0;
+        } catch (const DatabaseError&) {  // a meta table of another shape
+        }
+    if (!versioned || !has("records"))
+        throw NotOurs(fmt::format("it holds the table{} {}, and not fftune's (meta with a schema_version, records)",
+                                  tables.size() > 1 ? "s" : "", fmt::join(tables, ", ")));
+    return true;
+}
+
+// Ends a write transaction that failed part-way, so that the file is as it was
+// before it began. SQLite may have ended it already (a full disk or an I/O
+// error rolls the transaction back by itself: a ROLLBACK then fails with
+// "no transaction is active"), and after an I/O error its pager keeps the
+// journal until the connection next reads; that read plays the journal back.
+// Without it the journal stays hot, and every read-only connection (fftune
+// best, the selector) fails on it with "attempt to write a readonly
+// database", since only a writer may play it back. Returns what is left
+// undone, empty when the file is as it was.
+std::string roll_back(sqlite3* db, const std::string& path) {
+    if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    char* err = nullptr;
+    if (sqlite3_exec(db, "SELECT COUNT(*) FROM sqlite_master", nullptr, nullptr, &err) != SQLITE_OK) {
+        const std::string why = err ? err : sqlite3_errmsg(db);
+        sqlite3_free(err);
+        return fmt::format("the journal {}-journal could not be played back ({}); the next fftune ingest or tune "
+                           "on this database plays it back",
+                           path, why);
+    }
+    return {};
+}
+
 }  // namespace
 
 std::string software_validator(const json& r) {
@@ -155,7 +236,7 @@ void bind_record(Statement& ins, const json& r) {
     std::array<index_t, 3> size{0, 0, 0};
     if (p.contains("size") && p.at("size").size() == 3) size = p.at("size").get<std::array<index_t, 3>>();
     const bool ok = r.at("status") == "ok";
-    const bool validated = ok && r.contains("validation") && r["validation"].value("passed", false) == true;
+    const bool validated = validated_ok(r);
     ins.bind(1, fnv1a(r.dump()))
         .bind(2, r.at("machine").at("fingerprint").get<std::string>())
         .bind(3, software_validator(r))
@@ -168,10 +249,10 @@ void bind_record(Statement& ins, const json& r) {
         .bind(12, r.at("config").dump())
         .bind(13, r.at("status").get<std::string>())
         .bind(14, (long long)validated)
-        .bind(15, validated ? r["validation"].value("max_rel_error", 0.0) : 0.0)
-        .bind(16, ok ? r["timing"]["total"]["median"].get<double>() : 0.0)
-        .bind(17, ok ? r["timing"]["total"]["ci99"][0].get<double>() : 0.0)
-        .bind(18, ok ? r["timing"]["total"]["ci99"][1].get<double>() : 0.0)
+        .bind(15, validated ? r.at("validation").value("max_rel_error", 0.0) : 0.0)
+        .bind(16, ok ? r.at("timing").at("total").at("median").get<double>() : 0.0)
+        .bind(17, ok ? r.at("timing").at("total").at("ci99").at(0).get<double>() : 0.0)
+        .bind(18, ok ? r.at("timing").at("total").at("ci99").at(1).get<double>() : 0.0)
         .bind(19, r.value("provenance", json::object()).value("timestamp", ""))
         .bind(20, r.dump())
         .bind(21, p.value("ranks_per_node", 0ll))
@@ -184,7 +265,7 @@ void bind_probe(Statement& ins, const json& r) {
     if (probe != "exchange" && probe != "fft") throw std::invalid_argument("unknown probe " + probe);
     const bool ok = r.at("status") == "ok";
     const bool exchange = probe == "exchange";
-    const bool validated = ok && (!exchange || r.at("validation").value("passed", false) == true);
+    const bool validated = ok && (!exchange || r.at("validation").at("passed") == true);
     ins.bind(1, fnv1a(r.dump()))
         .bind(2, r.at("machine").at("fingerprint").get<std::string>())
         .bind(3, software_validator(r))
@@ -200,9 +281,9 @@ void bind_probe(Statement& ins, const json& r) {
         .bind(13, exchange ? std::string() : r.at("stride").get<std::string>())
         .bind(14, r.at("status").get<std::string>())
         .bind(15, (long long)validated)
-        .bind(16, ok ? r["timing"]["total"]["median"].get<double>() : 0.0)
-        .bind(17, ok ? r["timing"]["total"]["ci99"][0].get<double>() : 0.0)
-        .bind(18, ok ? r["timing"]["total"]["ci99"][1].get<double>() : 0.0)
+        .bind(16, ok ? r.at("timing").at("total").at("median").get<double>() : 0.0)
+        .bind(17, ok ? r.at("timing").at("total").at("ci99").at(0).get<double>() : 0.0)
+        .bind(18, ok ? r.at("timing").at("total").at("ci99").at(1).get<double>() : 0.0)
         .bind(19, r.value("provenance", json::object()).value("timestamp", ""))
         .bind(20, r.dump());
 }
@@ -232,8 +313,11 @@ Database::Database(const std::string& path, bool read_only) : path_(path) {
             return v;
         };
         if (!read_only) {
+            // Nothing is written into a file that is damaged or not fftune's.
+            check_integrity(db_);
             exec(db_, "BEGIN IMMEDIATE");
             try {
+                check_owner(db_);
                 exec(db_, "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
                 Statement ins(db_, "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)");
                 ins.bind(1, std::to_string(database_schema_version)).step();
@@ -258,16 +342,23 @@ Database::Database(const std::string& path, bool read_only) : path_(path) {
                     exec(db_, fmt::format("UPDATE meta SET value = '{}' WHERE key = 'schema_version'",
                                           database_schema_version).c_str());
                 exec(db_, "COMMIT");
-            } catch (...) {
-                sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-                throw;
+            } catch (const std::exception& e) {
+                const std::string left = roll_back(db_, path_);
+                if (left.empty()) throw;
+                throw DatabaseError(fmt::format("{}; {}", e.what(), left));
             }
+        } else if (!check_owner(db_)) {
+            throw DatabaseError("an empty file, without fftune's tables");
         }
         version_ = check(read_version(db_));
-    } catch (const DatabaseError& e) {
+    } catch (const std::exception& e) {
         sqlite3_close(db_);
         db_ = nullptr;
-        throw DatabaseError(fmt::format("{}: not a usable fftune database: {}", path, e.what()));
+        const bool foreign = dynamic_cast<const NotOurs*>(&e) != nullptr;
+        if (read_only) throw DatabaseError(fmt::format("{}: not a usable fftune database: {}", path, e.what()));
+        throw DatabaseError(fmt::format("{}: {}{}; nothing is written into it (give fftune another --db{})", path,
+                                        foreign ? "not an fftune database: " : "", e.what(),
+                                        foreign ? "" : ", or restore the file from a backup"));
     }
 }
 
@@ -289,36 +380,57 @@ IngestStats Database::ingest(const std::vector<std::string>& files) {
              batch, stride, status, validated, median_ms, ci_low, ci_high, timestamp, record_json)
             VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?))");
         for (const auto& file : files) {
+            int number = 0;  // of the line, empty ones counted
+            auto refuse = [&](std::string category, std::string reason) {
+                ++st.refused[category];
+                if (st.refusals.size() < IngestStats::max_refusals_kept)
+                    st.refusals.push_back({file, number, std::move(category), std::move(reason)});
+            };
             const bool opened = for_each_line(file, [&](std::string_view line) {
-                if (line.empty()) return;
+                ++number;
+                if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
                 ++st.lines;
                 json r;
-                Statement* st_used = &ins;
                 try {
                     r = json::parse(line);
-                    if (is_probe(r)) {
-                        st_used = &probe;
-                        bind_probe(probe, r);
-                    } else {
-                        bind_record(ins, r);
-                    }
-                } catch (const std::exception&) {  // json errors, an unknown probe kind
-                    ++st.unreadable;  // a torn line of a job that died, or not a record
-                    st_used->reset();
+                } catch (const json::exception& e) {
+                    // A torn last line of a job that died, or not a JSON-lines file.
+                    std::string why = e.what();  // "[json.exception.parse_error.101] parse error at line 1, column 9: ..."
+                    if (const auto end = why.find("] "); why.starts_with("[json.") && end != std::string::npos)
+                        why.erase(0, end + 2);
+                    if (const auto at = why.find(" at line 1, column "); at != std::string::npos) why.erase(at + 4, 8);
+                    refuse("unreadable", fmt::format("not JSON ({})", why));
                     return;
                 }
-                st_used->step();
-                if (sqlite3_changes(db_) > 0) ++st.added, st.probes_added += st_used == &probe;
+                const RecordCheck check = check_record(r);
+                if (check.use == RecordCheck::Use::refused) return refuse(check.category, check.reason);
+                if (check.use == RecordCheck::Use::not_validated) {
+                    ++st.not_validated;
+                    return;
+                }
+                Statement& used = is_probe(r) ? probe : ins;
+                try {
+                    if (&used == &probe) bind_probe(probe, r);
+                    else bind_record(ins, r);
+                } catch (const json::exception& e) {  // a field check_record let through
+                    used.reset();
+                    return refuse("missing field", e.what());
+                }
+                used.step();
+                if (sqlite3_changes(db_) > 0) ++st.added, st.probes_added += &used == &probe;
                 else ++st.duplicates;
-                st_used->reset();
+                used.reset();
             });
             if (!opened) throw DatabaseError(fmt::format("{}: cannot read", file));
             ++st.files;
         }
         exec(db_, "COMMIT");
-    } catch (...) {
-        exec(db_, "ROLLBACK");
-        throw;
+    } catch (const std::exception& e) {
+        // One transaction: a failure anywhere (a full disk, a file that cannot
+        // be read) stores nothing of this ingest.
+        const std::string left = roll_back(db_, path_);
+        throw DatabaseError(fmt::format("{}: {}; nothing was stored{}", path_, e.what(),
+                                        left.empty() ? ", the database is as it was before this ingest" : "; " + left));
     }
     return st;
 }
@@ -422,6 +534,44 @@ long long Database::probe_count() const {
     Statement q(db_, "SELECT COUNT(*) FROM probes");
     q.step();
     return q.integer(0);
+}
+
+int IngestStats::refused_lines() const {
+    int n = 0;
+    for (const auto& [category, count] : refused) n += count;
+    return n;
+}
+
+std::vector<std::string> ingest_notes(const IngestStats& st, std::size_t limit) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < st.refusals.size() && i < limit; ++i) {
+        const auto& r = st.refusals[i];
+        out.push_back(fmt::format("{}:{}: not stored: {}", r.file, r.line, r.reason));
+    }
+    if (const int more = st.refused_lines() - static_cast<int>(std::min(limit, st.refusals.size())); more > 0)
+        out.push_back(fmt::format("... and {} more line{} not stored (counted in the summary)", more, more > 1 ? "s" : ""));
+    if (st.not_validated > 0)
+        out.push_back(fmt::format("{} ok record{} not stored: not validated (their testcase had \"validate\": false); "
+                                  "the tuner stores only validated results, so run them with validation to tune with them",
+                                  st.not_validated, st.not_validated > 1 ? "s" : ""));
+    return out;
+}
+
+std::string ingest_summary(const Database& db, const IngestStats& st) {
+    std::vector<std::string> why;
+    if (st.not_validated > 0) why.push_back(fmt::format("not validated: {}", st.not_validated));
+    for (const auto& [category, count] : st.refused) why.push_back(fmt::format("{}: {}", category, count));
+    return fmt::format("{}: {} files, {} lines: {} added, {} already present, {} not stored{}; {} records{}", db.path(),
+                       st.files, st.lines, st.added, st.duplicates, st.not_stored(),
+                       why.empty() ? "" : fmt::format(" ({})", fmt::join(why, ", ")), db.record_count(),
+                       db.probe_count() > 0 ? fmt::format(", {} probe records", db.probe_count()) : "");
+}
+
+std::string ingest_failure(const IngestStats& st) {
+    if (st.usable()) return {};
+    if (st.lines == 0) return fmt::format("nothing stored: the {} file{} held no records", st.files, st.files == 1 ? "" : "s");
+    return fmt::format("nothing stored: none of the {} line{} read is a usable record ({} not stored, reasons above)",
+                       st.lines, st.lines == 1 ? "" : "s", st.not_stored());
 }
 
 std::optional<Winner> pick_winner(const json& problem, std::vector<Measurement> ms) {

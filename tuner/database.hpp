@@ -6,6 +6,7 @@
 // opened for writing, and read as they are otherwise).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -46,9 +47,28 @@ struct Winner {
     int candidates = 0;
 };
 
+// What one ingest did with each non-empty line: stored it (added, or already
+// present), or not, and why (tuner/record_check.hpp).
 struct IngestStats {
-    int files = 0, lines = 0, added = 0, duplicates = 0, unreadable = 0;
-    int probes_added = 0;  // of `added`: probe records (fftune probe)
+    int files = 0, lines = 0, added = 0, duplicates = 0;
+    int probes_added = 0;   // of `added`: probe records (fftune probe)
+    int not_validated = 0;  // ok records whose validation did not run: not stored
+    // Lines refused, per category: "unreadable" (not JSON: a torn line of a
+    // job that died, or not a record file), "unknown schema", "missing field",
+    // "impossible value".
+    std::map<std::string, int> refused;
+    struct Refusal {
+        std::string file;
+        int line = 0;  // 1-based, empty lines counted
+        std::string category, reason;
+    };
+    std::vector<Refusal> refusals;  // the first max_refusals_kept, in file and line order
+    static constexpr std::size_t max_refusals_kept = 100;
+
+    int refused_lines() const;
+    int not_stored() const { return not_validated + refused_lines(); }
+    // Something usable was read: a record stored now or stored before.
+    bool usable() const { return added + duplicates > 0; }
 };
 
 class Database {
@@ -88,6 +108,16 @@ private:
     std::string path_;
     int version_ = 0;
 };
+
+// The lines an ingest did not store, one per refused line (`FILE:LINE: not
+// stored: REASON`, at most `limit`, then how many more), and one for the
+// records that were not validated, with their count.
+std::vector<std::string> ingest_notes(const IngestStats& stats, std::size_t limit = 20);
+// One line: files, lines, added, already present, not stored (by reason), and
+// the database's record counts afterwards.
+std::string ingest_summary(const Database& db, const IngestStats& stats);
+// Why an ingest that read nothing usable fails (empty when it read something).
+std::string ingest_failure(const IngestStats& stats);
 
 // Winner of a problem from its measurements (sorted by median on return).
 std::optional<Winner> pick_winner(const nlohmann::json& problem, std::vector<Measurement> ms);

@@ -1,10 +1,14 @@
 // Tuning database: idempotent ingest, concurrent writers and ingesters, winners
 // and verdicts, and clear errors for missing, corrupt and foreign files.
 #include "tuner/database.hpp"
+#include "tuner/record_check.hpp"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
@@ -61,7 +65,10 @@ TEST(Database, IngestIsIdempotentAndSkipsTornLines) {
     Database db(dir.file("db.sqlite"), false);
     auto st = db.ingest({dir.file("a.jsonl")});
     EXPECT_EQ(st.added, 2);
-    EXPECT_EQ(st.unreadable, 1);
+    EXPECT_EQ(st.refused, (std::map<std::string, int>{{"unreadable", 1}}));
+    ASSERT_EQ(st.refusals.size(), 1u);
+    EXPECT_EQ(st.refusals[0].line, 3);
+    EXPECT_NE(st.refusals[0].reason.find("not JSON"), std::string::npos) << st.refusals[0].reason;
     st = db.ingest({dir.file("a.jsonl"), dir.file("a.jsonl")});
     EXPECT_EQ(st.added, 0);
     EXPECT_EQ(st.duplicates, 4);
@@ -87,7 +94,7 @@ TEST(Database, GzipCompressedResultsIngestLikeTheirText) {
     Database db(dir.file("db.sqlite"), false);
     auto st = db.ingest({dir.file("a.jsonl.gz")});
     EXPECT_EQ(st.added, 2);
-    EXPECT_EQ(st.unreadable, 0);
+    EXPECT_EQ(st.refused_lines(), 0);
     EXPECT_EQ(db.ingest({dir.file("a.jsonl")}).duplicates, 2);
 
     write(dir.file("b.jsonl"), {record("p2p_sync", 32, 1.0, 0.9, 1.1)});
@@ -108,6 +115,175 @@ TEST(Database, GzipCompressedResultsFailToIngestWithoutZlib) {
     EXPECT_EQ(db.record_count(), 0);
 }
 #endif
+
+std::string file_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Files this process writes cannot grow past `bytes` while it lives (a full
+// disk, as root in a container: RLIMIT_FSIZE). A write past it fails with
+// EFBIG instead of raising SIGXFSZ, as ENOSPC would on a full disk.
+class FileSizeLimit {
+public:
+    explicit FileSizeLimit(rlim_t bytes) {
+        getrlimit(RLIMIT_FSIZE, &old_);
+        old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+        rlimit lower = old_;
+        lower.rlim_cur = bytes;
+        setrlimit(RLIMIT_FSIZE, &lower);
+    }
+    ~FileSizeLimit() {
+        setrlimit(RLIMIT_FSIZE, &old_);
+        std::signal(SIGXFSZ, old_handler_);
+    }
+
+private:
+    rlimit old_{};
+    void (*old_handler_)(int) = nullptr;
+};
+
+// A write that fails half-way (the disk fills) leaves the database exactly as
+// it was: the error says what failed, no journal is left behind, and readers
+// (which cannot play a journal back) read it as before.
+TEST(Database, DiskFullDuringIngestLeavesTheDatabaseAsItWas) {
+    TempDir dir;
+    write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1), record("a2a_sync", 16, 2.0, 1.9, 2.1)});
+    std::vector<json> many;
+    for (int i = 0; i < 3000; ++i) many.push_back(record("a2a_sync", 64 + i, 1.0 + i, 0.9 + i, 1.1 + i));
+    write(dir.file("many.jsonl"), many);
+    const std::string path = dir.file("db.sqlite");
+    Database(path, false).ingest({dir.file("a.jsonl")});
+    const std::string before = file_bytes(path);
+    {
+        Database db(path, false);
+        std::string error;
+        {
+            FileSizeLimit full(before.size() + 64 * 1024);
+            try {
+                db.ingest({dir.file("many.jsonl")});
+            } catch (const DatabaseError& e) {
+                error = e.what();
+            }
+        }
+        EXPECT_TRUE(error.starts_with(path + ": ")) << error;
+        EXPECT_NE(error.find("(File too large); nothing was stored, the database is as it was before this ingest"),
+                  std::string::npos) << error;
+        EXPECT_EQ(error.find("cannot rollback"), std::string::npos) << error;
+        EXPECT_FALSE(fs::exists(path + "-journal"));
+        EXPECT_TRUE(file_bytes(path) == before) << "the file changed: " << fs::file_size(path) << " bytes, were "
+                                                << before.size();
+        try {  // while the writer is still open, as `fftune best` beside a failed `fftune tune`
+            Database reader(path, true);
+            EXPECT_EQ(reader.record_count(), 2);
+            EXPECT_EQ(reader.measurements(problem2, "m1").size(), 2u);
+        } catch (const DatabaseError& e) {
+            ADD_FAILURE() << e.what();
+        }
+        EXPECT_EQ(db.record_count(), 2);  // the writer goes on
+        write(dir.file("b.jsonl"), {record("p2p_sync", 32, 1.0, 0.9, 1.1)});
+        EXPECT_EQ(db.ingest({dir.file("b.jsonl")}).added, 1);
+    }
+}
+
+// Every line that is not a usable record is refused with its file, line and
+// reason, and nothing of it is stored; the good lines around it are.
+TEST(Database, IngestRefusesUnknownSchemasAndImpossibleValuesPerLine) {
+    TempDir dir;
+    auto with = [](json r, const json::json_pointer& at, const json& v) {
+        r[at] = v;
+        return r;
+    };
+    const json good = record("p2p_sync", 16, 1.0, 0.9, 1.1);
+    json no_fingerprint = good;
+    no_fingerprint["machine"].erase("fingerprint");
+    const std::vector<json> lines{
+        good,                                                                          // 1
+        with(good, "/schema"_json_pointer, "fftune.result/2"),                          // 2
+        with(good, "/problem/ranks"_json_pointer, -3),                                  // 3
+        with(good, "/problem/size"_json_pointer, json::array({0, 0, 0})),               // 4
+        with(good, "/problem/ranks_per_node"_json_pointer, 5),                          // 5 (of 2 ranks)
+        with(good, "/timing/total/median"_json_pointer, -1.0),                          // 6
+        no_fingerprint,                                                                 // 7
+        with(good, "/problem/size/0"_json_pointer, 9223372036854775808ull),             // 8: 2^63
+        with(good, "/timing/total/ci99"_json_pointer, json::array({1.2, 0.9})),         // 9
+        with(good, "/validation/max_rel_error"_json_pointer, nullptr),                  // 10: NaN, written as null
+        with(good, "/status"_json_pointer, "maybe"),                                    // 11
+    };
+    write(dir.file("a.jsonl"), lines, "\nnot json at all\n");                          // 12 empty, 13
+    Database db(dir.file("db.sqlite"), false);
+    const auto st = db.ingest({dir.file("a.jsonl")});
+    EXPECT_EQ(st.added, 1);
+    EXPECT_EQ(st.lines, 12);
+    EXPECT_EQ(db.record_count(), 1);
+    EXPECT_EQ(st.refused, (std::map<std::string, int>{
+                              {"impossible value", 7}, {"missing field", 2}, {"unknown schema", 1}, {"unreadable", 1}}));
+    std::map<int, std::string> why;
+    for (const auto& r : st.refusals) {
+        EXPECT_EQ(r.file, dir.file("a.jsonl"));
+        why[r.line] = r.reason;
+    }
+    auto says = [&](int line, const std::string& text) {
+        EXPECT_NE(why[line].find(text), std::string::npos) << "line " << line << ": " << why[line];
+    };
+    says(2, "/schema \"fftune.result/2\" is not one this fftune reads (allowed: fftune.result/1, fftune.probe/1");
+    says(3, "/problem/ranks -3 is impossible (ranks, allowed: 1 to 1073741824)");
+    says(4, "/problem/size/0 0 is impossible (an extent, allowed: 1 or more)");
+    says(5, "/problem/ranks_per_node 5 is impossible (ranks on one node, allowed: 1 to 2)");
+    says(6, "/timing/total/median -1.0 is impossible (allowed: a finite number >= 0)");
+    says(7, "/machine/fingerprint is missing");
+    says(8, "/problem/size/0 9223372036854775808 is impossible");
+    says(9, "/timing/total/ci99 [1.2,0.9] is impossible (allowed: low <= high)");
+    says(10, "/validation/max_rel_error null is not a number");
+    says(11, "/status 'maybe' is not a possible value (allowed: ok, skipped, failed)");
+    says(13, "not JSON");
+    EXPECT_EQ(why.count(1) + why.count(12), 0u);
+    // What the user reads: one note per refused line, and the tally.
+    const auto notes = ingest_notes(st, 3);
+    ASSERT_EQ(notes.size(), 4u);
+    EXPECT_EQ(notes[0], dir.file("a.jsonl") + ":2: not stored: " + why[2]);
+    EXPECT_EQ(notes[3], "... and 8 more lines not stored (counted in the summary)");
+    EXPECT_NE(ingest_summary(db, st).find(": 1 files, 12 lines: 1 added, 0 already present, 11 not stored "
+                                          "(impossible value: 7, missing field: 2, unknown schema: 1, unreadable: 1); "
+                                          "1 records"),
+              std::string::npos) << ingest_summary(db, st);
+    EXPECT_TRUE(st.usable());
+    EXPECT_EQ(ingest_failure(st), "");
+}
+
+// Records measured with "validate": false are not tuning results: not stored,
+// counted as such, and an ingest of nothing else fails.
+TEST(Database, UnvalidatedRecordsAreNotStoredAndCounted) {
+    TempDir dir;
+    json unvalidated = record("p2p_sync", 16, 1.0, 0.9, 1.1);
+    unvalidated["validation"] = {{"method", "none"}, {"passed", nullptr}};
+    json other = unvalidated;
+    other["problem"]["size"][0] = 32;
+    write(dir.file("a.jsonl"), {unvalidated, other});
+    Database db(dir.file("db.sqlite"), false);
+    const auto st = db.ingest({dir.file("a.jsonl")});
+    EXPECT_EQ(st.added, 0);
+    EXPECT_EQ(st.not_validated, 2);
+    EXPECT_EQ(st.refused_lines(), 0);
+    EXPECT_EQ(db.record_count(), 0);
+    EXPECT_FALSE(st.usable());
+    EXPECT_EQ(ingest_failure(st), "nothing stored: none of the 2 lines read is a usable record (2 not stored, reasons above)");
+    const auto notes = ingest_notes(st);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("2 ok records not stored: not validated (their testcase had \"validate\": false)"),
+              std::string::npos) << notes[0];
+    EXPECT_NE(ingest_summary(db, st).find("0 added, 0 already present, 2 not stored (not validated: 2); 0 records"),
+              std::string::npos) << ingest_summary(db, st);
+    EXPECT_FALSE(validated_ok(unvalidated));
+    EXPECT_TRUE(validated_ok(record("p2p_sync", 16, 1.0, 0.9, 1.1)));
+    // Failed and skipped records are stored (fftune report counts them), never candidates.
+    json failed = record("a2a_sync", 16, 1.0, 0.9, 1.1);
+    failed["status"] = "failed", failed["error"] = "rank 0: out of memory";
+    failed.erase("timing"), failed.erase("validation");
+    write(dir.file("b.jsonl"), {failed});
+    EXPECT_EQ(db.ingest({dir.file("b.jsonl")}).added, 1);
+    EXPECT_TRUE(db.measurements(problem2, "m1").empty());
+}
 
 TEST(Database, OnlyValidatedOkRecordsAreCandidates) {
     TempDir dir;
@@ -208,6 +384,84 @@ TEST(Database, BadFilesFailWithTheirPath) {
     }
 }
 
+// Three pages past the end that no table owns ("Page N is never used"): SQLite
+// reads and writes such a file on; PRAGMA quick_check finds it damaged.
+void add_orphan_pages(const std::string& path) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    unsigned char count[4];
+    f.seekg(28);
+    f.read(reinterpret_cast<char*>(count), 4);
+    std::uint32_t pages = (count[0] << 24) | (count[1] << 16) | (count[2] << 8) | count[3];
+    pages += 3;
+    f.seekp(0, std::ios::end);
+    f << std::string(3 * 4096, '\0');
+    for (int i = 0; i < 4; ++i) count[i] = static_cast<unsigned char>(pages >> (24 - 8 * i));
+    f.seekp(28);
+    f.write(reinterpret_cast<const char*>(count), 4);
+}
+
+// Nothing is written into a file that fails PRAGMA quick_check: the writer is
+// refused when it opens the file, naming the check's findings.
+TEST(Database, DamagedFilesAreRefusedForWritingAndLeftAsTheyWere) {
+    TempDir dir;
+    write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1)});
+    write(dir.file("b.jsonl"), {record("a2a_sync", 16, 2.0, 1.9, 2.1)});
+    const std::string path = dir.file("db.sqlite");
+    Database(path, false).ingest({dir.file("a.jsonl")});
+    add_orphan_pages(path);
+    const std::string before = file_bytes(path);
+    try {
+        Database db(path, false);
+        db.ingest({dir.file("b.jsonl")});
+        FAIL() << "a damaged database was written";
+    } catch (const DatabaseError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(path + ": the database is damaged (PRAGMA quick_check: Page "), std::string::npos) << what;
+        EXPECT_NE(what.find("is never used"), std::string::npos) << what;
+        EXPECT_NE(what.find("nothing is written into it"), std::string::npos) << what;
+    }
+    EXPECT_TRUE(file_bytes(path) == before);
+}
+
+// Another program's SQLite file is neither given fftune's tables nor read as
+// a tuning database; a file with fftune's schema but no records table neither.
+TEST(Database, ForeignSqliteFilesAreRefusedAndLeftAsTheyWere) {
+    TempDir dir;
+    write(dir.file("a.jsonl"), {record("p2p_sync", 16, 1.0, 0.9, 1.1)});
+    const std::string path = dir.file("users.sqlite");
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); "
+                                "INSERT INTO users (name) VALUES ('ada')", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    const std::string before = file_bytes(path);
+    for (bool read_only : {false, true})
+        try {
+            Database db(path, read_only);
+            if (!read_only) db.ingest({dir.file("a.jsonl")});
+            FAIL() << "another program's database was opened " << (read_only ? "for reading" : "for writing");
+        } catch (const DatabaseError& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find("it holds the table users, and not fftune's (meta with a schema_version, records)"),
+                      std::string::npos) << what;
+            if (!read_only)
+                EXPECT_NE(what.find(path + ": not an fftune database: "), std::string::npos) << what;
+        }
+    EXPECT_TRUE(file_bytes(path) == before);
+
+    // A meta table with a schema version, but no records: not fftune's either.
+    const std::string meta_only = dir.file("meta.sqlite");
+    ASSERT_EQ(sqlite3_open(meta_only.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); "
+                                "INSERT INTO meta VALUES ('schema_version', '4')", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    EXPECT_THROW(Database(meta_only, false), DatabaseError);
+    // An empty file is a new database.
+    std::ofstream(dir.file("empty.sqlite")).close();
+    Database fresh(dir.file("empty.sqlite"), false);
+    EXPECT_EQ(fresh.ingest({dir.file("a.jsonl")}).added, 1);
+}
+
 // A probe record as fftune probe writes it (core/run/probe.hpp).
 json probe_record(const std::string& transport, long long bytes, double median, const std::string& machine = "m1") {
     return json{{"schema", "fftune.probe/1"}, {"kind", "probe"}, {"probe", "exchange"}, {"status", "ok"},
@@ -233,7 +487,7 @@ TEST(Database, ProbeRecordsGoToTheirOwnTableIdempotently) {
     auto st = db.ingest({dir.file("p.jsonl")});
     EXPECT_EQ(st.added, 5);
     EXPECT_EQ(st.probes_added, 4);
-    EXPECT_EQ(st.unreadable, 1);
+    EXPECT_EQ(st.refused, (std::map<std::string, int>{{"impossible value", 1}}));  // the teleport
     st = db.ingest({dir.file("p.jsonl")});
     EXPECT_EQ(st.added, 0);
     EXPECT_EQ(st.duplicates, 5);
@@ -247,6 +501,24 @@ TEST(Database, ProbeRecordsGoToTheirOwnTableIdempotently) {
     write(dir.file("q.jsonl"), {probe_record("a2a_sync", 8, 0.01, "m3")});
     db.ingest({dir.file("q.jsonl")});
     EXPECT_EQ(db.machines(), (std::vector<std::string>{"m1", "m3"}));
+}
+
+TEST(Database, ImpossibleProbeRecordsAreRefused) {
+    EXPECT_EQ(check_record(probe_record("a2a_sync", 8, 0.01)).use, RecordCheck::Use::store);
+    json r = probe_record("a2a_sync", 8, 0.01);
+    r["world"] = 0;
+    auto c = check_record(r);
+    EXPECT_EQ(c.use, RecordCheck::Use::refused);
+    EXPECT_EQ(c.reason, "/world 0 is impossible (ranks of the probing job, allowed: 1 to 1073741824)");
+    r = probe_record("a2a_sync", 8, 0.01);
+    r["peers"] = 3;  // of a world of 2
+    EXPECT_EQ(check_record(r).reason, "/peers 3 is impossible (ranks exchanging, allowed: 1 to 2)");
+    r = probe_record("a2a_sync", 8, 0.01);
+    r["schema"] = "fftune.probe/2";
+    EXPECT_EQ(check_record(r).category, "unknown schema");
+    r = probe_record("a2a_sync", 8, 0.01);
+    r.erase("kind");
+    EXPECT_EQ(check_record(r).reason, "/kind null in a record of schema fftune.probe/1 (allowed: \"probe\")");
 }
 
 // A database holding `records_file` as an older fftune left it: written by

@@ -89,7 +89,17 @@ double size_distance(const Family& f, const json& a, const json& b) {
 
 }  // namespace
 
+std::string check_max_error(double bound) {
+    if (std::isfinite(bound) && bound >= 0) return {};
+    return fmt::format("{} is not a usable error bound (allowed: a finite number >= 0, the largest relative "
+                       "validation error a measured plan may have)",
+                       bound);
+}
+
 Selection select(const json& problem, const SelectOptions& options) {
+    if (options.max_error)
+        if (const auto why = check_max_error(*options.max_error); !why.empty())
+            throw std::invalid_argument("max_error " + why);
     const std::string path = options.database.empty() ? default_database_path() : options.database;
     const std::string machine = options.machine.empty() ? machine_info().at("fingerprint").get<std::string>() : options.machine;
     const Family& family = family_named(problem.at("kind").get<std::string>());

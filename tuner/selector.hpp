@@ -39,8 +39,14 @@ struct SelectOptions {
     std::string machine;   // empty: this machine's fingerprint
     // Only configurations whose measured validation error (max_rel_error) is
     // at most this; the model and default rungs are the family's exact methods.
+    // A finite number >= 0 (check_max_error); select throws otherwise.
     std::optional<double> max_error;
 };
+
+// Why `bound` cannot be a max_error, empty when it can: a finite number >= 0.
+// (NaN would make every comparison false and silently exclude every
+// measurement; inf bounds nothing, a negative bound excludes everything.)
+std::string check_max_error(double bound);
 
 struct Selection {
     nlohmann::json config;   // the family's configuration (Config for fft3d: fft3d_config)
@@ -77,6 +83,7 @@ FFTUNE_DECLARE_REGISTRY(CostModelRung);
 
 // Local lookup (no MPI collectives). `problem` is a record's "problem" (its
 // "kind" names the family); a ranks_per_node of 0 or none matches any.
+// Throws std::invalid_argument for an unusable max_error.
 Selection select(const nlohmann::json& problem, const SelectOptions& options = {});
 Selection select(const Problem& problem, const SelectOptions& options = {});
 // Collective: rank 0 looks up, every rank gets the same answer. A missing

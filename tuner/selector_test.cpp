@@ -9,7 +9,9 @@
 
 #include <filesystem>
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -75,6 +77,15 @@ TEST_F(SelectorTest, MaxErrorKeepsOnlyMeasurementsWithinIt) {
     // Nothing measured answers: the cost model (fitted to this machine's records) or the default.
     EXPECT_TRUE(strict.rung == "model" || strict.rung == "default") << strict.rung << ": " << strict.reason;
     EXPECT_FALSE(strict.error);
+    // A bound that bounds nothing, or that no error can meet, is refused, not answered by the default.
+    for (const double bad : {std::nan(""), std::numeric_limits<double>::infinity(), -1.0})
+        try {
+            const Selection s = select(problem, {file("db.sqlite"), "", bad});
+            ADD_FAILURE() << bad << " answered " << s.rung << ": " << s.reason;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("is not a usable error bound (allowed: a finite number >= 0"),
+                      std::string::npos) << e.what();
+        }
 }
 
 TEST_F(SelectorTest, OtherSoftwareIsFlaggedStale) {
@@ -200,14 +211,14 @@ TEST_F(SelectorTest, ProbeOnlyDatabaseAnswersWithTheModel) {
         std::string first;
         std::getline(in, first);
         const json r = json::parse(first);  // this machine and software, as the real probe recorded them
-        ex << json{{"kind", "probe"}, {"probe", "exchange"}, {"status", "ok"}, {"backend", "fftw"}, {"transport", "a2a_sync"},
+        ex << json{{"schema", "fftune.probe/1"}, {"kind", "probe"}, {"probe", "exchange"}, {"status", "ok"}, {"backend", "fftw"}, {"transport", "a2a_sync"},
                    {"world", 2}, {"peers", 2}, {"groups", 1}, {"bytes_per_peer", m}, {"validation", {{"passed", true}}},
                    {"timing", {{"total", {{"median", t}, {"ci99", {t, t}}}}}}, {"machine", r["machine"]},
                    {"provenance", r["provenance"]}}.dump()
            << "\n";
     }
     ex.close();
-    Database(file("probe.sqlite"), false).ingest({file("exchange.jsonl")});
+    EXPECT_EQ(Database(file("probe.sqlite"), false).ingest({file("exchange.jsonl")}).added, 3);
     const Problem wide{"fft3d", {64, 64, 64}, Precision::single, Direction::forward, 4};
     s = select(wide, {file("probe.sqlite"), ""});
     EXPECT_EQ(s.rung, "model") << s.reason;

@@ -12,6 +12,7 @@
 
 #include "core/records/provenance.hpp"
 #include "core/run/runner.hpp"
+#include "tuner/record_check.hpp"
 
 namespace fftune {
 
@@ -25,9 +26,8 @@ std::string problem_signature(const json& r) {
 
 namespace {
 
-bool usable(const json& r) {
-    return r.value("status", "") == "ok" && r.contains("validation") && r["validation"].value("passed", false) == true;
-}
+// validation.passed is null in records of "validate": false testcases: not usable.
+bool usable(const json& r) { return validated_ok(r); }
 double median(const json& r) { return r["timing"]["total"]["median"].get<double>(); }
 
 }  // namespace
@@ -165,8 +165,17 @@ void phase_separable(Round& round) {
 
 }  // namespace
 
+void check_tunable(const Testcase& tc, const std::string& testcase_path) {
+    if (!tc.validate)
+        throw TestcaseError(fmt::format(
+            "{}: /validate: false: fftune tune stores only validated plans, so it would measure every point and store "
+            "none (allowed: true, or leave it out; fftune run measures without validation)",
+            testcase_path));
+}
+
 TuneResult tune(const Testcase& tc, const std::string& testcase_path, const std::string& out_dir,
                 const std::string& strategy) {
+    check_tunable(tc, testcase_path);
     TuneResult result;
     result.strategy = strategy;
     Round round{tc, testcase_path, out_dir, result};

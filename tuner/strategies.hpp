@@ -34,6 +34,12 @@ std::string problem_signature(const nlohmann::json& record);
 // Fastest validated ok record per problem signature.
 std::map<std::string, const nlohmann::json*> best_per_problem(const std::vector<nlohmann::json>& records);
 
+// Throws TestcaseError, before anything runs, for a testcase whose points
+// would not be validated ("validate": false): the database stores only
+// validated results (tuner/record_check.hpp), so such a sweep tunes nothing.
+void check_tunable(const Testcase& tc, const std::string& testcase_path);
+
+// Runs the strategy's rounds (check_tunable first).
 TuneResult tune(const Testcase& tc, const std::string& testcase_path, const std::string& out_dir,
                 const std::string& strategy);
 

@@ -16,7 +16,7 @@ fftune_cli_test(tuner_tune 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny
   EXPECT "tuning.sqlite: 256 added" REJECT "failed" LABELS "tuner;mpi")
 set_tests_properties(tuner_tune PROPERTIES FIXTURES_REQUIRED tuner_db_clean FIXTURES_SETUP tuner_db PROCESSORS 2)
 fftune_cli_test(tuner_reingest 0 ARGS ingest ${PROJECT_BINARY_DIR}/tuner-test/out/round0/tiny.jsonl --db ${db}
-  EXPECT "0 added, 256 already present, 0 unreadable; 256 records" LABELS tuner)
+  EXPECT "0 added, 256 already present, 0 not stored; 256 records" LABELS tuner)
 fftune_cli_test(tuner_best_exact 0 ARGS best --size 24 12 10 --ranks 2 --db ${db}
   EXPECT "fftw/[a-z_0-9]+/[a-z]+/2x1/[a-z_0-9+]+/host  \\[exact\\]  fastest of 30 validated" LABELS tuner)
 fftune_cli_test(tuner_best_nearest 0 ARGS best --size 20 12 12 --ranks 2 --direction inverse --db ${db} --json
@@ -108,11 +108,11 @@ set_tests_properties(tuner_best_per_rank PROPERTIES FIXTURES_REQUIRED tuner_db)
 set(pdb ${PROJECT_BINARY_DIR}/tuner-test/probe.sqlite)
 set(probe_args --sizes 8 4096 65536 --fft-sizes 4 16 64 --fft-points 4096 --iterations 5 --warmup 1 --backend fftw)
 fftune_cli_test(tuner_probe 0 ARGS probe --ranks 1,2 ${probe_args} --out ${PROJECT_BINARY_DIR}/tuner-test/probe.jsonl --db ${pdb}
-  EXPECT "probe: 39 records \\(0 failed\\) at 1,2 ranks" "probe.sqlite: 1 files, 39 lines: 39 added, 0 already present, 0 unreadable; 0 records, 39 probe records"
+  EXPECT "probe: 39 records \\(0 failed\\) at 1,2 ranks" "probe.sqlite: 1 files, 39 lines: 39 added, 0 already present, 0 not stored; 0 records, 39 probe records"
   LABELS "tuner;mpi")
 set_tests_properties(tuner_probe PROPERTIES FIXTURES_REQUIRED tuner_db_clean FIXTURES_SETUP tuner_probe PROCESSORS 2)
 fftune_cli_test(tuner_probe_reingest 0 ARGS ingest ${PROJECT_BINARY_DIR}/tuner-test/probe.jsonl --db ${pdb}
-  EXPECT "0 added, 39 already present, 0 unreadable; 0 records, 39 probe records" LABELS tuner)
+  EXPECT "0 added, 39 already present, 0 not stored; 0 records, 39 probe records" LABELS tuner)
 fftune_cli_test(tuner_probe_model 0 ARGS model --db ${pdb}
   EXPECT "fftw/a2a_sync +alpha [0-9.e-]+ ms per peer, beta [0-9.e+-]+ GB/s, 0 ms per call  \\[probe: 3 exchanges at 2 ranks\\]"
   "fft fftw/double +contiguous [0-9.e-]+\\.\\.[0-9.e-]+, strided [0-9.e-]+\\.\\.[0-9.e-]+ ms per point\\*log2 n over n = 4\\.\\.64  \\[probe: 3 lengths at 1 ranks\\]"
@@ -128,3 +128,71 @@ add_test(NAME tuner_probe_in_job
     --out ${PROJECT_BINARY_DIR}/tuner-test/probe-job.jsonl --db ${PROJECT_BINARY_DIR}/tuner-test/probe-job.sqlite)
 set_tests_properties(tuner_probe_in_job PROPERTIES FIXTURES_REQUIRED tuner_db_clean LABELS "tuner;mpi" PROCESSORS 2
   PASS_REGULAR_EXPRESSION "probe-job.sqlite: 1 files, 5 lines: 5 added" FAIL_REGULAR_EXPRESSION "5 already present")
+
+# Faults around ingest (issue 42): a disk that fills during it (ulimit -f), a
+# damaged database (PRAGMA quick_check) and another program's SQLite file.
+foreach(scenario disk_full corrupt foreign)
+  add_test(NAME tuner_ingest_${scenario}
+    COMMAND bash ${PROJECT_SOURCE_DIR}/tuner/ingest_faults_test.sh $<TARGET_FILE:fftune_cli> ${PROJECT_SOURCE_DIR} ${scenario})
+  set_tests_properties(tuner_ingest_${scenario} PROPERTIES LABELS "tuner;mpi" TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL:")
+endforeach()
+
+# What ingest does not store, and why, per line (file:line: reason); nothing
+# usable read is a failure (exit 1).
+set(bad ${PROJECT_SOURCE_DIR}/tuner/testdata/bad_records.jsonl)
+fftune_cli_test(tuner_ingest_bad_records 1 ARGS ingest ${bad} --db ${PROJECT_BINARY_DIR}/tuner-test/bad.sqlite
+  EXPECT "bad_records.jsonl:1: not stored: /schema \"fftune.result/2\" is not one this fftune reads \\(allowed: fftune.result/1, fftune.probe/1"
+  "bad_records.jsonl:2: not stored: /problem/ranks -3 is impossible \\(ranks, allowed: 1 to 1073741824\\)"
+  "bad_records.jsonl:3: not stored: /problem/size/0 0 is impossible \\(an extent, allowed: 1 or more\\)"
+  "bad_records.jsonl:5: not stored: not JSON \\(parse error at column [0-9]+"
+  "4 lines: 0 added, 0 already present, 4 not stored \\(impossible value: 2, unknown schema: 1, unreadable: 1\\); 0 records"
+  "nothing stored: none of the 4 lines read is a usable record"
+  LABELS tuner)
+set_tests_properties(tuner_ingest_bad_records PROPERTIES FIXTURES_REQUIRED tuner_db_clean)
+# A file of nothing but unreadable lines (a testcase, not results): each line
+# with its number, and a failure.
+fftune_cli_test(tuner_ingest_not_records 1 ARGS ingest ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json
+  --db ${PROJECT_BINARY_DIR}/tuner-test/not-records.sqlite
+  EXPECT "tiny.json:1: not stored: not JSON \\(parse error at column 2" "tiny.json:15: not stored: not JSON"
+  "15 lines: 0 added, 0 already present, 15 not stored \\(unreadable: 15\\); 0 records"
+  "nothing stored: none of the 15 lines read is a usable record" LABELS tuner)
+set_tests_properties(tuner_ingest_not_records PROPERTIES FIXTURES_REQUIRED tuner_db_clean)
+# Beside usable records the same lines are reported, and the ingest succeeds.
+fftune_cli_test(tuner_ingest_some_bad_records 0 ARGS ingest ${PROJECT_BINARY_DIR}/tuner-test/out/round0/tiny.jsonl ${bad}
+  --db ${PROJECT_BINARY_DIR}/tuner-test/some-bad.sqlite
+  EXPECT "bad_records.jsonl:2: not stored: /problem/ranks -3" "260 lines: 256 added, 0 already present, 4 not stored" LABELS tuner)
+set_tests_properties(tuner_ingest_some_bad_records PROPERTIES FIXTURES_REQUIRED tuner_db)
+# Records of a testcase with "validate": false (issue 44): ingest says so and
+# stores none of them; tune refuses the testcase before it runs anything; and
+# such records given to --compare do not crash tune.
+set(unvalidated ${PROJECT_BINARY_DIR}/tuner-test/unvalidated)
+fftune_cli_test(tuner_unvalidated_run 0 ARGS run ${PROJECT_SOURCE_DIR}/tuner/testdata/unvalidated.json --out ${unvalidated}
+  EXPECT "Summary: 4 ok" LABELS "tuner;mpi")
+set_tests_properties(tuner_unvalidated_run PROPERTIES FIXTURES_REQUIRED tuner_db_clean FIXTURES_SETUP tuner_unvalidated)
+fftune_cli_test(tuner_ingest_unvalidated 1 ARGS ingest ${unvalidated}/unvalidated.jsonl --db ${unvalidated}/db.sqlite
+  EXPECT "4 ok records not stored: not validated \\(their testcase had \"validate\": false\\)"
+  "4 lines: 0 added, 0 already present, 4 not stored \\(not validated: 4\\); 0 records"
+  "nothing stored: none of the 4 lines read is a usable record" LABELS tuner)
+fftune_cli_test(tuner_tune_compare_unvalidated 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny_phases.json
+  --out ${unvalidated}/tune-compare --db ${unvalidated}/compare.sqlite --compare ${unvalidated}/unvalidated.jsonl
+  EXPECT "strategy exhaustive: 0 problems" REJECT "json.exception" LABELS "tuner;mpi")
+set_tests_properties(tuner_ingest_unvalidated tuner_tune_compare_unvalidated PROPERTIES FIXTURES_REQUIRED tuner_unvalidated)
+fftune_cli_test(tuner_tune_unvalidated 2 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/unvalidated.json
+  --out ${unvalidated}/tune --db ${unvalidated}/tune.sqlite
+  EXPECT "unvalidated.json: /validate: false: fftune tune stores only validated plans, so it would measure every point and store none \\(allowed: true, or leave it out"
+  REJECT "ranks: points|Summary|json.exception" LABELS tuner)
+# tune opens and checks its database before the sweep: here a directory.
+fftune_cli_test(tuner_tune_bad_db_first 1 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json
+  --out ${PROJECT_BINARY_DIR}/tuner-test/bad-db --db ${PROJECT_BINARY_DIR}
+  EXPECT "cannot open the database: unable to open database file" REJECT "ranks: points|Summary|rounds" LABELS tuner)
+
+# best: one value per category option; a usable --max-error (not NaN, inf or negative).
+fftune_cli_test(tuner_best_two_precisions 2 ARGS best --size 8 --ranks 1 --precision single double
+  EXPECT "--precision takes one value for problem fft3d, not 2 \\(single double; allowed: one of single, double\\)" LABELS tuner)
+fftune_cli_test(tuner_best_precision_twice 2 ARGS best --size 8 --ranks 1 --precision single --direction inverse --precision double
+  EXPECT "--precision takes one value for problem fft3d, not 2" LABELS tuner)
+foreach(bad nan inf -1)
+  fftune_cli_test(tuner_best_max_error_${bad} 2 ARGS best --size 8 --ranks 1 --max-error ${bad}
+    EXPECT "--max-error: ${bad} is not a usable error bound \\(allowed: a finite number >= 0" LABELS tuner)
+endforeach()

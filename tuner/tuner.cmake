@@ -9,7 +9,7 @@ if(SQLite3_FOUND)
   else()
     set(FFTUNE_SQLITE_TARGET SQLite::SQLite3)
   endif()
-  target_sources(fftune PRIVATE tuner/database.cpp tuner/selector.cpp tuner/strategies.cpp tuner/model.cpp)
+  target_sources(fftune PRIVATE tuner/database.cpp tuner/record_check.cpp tuner/selector.cpp tuner/strategies.cpp tuner/model.cpp)
   target_link_libraries(fftune PRIVATE ${FFTUNE_SQLITE_TARGET})
   target_compile_definitions(fftune_cli PRIVATE FFTUNE_HAVE_TUNER
     FFTUNE_PLOTTING_DIR="${PROJECT_SOURCE_DIR}/plotting")  # FFTUNE_PLOTTING_DIR in the environment overrides

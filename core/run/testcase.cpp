@@ -1,6 +1,7 @@
 #include "core/run/testcase.hpp"
 
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include <fmt/format.h>
@@ -76,13 +77,8 @@ Testcase parse_testcase(const json& j, const std::string& source) {
 Testcase load_testcase(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw TestcaseError(path + ": cannot open the file");
-    json j;
-    try {
-        j = json::parse(in);
-    } catch (const json::parse_error& e) {
-        throw TestcaseError(fmt::format("{}: malformed JSON: {}", path, e.what()));
-    }
-    return parse_testcase(j, path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return parse_testcase(TestcaseParser(path).parse_document(text), path);
 }
 
 std::vector<Point> Testcase::points(int ranks) const {

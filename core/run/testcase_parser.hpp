@@ -27,6 +27,12 @@ public:
 
     [[noreturn]] void fail(const std::string& path, const std::string& what) const;
 
+    // The JSON document of a testcase file. Stricter than JSON itself, and its
+    // errors name the JSON path: a key given twice in one object (which would
+    // silently take the last), a number beyond a double's range (1e999), and
+    // malformed text.
+    nlohmann::json parse_document(const std::string& text) const;
+
     // An axis of names: a single value, a list of values, or "all" (every allowed value).
     std::vector<std::string> names_axis(const nlohmann::json& j, const std::string& path,
                                         const std::vector<std::string>& allowed) const;

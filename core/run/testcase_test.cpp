@@ -86,6 +86,7 @@ TEST(Testcase, OneRedistributionAxisUsesEachMethodInEveryPhase) {
     ASSERT_EQ(pts.size(), 2u);
     EXPECT_EQ(pts[0].config.at("redistribution"), json::array({"a2a_sync", "a2a_sync"}));
     EXPECT_EQ(pts[1].config.at("redistribution"), json::array({"p2p_sync", "p2p_sync"}));
+    j.erase("redistribution");  // with both, one would be dropped: refused (TestcaseErrors.BadPhases)
     j["redistribution_phases"] = json::array({json::array({"a2a_sync", "p2p_sync"}), "all"});
     EXPECT_EQ(parse_testcase(j, "tc.json").points(2).size(), 2 * Registry<Transport>::instance().names().size());
 }
@@ -193,6 +194,20 @@ TEST(TestcaseErrors, BadProcessGrid) {
 TEST(TestcaseErrors, BadPhases) {
     expect_error(with(minimal(), "redistribution_phases", json::array({"a2a_sync"})), {"/redistribution_phases", "two"});
     expect_error(with(minimal(), "redistribution_phases", json::array({"a2a_sync", "nope"})), {"/redistribution_phases/1", "'nope'"});
+    // Both axes: one would be dropped.
+    expect_error(with(with(minimal(), "redistribution", "a2a_sync"), "redistribution_phases",
+                      json::array({"p2p_sync", "a2a_sync"})),
+                 {"/redistribution_phases: given together with /redistribution \"a2a_sync\"", "allowed: one of them"});
+}
+TEST(TestcaseErrors, SizesBeyondTheIntegerRangeKeepTheirSign) {
+    // 2^63 is read as an unsigned integer; as long long it would wrap to -2^63.
+    expect_error(with(minimal(), "sizes", json::array({json::array({8, 9223372036854775808ull, 8})})),
+                 {"/sizes/0/1: 9223372036854775808 is out of range (allowed: 1 to 1073741824)"});
+    expect_error(with(minimal(), "sizes", 18446744073709551615ull), {"/sizes: 18446744073709551615 is out of range"});
+    expect_error(with(minimal(), "ranks", 9223372036854775808ull), {"/ranks: 9223372036854775808 is out of range"});
+    // Three extents of 2^30: 2^90 points, which wrap to 0 in 64 bits.
+    expect_error(with(minimal(), "sizes", json::array({json::array({1 << 30, 1 << 30, 1 << 30})})),
+                 {"/sizes/0: 1073741824x1073741824x1073741824 has more than 2^40 points"});
 }
 TEST(TestcaseErrors, BadScalars) {
     expect_error(with(minimal(), "warmup", -1), {"/warmup", "out of range"});
@@ -226,6 +241,44 @@ TEST(TestcaseFile, MalformedJsonAndMissingFile) {
     }
     std::filesystem::remove(path);
     EXPECT_THROW(load_testcase("/nonexistent/fftune.json"), TestcaseError);
+}
+
+// What a file holds that its parsed JSON cannot show: errors with their JSON path.
+void expect_file_error(const std::string& text, const std::string& fragment) {
+    const auto path = std::filesystem::temp_directory_path() / "fftune_strict_testcase.json";
+    std::ofstream(path) << text;
+    try {
+        load_testcase(path.string());
+        ADD_FAILURE() << "accepted: " << text;
+    } catch (const TestcaseError& e) {
+        EXPECT_NE(std::string(e.what()).find(path.string() + ": " + fragment), std::string::npos) << e.what();
+    }
+    std::filesystem::remove(path);
+}
+
+TEST(TestcaseFile, DuplicateKeysAreRefusedWithTheirPath) {
+    const std::string head = R"({"name": "t", "problem": "fft3d", "ranks": 2, )";
+    expect_file_error(head + R"("sizes": 8, "iterations": 5, "iterations": 50})",
+                      "/iterations: the key 'iterations' appears twice in one object (JSON would keep only the last)");
+    expect_file_error(head + R"("sizes": 8, "launcher": {"command": "srun", "args": [], "command": "mpirun"}})",
+                      "/launcher/command: the key 'command' appears twice");
+    // In an object inside a list: the list's index is in the path; keys are escaped as in JSON pointers.
+    expect_file_error(R"([1, {"a/b": 1, "a/b": 2}])", "/1/a~1b: the key 'a/b' appears twice");
+    // The same key in two objects is no duplicate.
+    const auto path = std::filesystem::temp_directory_path() / "fftune_strict_testcase.json";
+    std::ofstream(path) << head + R"("sizes": 8, "launcher": {"command": "srun"}, "description": "command"})";
+    EXPECT_EQ(load_testcase(path.string()).launcher, "srun");
+    std::filesystem::remove(path);
+}
+
+TEST(TestcaseFile, NumbersBeyondADoubleAreRefusedWithTheirPathAndSign) {
+    const std::string head = R"({"name": "t", "problem": "fft3d", "ranks": 2, )";
+    expect_file_error(head + R"("sizes": [[8, 1e999, 8]]})",
+                      "/sizes/0/1: 1e999 is out of range (allowed: numbers within +-1.8e308)");
+    expect_file_error(head + R"("sizes": 8, "point_timeout_s": -1e999})", "/point_timeout_s: -1e999 is out of range");
+    expect_file_error(head + R"("sizes": [[8, 9223372036854775808, 8]]})",
+                      "/sizes/0/1: 9223372036854775808 is out of range (allowed: 1 to 1073741824)");
+    expect_file_error(head + R"("sizes": [8,})", "malformed JSON: ");
 }
 
 }  // namespace

@@ -138,6 +138,13 @@ public:
         tc->redistribution = {
             ps.names_axis(TestcaseParser::value_or(j, "redistribution", "all"), "/redistribution", methods)};
         if (j.contains("redistribution_phases")) {
+            // Either one axis for every phase or one per phase: both would silently drop one.
+            if (j.contains("redistribution"))
+                ps.fail("/redistribution_phases",
+                        fmt::format("given together with /redistribution {} (allowed: one of them: \"redistribution\" "
+                                    "uses each method in every phase, \"redistribution_phases\" takes one axis per "
+                                    "phase)",
+                                    j.at("redistribution").dump()));
             const json& ph = j.at("redistribution_phases");
             if (!ph.is_array() || ph.size() != 2)
                 ps.fail("/redistribution_phases",
