@@ -81,7 +81,7 @@ TEST(Provenance, MachineClassCountsTheNodesGpus) {
 }
 
 TEST(Provenance, CpuFingerprintsOfOlderRecordsStillMatch) {
-    // The machine object of results/cpu-2core-vm-2026-11-23 (written before GPU fields existed).
+    // The machine object of the first committed CPU records (a 2-core VM, written before GPU fields existed).
     const nlohmann::json old = nlohmann::json::parse(
         R"({"arch": "x86_64", "cpu_count": 2, "cpu_model": "AMD EPYC", "gpus": [], "hostname": "vm",
             "memory_bytes": 25276502016, "os": "Linux 6.18.44-fc-v669"})");

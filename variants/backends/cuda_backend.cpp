@@ -190,9 +190,9 @@ public:
     }
 
     // A looped pass replays a CUDA graph of its cuFFT calls, one per (in, out)
-    // pair: that saves the launch gap between calls, about 1.3 us each on an
-    // H200 (pencil y-FFT at 1024^3: 14.5 -> 13.2 ms; results/h200x1-2026-11-23-fft-loops),
-    // and runs them on parallel branches (run_branched).
+    // pair: that saves the launch gap between calls (measured on an H200:
+    // variants/backends/README.md), and runs them on parallel branches
+    // (run_branched).
     void execute(void* in, void* out) {
         if (loop_count() < 2 || !graphs_work_ || capturing()) return run_loops(in, out);  // inside a caller's capture: record the calls there
         for (const Graph& g : graphs_)
@@ -364,10 +364,11 @@ private:
 
 // The cuFFT calls of one stage. A multi-axis c2c whose innermost axis (the last
 // dim, which cuFFT's layout nests fastest) is strided on both sides runs as one
-// 1D pass per axis (the first in -> out, the rest in place on out). On an H200, 1024^3 slab x,y-FFT with z contiguous on both
-// sides: 94.6 ms as one 2D plan, 20.0 ms as passes. Where one side has that axis
-// contiguous (realigned layouts) one 2D plan stays: passes took 1.2-3.7x longer
-// in 3 of 4 such cases (results/h200x1-2026-11-23-fft-passes).
+// 1D pass per axis (the first in -> out, the rest in place on out): one
+// multi-axis plan over that strided axis was several times slower. Where one
+// side has that axis contiguous (realigned layouts) one plan stays: there the
+// first pass would transpose while it transforms, and passes were mostly
+// slower. Measurements: variants/backends/README.md.
 std::vector<FftDescriptor> cufft_passes(const FftDescriptor& d) {
     const bool complex = d.kind == FftKind::c2c_forward || d.kind == FftKind::c2c_backward;
     const FftDim& fastest = d.dims.back();
@@ -397,17 +398,13 @@ std::vector<FftDescriptor> cufft_passes(const FftDescriptor& d) {
 // a transposed, strided array. Such a stage goes through a scratch array and a
 // tiled strided copy instead:
 // - r2c and multi-axis c2c: FFT into scratch in the input's axis order, then
-//   copy into the output order. On an H200 at 1024^3, one plan against FFT +
-//   copy: r2c y,z 85.9 -> 14.7 ms, r2c z 23.9 -> 8.6, c2c x,y 83.6 -> 13.9 /
-//   19.6 -> 16.9.
+//   copy into the output order (up to several times faster than one plan).
 // - c2r: copy the input into the output's axis order first, then the c2r, whose
-//   halved axis is then contiguous (FFT + copy in input order was worse: c2r z
-//   15.7 ms as one plan, 45.7). y,z c2r 68.9 -> 15.3 ms. A 1D c2r gains only
-//   from length 1024 on (z: 15.7 -> 8.6 ms at 1024^3, 3.65 -> 2.14 at
-//   512x512x1024); at lengths 512-896 one strided plan was as fast or faster
-//   (1024x1024x512: 3.26 against 4.54 ms), whatever the stride.
-// 1D c2c stages stay one plan (6.3 ms, with a copy 8.8).
-// (results/h200x1-2026-11-23-realigned, results/h200x1-2026-11-23-realigned-c2r)
+//   halved axis is then contiguous (FFT + copy in input order was slower than
+//   one plan). A 1D c2r gains only from length 1024 on; at lengths 512-896 one
+//   strided plan was as fast or faster, whatever the stride.
+// 1D c2c stages stay one plan: the copy costs more than cuFFT's order change.
+// Measurements on an H200: variants/backends/README.md.
 struct Reorder {
     FftDescriptor fft;            // the stage reading (c2r) or writing (others) the scratch array
     bool copy_first() const { return fft.kind == FftKind::c2r; }  // copy in -> scratch, then FFT scratch -> out

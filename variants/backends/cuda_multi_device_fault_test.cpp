@@ -2,8 +2,8 @@
 // transform over every GPU: a sticky error on another of those GPUs is a
 // fault too. The backend asks only its own stream; this test holds it to
 // seeing such an error there, as it did on 2 H200s (CUDA 13, peer access
-// enabled by cufftXt): results/h200x2-2026-11-24-multi-gpu-checks. Skipped,
-// saying so, below 2 GPUs. A process of its own: the fault ends the
+// enabled by cufftXt; variants/backends/README.md). Skipped, saying so, below
+// 2 GPUs. A process of its own: the fault ends the
 // process's use of the GPUs.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
