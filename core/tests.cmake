@@ -5,6 +5,11 @@ fftune_add_test(registry_test SOURCES core/base/registry_test.cpp LABELS unit)
 fftune_add_test(statistics_test SOURCES core/records/statistics_test.cpp LABELS unit)
 fftune_add_test(testcase_test SOURCES core/run/testcase_test.cpp LABELS unit)
 fftune_add_test(family_test SOURCES core/run/family_test.cpp LABELS unit)
+# The layers: no wrong-way include anywhere (and the check catches one).
+add_test(NAME layering COMMAND bash ${PROJECT_SOURCE_DIR}/cmake/check_layers_test.sh ${PROJECT_SOURCE_DIR}
+         ${PROJECT_BINARY_DIR}/layering-cases)
+set_tests_properties(layering PROPERTIES LABELS unit PASS_REGULAR_EXPRESSION "caught: core/engine/x.hpp")
+fftune_add_test(engine_axes_test SOURCES core/run/engine_axes_test.cpp LABELS unit)
 fftune_add_test(reshape_test SOURCES core/engine/reshape_test.cpp LABELS unit)
 fftune_add_test(provenance_test SOURCES core/records/provenance_test.cpp LABELS unit)
 fftune_add_test(process_test SOURCES core/platform/process_test.cpp LABELS unit)

@@ -11,7 +11,6 @@
 #include "core/platform/backend.hpp"
 #include "core/records/provenance.hpp"
 #include "core/run/family.hpp"
-#include "families/fft3d/fft3d.hpp"
 
 namespace fftune {
 

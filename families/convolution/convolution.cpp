@@ -24,7 +24,7 @@
 #include "core/platform/phase_timer.hpp"
 #include "core/run/family.hpp"
 #include "families/convolution/sampling.hpp"
-#include "families/fft3d/fft3d.hpp"
+#include "core/run/engine_axes.hpp"
 
 namespace fftune::convolution {
 namespace {

@@ -12,7 +12,7 @@
 #include "core/base/registry.hpp"
 #include "core/platform/mpi_util.hpp"
 #include "core/run/family.hpp"
-#include "families/fft3d/fft3d.hpp"
+#include "core/run/engine_axes.hpp"
 #include "families/poisson/solver.hpp"
 
 namespace fftune::poisson {
@@ -20,7 +20,7 @@ namespace {
 
 using json = nlohmann::json;
 
-// The engine's keys a padded point takes from the testcase (fft3d parses them).
+// The engine's keys a padded point takes from the testcase (core/run/engine_axes.hpp).
 const std::vector<std::string> engine_keys{"decomposition", "layout", "redistribution", "redistribution_phases",
                                            "process_grid", "backend", "gpu_aware"};
 
@@ -32,7 +32,7 @@ struct PoissonAxes : FamilyAxes {
     std::vector<Precision> precisions;
     std::vector<std::string> backends;
     std::vector<std::string> methods;  // zero_skipping's slab reshape: every method the testcase names
-    std::shared_ptr<const FamilyAxes> engine;  // fft3d's axes: the padded transform's configurations
+    EngineAxes engine;  // the padded transform's configurations
 };
 
 json config_of(const std::string& algorithm, const json& engine_config) {
@@ -156,13 +156,13 @@ public:
                         why + " (allowed with /boundary as given: " +
                             TestcaseParser::list(allowed_kernels(a->boundaries)) + ")");
         }
-        // The engine's axes, as fft3d reads them (its errors name the same paths).
-        json e{{"sizes", 8}};
+        // The engine's axes (errors name the same paths as fft3d's).
+        json e = json::object();
         for (const auto& k : engine_keys)
             if (j.contains(k)) e[k] = j.at(k);
-        a->engine = family_named("fft3d").parse(ps, e, ranks);
-        a->backends = fft3d_axes(*a->engine).backends;
-        for (const auto& phase : fft3d_axes(*a->engine).redistribution)
+        a->engine = parse_engine_axes(ps, e, ranks);
+        a->backends = a->engine.backends;
+        for (const auto& phase : a->engine.redistribution)
             for (const auto& m : phase)
                 if (std::find(a->methods.begin(), a->methods.end(), m) == a->methods.end()) a->methods.push_back(m);
         return a;
@@ -172,8 +172,7 @@ public:
         const auto& a = dynamic_cast<const PoissonAxes&>(any);
         // The padded transform's configurations at this rank count.
         std::vector<json> engine;
-        for (const auto& pt : family_named("fft3d").points(*a.engine, ranks))
-            if (std::find(engine.begin(), engine.end(), pt.config) == engine.end()) engine.push_back(pt.config);
+        for (const auto& c : engine_configs(a.engine, ranks)) engine.push_back(c);
         std::vector<Point> out;
         for (const auto& size : a.sizes)
             for (auto b : a.boundaries)
@@ -239,8 +238,9 @@ public:
     std::vector<Adapted> adapt_to_ranks(const json& config, int ranks) const override {
         if (!config.contains("decomposition")) return {{config, ""}};
         std::vector<Adapted> out;
-        for (auto& a : family_named("fft3d").adapt_to_ranks(config, ranks))
-            out.push_back({config_of(config.at("algorithm").get<std::string>(), a.config), a.change});
+        const Config measured = config.get<Config>();
+        for (const auto& c : fftune::adapt_to_ranks(measured, ranks))
+            out.push_back({config_of(config.at("algorithm").get<std::string>(), c), regridded(measured, c, ranks)});
         return out;
     }
 

@@ -1,0 +1,78 @@
+// The engine's testcase axes: defaults, the configurations they give in sweep
+// order, per-phase methods, refusals that name the JSON path, and the grid a
+// configuration takes at another rank count.
+#include "core/run/engine_axes.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace fftune {
+namespace {
+
+using json = nlohmann::json;
+
+const TestcaseParser ps("tc.json");
+
+TEST(EngineAxes, ConfigurationsInSweepOrderEachOnce) {
+    const json j{{"decomposition", {"slab_2d1d", "pencil"}},
+                 {"layout", {"default", "realigned"}},
+                 {"redistribution", {"a2a_sync", "p2p_sync"}},
+                 {"process_grid", "all"},
+                 {"overlap", {1, 3}}};
+    const EngineAxes a = parse_engine_axes(ps, j, {4});
+    EXPECT_EQ(a.backends, std::vector<std::string>{"fftw"});
+    EXPECT_EQ(a.gpu_aware, std::vector<bool>{false});
+    const auto slab = engine_shapes(a, "slab_2d1d", 4);
+    ASSERT_EQ(slab.size(), 4u);  // 2 layouts x 1 grid x 2 methods: layout outermost
+    EXPECT_EQ(slab[0].layout, LayoutVariant::default_);
+    EXPECT_EQ(slab[1].methods, std::vector<std::string>{"p2p_sync"});
+    EXPECT_EQ(slab[0].grid, (std::array<int, 2>{4, 1}));
+    const auto pencil = engine_shapes(a, "pencil", 4);
+    EXPECT_EQ(pencil.size(), 2u * 3 * 2);  // grids 1x4, 2x2, 4x1
+    EXPECT_EQ(pencil[0].methods, (std::vector<std::string>{"a2a_sync", "a2a_sync"}));
+    const auto configs = engine_configs(a, "slab_2d1d", slab[0]);
+    ASSERT_EQ(configs.size(), 2u);  // overlap 1, 3
+    EXPECT_EQ(configs[1].overlap, 3);
+    EXPECT_EQ(engine_configs(a, 4).size(), (4u + 12u) * 2);
+}
+
+TEST(EngineAxes, PerPhaseMethodsTakeTheirProduct) {
+    const json j{{"decomposition", "pencil"}, {"redistribution_phases", {{"a2a_sync"}, {"a2a_sync", "p2p_sync"}}}};
+    const auto shapes = engine_shapes(parse_engine_axes(ps, j, {4}), "pencil", 4);
+    ASSERT_EQ(shapes.size(), 2u * 2);  // 2 layouts x auto grid x 2 method pairs
+    EXPECT_EQ(shapes[1].methods, (std::vector<std::string>{"a2a_sync", "p2p_sync"}));
+}
+
+TEST(EngineAxes, RefusalsNameThePath) {
+    auto message = [](const json& j) {
+        try {
+            parse_engine_axes(ps, j, {2});
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_NE(message({{"overlap", 65}}).find("/overlap: 65 chunks is out of range (allowed: 1 to 64)"), std::string::npos);
+    EXPECT_NE(message({{"process_grid", {{2, 2}}}}).find("/process_grid/0: 2x2 needs 4 ranks"), std::string::npos);
+    EXPECT_NE(message({{"gpu_aware", {1}}}).find("/gpu_aware/0: 1 is not a boolean"), std::string::npos);
+    EXPECT_NE(message({{"redistribution", "a2a_sync"}, {"redistribution_phases", {{"a2a_sync"}, {"a2a_sync"}}}})
+                  .find("/redistribution_phases: given together with /redistribution"),
+              std::string::npos);
+}
+
+TEST(EngineAxes, RegriddedSaysWhatChanged) {
+    const Config pencil{"fftw", "pencil", LayoutVariant::default_, {2, 2}, {"a2a_sync", "a2a_sync"}, false};
+    const auto adapted = adapt_to_ranks(pencil, 8);
+    ASSERT_FALSE(adapted.empty());
+    EXPECT_EQ(regridded(pencil, adapted[0], 8),
+              fmt::format("with the process grid 2x2 re-derived as {}x{} for 8 ranks", adapted[0].process_grid[0],
+                          adapted[0].process_grid[1]));
+    EXPECT_EQ(regridded(pencil, pencil, 4), "");
+}
+
+}  // namespace
+}  // namespace fftune
