@@ -15,6 +15,10 @@ fftune_add_test(phase_timer_test SOURCES core/platform/phase_timer_test.cpp LABE
 fftune_add_test(settings_test SOURCES core/platform/settings_test.cpp LABELS unit)
 fftune_add_test(log_test SOURCES core/platform/log_test.cpp LABELS unit)
 fftune_add_test(json_lines_test SOURCES core/records/json_lines_test.cpp LABELS unit)
+fftune_add_test(record_file_test SOURCES core/records/record_file_test.cpp LABELS unit)
+fftune_add_test(folder_lock_test SOURCES core/platform/folder_lock_test.cpp LABELS unit)
+fftune_add_test(job_process_test SOURCES core/platform/job_process_test.cpp LABELS unit)
+fftune_add_test(resume_test SOURCES core/run/resume_test.cpp LABELS unit)
 if(ZLIB_FOUND)  # writes the compressed files it reads back
   target_link_libraries(json_lines_test PRIVATE ZLIB::ZLIB)
   target_compile_definitions(json_lines_test PRIVATE FFTUNE_HAVE_ZLIB)
