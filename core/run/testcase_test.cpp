@@ -1,6 +1,8 @@
 #include "core/run/testcase.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -226,6 +228,27 @@ TEST(TestcaseFile, MalformedJsonAndMissingFile) {
     }
     std::filesystem::remove(path);
     EXPECT_THROW(load_testcase("/nonexistent/fftune.json"), TestcaseError);
+}
+
+// A FIFO would block the read until a writer came: refused at once.
+TEST(TestcaseFile, AFifoOrDirectoryIsRefused) {
+    const auto fifo = std::filesystem::temp_directory_path() / ("fftune_fifo_testcase_" + std::to_string(getpid()));
+    std::filesystem::remove(fifo);
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    try {
+        load_testcase(fifo.string());
+        ADD_FAILURE() << "a FIFO was read as a testcase";
+    } catch (const TestcaseError& e) {
+        EXPECT_NE(std::string(e.what()).find(fifo.string() + ": not a regular file (a FIFO)"), std::string::npos)
+            << e.what();
+    }
+    std::filesystem::remove(fifo);
+    try {
+        load_testcase(std::filesystem::temp_directory_path().string());
+        ADD_FAILURE() << "a directory was read as a testcase";
+    } catch (const TestcaseError& e) {
+        EXPECT_NE(std::string(e.what()).find("not a regular file (a directory)"), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace
