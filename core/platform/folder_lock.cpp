@@ -77,8 +77,10 @@ unsigned long long process_start_ticks(long pid) {
     if (close == std::string::npos) return 0;
     std::istringstream fields(stat.substr(close + 2));
     std::string field;
-    for (int k = 3; k <= 22 && fields >> field; ++k)
+    for (int k = 3; k <= 22 && fields >> field; ++k) {
+        if (k == 3 && (field == "Z" || field == "X")) return 0;  // ended, not yet reaped
         if (k == 22) return std::strtoull(field.c_str(), nullptr, 10);
+    }
     return 0;
 }
 

@@ -35,7 +35,8 @@ private:
     int fd_ = -1;
 };
 
-// The start time of process `pid` (clock ticks since boot, /proc/PID/stat), 0 if there is none.
+// The start time of process `pid` (clock ticks since boot, /proc/PID/stat);
+// 0 if there is none, or it has ended and is not yet reaped (a zombie).
 unsigned long long process_start_ticks(long pid);
 
 }  // namespace fftune

@@ -72,6 +72,11 @@ TEST(FolderLock, AStaleLockOfADeadProcessIsTakenOver) {
 TEST(FolderLock, StartTicksTellAProcessFromOneThatReusedItsPid) {
     EXPECT_GT(process_start_ticks(getpid()), 0u);
     EXPECT_EQ(process_start_ticks(999999999), 0u);
+    const pid_t zombie = fork();  // ended, not reaped yet: no longer running
+    if (zombie == 0) _exit(0);
+    for (int k = 0; k < 500 && process_start_ticks(zombie) != 0; ++k) usleep(10000);
+    EXPECT_EQ(process_start_ticks(zombie), 0u);
+    waitpid(zombie, nullptr, 0);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -19,6 +21,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/platform/folder_lock.hpp"
 #include "core/platform/log.hpp"
 
 extern char** environ;
@@ -28,14 +31,17 @@ namespace {
 
 volatile std::sig_atomic_t g_received = 0;  // the last signal received under an InterruptGuard
 volatile std::sig_atomic_t g_forward = 0;   // a signal still to forward to the job
+volatile std::sig_atomic_t g_forward_to_child = 0;  // its own process too (the terminal's reached it)
 bool g_guarded = false;
 struct sigaction g_previous[3];
 constexpr int guarded_signals[3] = {SIGINT, SIGTERM, SIGHUP};
 
 void on_signal(int sig, siginfo_t* info, void*) {
     g_received = sig;
-    // The terminal sends to the whole foreground process group, the job's process included.
-    if (info == nullptr || info->si_code != SI_KERNEL) g_forward = sig;
+    // The terminal sends to the whole foreground process group, the job's own
+    // process included; mpirun's ranks are in process groups of their own.
+    g_forward_to_child = info == nullptr || info->si_code != SI_KERNEL;
+    g_forward = sig;
 }
 
 constexpr auto grace = std::chrono::seconds(10);        // after a forwarded signal, before SIGKILL
@@ -99,6 +105,14 @@ void end_left_behind(const std::vector<long>& keep) {
     }
 }
 
+// The processes below `pid`, children first.
+std::vector<long> descendants(long pid) {
+    std::vector<long> all = child_processes(pid);
+    for (std::size_t k = 0; k < all.size(); ++k)
+        for (long c : child_processes(all[k])) all.push_back(c);
+    return all;
+}
+
 }  // namespace
 
 std::string signal_name(int sig) {
@@ -132,6 +146,33 @@ std::vector<long> child_processes(long parent) {
     return out;
 }
 
+namespace {
+
+constexpr const char* launcher_variable = "FFTUNE_LAUNCHER";
+
+std::string host_name() {
+    char buf[256] = {};
+    return gethostname(buf, sizeof buf - 1) == 0 ? buf : "?";
+}
+
+// "PID START_TICKS HOST" of this process, as launcher_ended() reads it.
+std::string launcher_identity() {
+    return fmt::format("{} {} {}", getpid(), process_start_ticks(getpid()), host_name());
+}
+
+}  // namespace
+
+bool launcher_ended() {
+    const char* value = std::getenv(launcher_variable);
+    if (!value) return false;
+    long pid = 0;
+    unsigned long long ticks = 0;
+    char host[256] = {};
+    if (std::sscanf(value, "%ld %llu %255s", &pid, &ticks, host) != 3 || pid <= 0) return false;
+    if (host_name() != host) return false;
+    return process_start_ticks(pid) != ticks;  // gone, or its PID taken by another process
+}
+
 void end_with_parent() {
     const pid_t parent = getppid();
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -142,11 +183,16 @@ InterruptGuard::InterruptGuard() {
     if (g_guarded) throw std::logic_error("InterruptGuard: one at a time");
     g_received = 0;
     g_forward = 0;
+    g_forward_to_child = 0;
     struct sigaction sa {};
     sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO;  // no SA_RESTART: a wait is interrupted and looks at once
     sigemptyset(&sa.sa_mask);
-    for (int k = 0; k < 3; ++k) sigaction(guarded_signals[k], &sa, &g_previous[k]);
+    for (int k = 0; k < 3; ++k) {
+        sigaction(guarded_signals[k], nullptr, &g_previous[k]);
+        // One ignored already stays so (nohup: SIGHUP; a shell's background job: SIGINT).
+        if (g_previous[k].sa_handler != SIG_IGN) sigaction(guarded_signals[k], &sa, nullptr);
+    }
     g_guarded = true;
 }
 
@@ -163,6 +209,7 @@ JobRun run_supervised(const std::vector<std::string>& cmd) {
     for (const auto& a : cmd) line += (line.empty() ? "" : " ") + a;
     logging::debug("running: " + line);
     static const bool subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+    setenv(launcher_variable, launcher_identity().c_str(), 1);  // inherited by the job
     if (!subreaper) logging::debug("cannot become the subreaper of the jobs: a rank that outlives mpirun is not ended");
     const std::vector<long> earlier = child_processes(getpid());
 
@@ -222,8 +269,11 @@ JobRun run_supervised(const std::vector<std::string>& cmd) {
             out = -1;
         }
         if (const int sig = g_forward) {
+            // To every process of the job on this node, as a terminal sends to its
+            // process group: mpirun alone would let its ranks run on for a second.
             g_forward = 0;
-            kill(pid, sig);
+            for (long p : descendants(pid)) kill(static_cast<pid_t>(p), sig);
+            if (g_forward_to_child) kill(pid, sig);
             forwarded = std::chrono::steady_clock::now();
         }
         if (g_guarded && g_received && !run.interrupted_by) {

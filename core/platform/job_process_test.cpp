@@ -129,6 +129,31 @@ TEST(JobProcess, ASignalToTheLauncherIsForwardedAndReported) {
     EXPECT_EQ(WEXITSTATUS(status), 0) << "the job did not get SIGTERM, or the run did not report it";
 }
 
+// A job learns whether its launcher has ended from FFTUNE_LAUNCHER.
+TEST(JobProcess, AJobTellsWhetherItsLauncherHasEnded) {
+    TempDir dir;
+    const auto seen = dir.file("seen");
+    // The job as run_supervised starts it: its launcher (this process) lives.
+    ASSERT_EQ(run_supervised({"sh", "-c", "echo \"$FFTUNE_LAUNCHER\" > " + seen}).status, 0);
+    std::string launcher;
+    std::getline(std::ifstream(seen), launcher);
+    EXPECT_EQ(launcher.rfind(std::to_string(getpid()) + " ", 0), 0u) << launcher;
+    setenv("FFTUNE_LAUNCHER", launcher.c_str(), 1);
+    EXPECT_FALSE(launcher_ended());
+    // A launcher that has ended (here: one that never ran with that PID and start).
+    const pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    waitpid(dead, nullptr, 0);
+    const std::string host = launcher.substr(launcher.rfind(' ') + 1);
+    setenv("FFTUNE_LAUNCHER", (std::to_string(dead) + " 12345 " + host).c_str(), 1);
+    EXPECT_TRUE(launcher_ended());
+    // On another host it cannot be told: not ended.
+    setenv("FFTUNE_LAUNCHER", (std::to_string(dead) + " 12345 another-host").c_str(), 1);
+    EXPECT_FALSE(launcher_ended());
+    unsetenv("FFTUNE_LAUNCHER");
+    EXPECT_FALSE(launcher_ended());
+}
+
 TEST(JobProcess, ChildProcessesAreListed) {
     const pid_t child = fork();
     if (child == 0) {

@@ -168,7 +168,8 @@ void RecordFile::append_line(std::string_view line) {
     buf += '\n';
     struct stat st {};
     if (fstat(fd_, &st) != 0)
-        throw RecordWriteError(fmt::format("{}: cannot store a record: {}; {}", path_, std::strerror(errno), write_advice));
+        throw RecordWriteError(fmt::format("{}: cannot store a record: {}; {}", path_, std::strerror(errno), write_advice),
+                               std::strerror(errno));
     const off_t before = st.st_size;
     std::size_t done = 0;
     while (done < buf.size()) {
@@ -183,7 +184,8 @@ void RecordFile::append_line(std::string_view line) {
         if (done > 0 && ftruncate(fd_, before) != 0)
             state = fmt::format("cutting off the part written failed too ({}): the next run cuts it off", std::strerror(errno));
         throw RecordWriteError(fmt::format("{}: cannot store a record: {}; {}; {}", path_, std::strerror(err), state,
-                                           write_advice));
+                                           write_advice),
+                               std::strerror(err));
     }
 }
 

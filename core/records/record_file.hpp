@@ -16,9 +16,15 @@
 
 namespace fftune {
 
-// A record that could not be stored: what() names the file and the reason.
+// A record that could not be stored: what() names the file, the reason and what to do.
 struct RecordWriteError : std::runtime_error {
-    using std::runtime_error::runtime_error;
+    explicit RecordWriteError(const std::string& message, std::string reason = {})
+        : std::runtime_error(message), reason_(std::move(reason)) {}
+    // The system's reason alone ("No space left on device"), where a write failed.
+    const std::string& reason() const { return reason_; }
+
+private:
+    std::string reason_;
 };
 // Another process still owns the file after the wait: what() names it.
 struct RecordFileBusy : std::runtime_error {

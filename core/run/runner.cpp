@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "core/platform/collective_try.hpp"
 #include "core/platform/device_fault.hpp"
 #include "core/platform/host_scratch.hpp"
+#include "core/platform/job_process.hpp"
 #include "core/platform/mpi_util.hpp"
 #include "core/records/json_lines.hpp"
 #include "core/records/provenance.hpp"
@@ -345,6 +347,11 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
         } catch (const RecordWriteError& e) {
             end_job(comm, e.what(), job_status_store_failed, /*write_note=*/false, /*may_abort=*/true);
         }
+        // A sweep's launcher killed (kill -9): its job stops here instead of
+        // running on until mpirun's own clean-up ends it.
+        if (launcher_ended())
+            end_job(comm, "the sweep that started this job has ended: stopping after the last stored record",
+                    128 + SIGTERM, /*write_note=*/false, /*may_abort=*/true);
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const double eta = elapsed / done * (todo - done);
         std::string outcome = rec["status"].get<std::string>();

@@ -87,14 +87,17 @@ Stop failed_before_first_point(int ranks, const std::string& launcher, const std
 
 // A job whose rank 0 could not store a record (job_status_store_failed).
 Stop store_failed(int ranks, const std::string& part, const JobRun& job) {
-    std::string said;  // the job's own line (RecordWriteError), among the launcher's
-    std::istringstream lines(job.output_tail);
-    for (std::string line; std::getline(lines, line);)
-        if (line.find("cannot store a record") != std::string::npos) said = line;
-    return {fmt::format("the {}-rank job could not store a record{}, so the sweep stopped; {} ends after its last whole "
-                        "record. Free space on its file system (or raise the quota or file-size limit) and run the "
-                        "same command again: it continues after that record",
-                        ranks, said.empty() ? " (its message is above)" : " (" + said + ")", part),
+    // The job's own line (RecordWriteError), among the launcher's: "PATH: cannot store a record: REASON; ..."
+    std::string reason;
+    const std::string marker = ": cannot store a record: ";
+    if (const auto at = job.output_tail.rfind(marker); at != std::string::npos) {
+        const auto from = at + marker.size();
+        reason = job.output_tail.substr(from, job.output_tail.find_first_of(";\n", from) - from);
+    }
+    return {fmt::format("the {}-rank job could not store a record in {} ({}), so the sweep stopped; the file ends after "
+                        "its last whole record. Free space on its file system (or raise the quota or file-size limit) "
+                        "and run the same command again: it continues after that record",
+                        ranks, part, reason.empty() ? "its message is above" : reason),
             1, false};
 }
 
@@ -110,9 +113,11 @@ void write_merged(const std::string& merged, const std::vector<json>& records) {
     } catch (const std::exception& e) {
         std::error_code ignored;
         fs::remove(tmp, ignored);
-        throw RecordWriteError(fmt::format("{}: cannot write the merged results (it is left as it was; the per-rank "
-                                           "files beside it hold every record): {}",
-                                           merged, e.what()));
+        const auto* write = dynamic_cast<const RecordWriteError*>(&e);
+        throw RecordWriteError(fmt::format("{}: cannot write the merged results ({}); it is left as it was, and the "
+                                           "per-rank files beside it hold every record: free space on its file system "
+                                           "and run the same command again to merge them",
+                                           merged, write && !write->reason().empty() ? write->reason() : e.what()));
     }
 }
 
