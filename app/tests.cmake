@@ -19,7 +19,7 @@ fftune_cli_test(cli_quick_dry_run 0 ARGS run ${PROJECT_SOURCE_DIR}/testcases/qui
   EXPECT "total: 5856 points")
 # The main job: every applicable point validated, none failed.
 fftune_cli_test(cli_quick_sweep 0
-  ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --out ${PROJECT_BINARY_DIR}/quick-sweep
+  ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --out ${PROJECT_BINARY_DIR}/quick-sweep --fresh
   EXPECT "Summary: [0-9]+ ok  [0-9]+ skipped  \\(5856 points\\)"
   REJECT "failed|job died"
   LABELS "sweep;mpi")
@@ -41,13 +41,13 @@ set_tests_properties(cli_resume_after_a_job_died PROPERTIES FIXTURES_REQUIRED re
 # with the launcher's own message (quoted, indented) and what to check; no
 # point is recorded as failed, no second job is started (issue 42, item 4).
 fftune_cli_test(cli_launcher_bad_argument 1
-  ARGS run ${data}/resume.json --out ${PROJECT_BINARY_DIR}/launcher-bad-argument --launcher-arg=--no-such-mpirun-flag
+  ARGS run ${data}/resume.json --out ${PROJECT_BINARY_DIR}/launcher-bad-argument --fresh --launcher-arg=--no-such-mpirun-flag
   EXPECT "the 1-rank job failed before its first point \\(mpirun exited with status 1\\), so the sweep stopped; nothing was recorded for it"
          "It said:" "  mpirun: Error: unknown option .--no-such-mpirun-flag."
          "The command was: mpirun -n 1 .*--no-such-mpirun-flag" "Check the launcher and its arguments"
   REJECT "Summary:|job died|points 2\\.\\.2|failed:")
 fftune_cli_test(cli_launcher_cannot_start 1
-  ARGS run ${data}/resume.json --out ${PROJECT_BINARY_DIR}/launcher-cannot-start --launcher ${data}/cannot_start_launcher.sh
+  ARGS run ${data}/resume.json --out ${PROJECT_BINARY_DIR}/launcher-cannot-start --fresh --launcher ${data}/cannot_start_launcher.sh
   EXPECT "the 1-rank job failed before its first point \\([^)]*cannot_start_launcher.sh exited with status 1\\)"
          "  srun: error: Unable to allocate resources: Invalid account"
   REJECT "Summary:|job died|points 2\\.\\.2|failed:")
