@@ -22,9 +22,11 @@
 #include "core/platform/backend.hpp"
 #include "core/engine/decomposition.hpp"
 #include "core/platform/device_fault.hpp"
+#include "core/platform/job_process.hpp"
 #include "core/platform/log.hpp"
 #include "core/run/family.hpp"
 #include "core/run/probe.hpp"
+#include "core/run/resume.hpp"
 #include "core/records/provenance.hpp"
 #include "core/base/registry.hpp"
 #include "core/run/runner.hpp"
@@ -138,9 +140,10 @@ nlohmann::json best_problem(const std::string& family_name, const std::map<std::
 }
 #endif
 
-int run_in_job(fftune::Testcase tc, const std::string& out_dir, int start_index,
+int run_in_job(fftune::Testcase tc, const std::string& out_dir, int start_index, bool fresh,
                const std::vector<std::string>& argv, const std::string& selection_path,
                const std::string& manifest = {}, const std::string& task = {}) {
+    if (under_launcher()) fftune::end_with_parent();  // no rank outlives its mpirun
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
     int rank = 0, size = 0, failed = 0;
@@ -165,6 +168,10 @@ int run_in_job(fftune::Testcase tc, const std::string& out_dir, int start_index,
         }
         const bool from_manifest = !manifest.empty();
         if (from_manifest) only = task_points_to_run(tc, manifest, task, file, size);
+        // Not given (a run of its own, not a sweep's job): continue after the last stored record.
+        if (start_index < 0)
+            start_index = fresh || from_manifest || !selection_path.empty()
+                              ? 0 : fftune::resume_index(MPI_COMM_WORLD, file, tc.points(size));
         failed = fftune::run_job(MPI_COMM_WORLD, tc, file, start_index, argv,
                                  selection_path.empty() && !from_manifest ? nullptr : &only, from_manifest);
         if (rank == 0 && std::getenv("FFTUNE_SWEEP_CHILD") == nullptr)
@@ -221,8 +228,8 @@ int main(int argc, char** argv) {
     auto* run = app.add_subcommand("run", "run a testcase: every point validated and timed per phase");
     std::string testcase, out_dir = "fftune-results", launcher;
     std::vector<std::string> launcher_args;
-    int start_index = 0;
-    bool no_launch = false, dry_run = false;
+    int start_index = -1;
+    bool no_launch = false, dry_run = false, fresh = false;
     run->add_option("testcase", testcase, "testcase JSON file")->required();
     run->add_option("--out", out_dir, "output directory (JSON lines per rank count, merged file)");
     run->add_option("--launcher", launcher, "MPI launcher (default: the testcase's, else mpirun)");
@@ -233,6 +240,9 @@ int main(int argc, char** argv) {
     std::string selection_path;
     run->add_option("--select", selection_path, "run only the points of a point-selection file (tuner rounds)")->group("");
     run->add_flag("--dry-run", dry_run, "validate the testcase, print the point counts and exit");
+    run->add_flag("--fresh", fresh,
+                  "measure every point again: empty the result files of these rank counts first (by default a run "
+                  "continues after the records already stored in --out)");
     std::vector<int> only_ranks;
     run->add_option("--ranks", only_ranks, "run only these rank counts of the testcase (e.g. --ranks 1,2)")
         ->delimiter(',');
@@ -699,6 +709,7 @@ int main(int argc, char** argv) {
         fftune::logging::error(std::string("invalid testcase: ") + e.what());
         return 2;
     }
+    const std::vector<int> testcase_ranks = tc.ranks;  // the merged file keeps them all
     if (!only_ranks.empty()) {
         for (int r : only_ranks)
             if (std::find(tc.ranks.begin(), tc.ranks.end(), r) == tc.ranks.end()) {
@@ -722,10 +733,11 @@ int main(int argc, char** argv) {
         fftune::logging::error("--manifest and --task go together");
         return 2;
     }
-    if (no_launch || under_launcher()) return run_in_job(tc, out_dir, start_index, args, selection_path, manifest, task);
+    if (no_launch || under_launcher())
+        return run_in_job(tc, out_dir, start_index, fresh, args, selection_path, manifest, task);
     try {
         setenv("FFTUNE_SWEEP_CHILD", "1", 1);
-        return fftune::run_sweep(tc, {testcase, out_dir, launcher, launcher_args, selection_path});
+        return fftune::run_sweep(tc, {testcase, out_dir, launcher, launcher_args, selection_path, !fresh, testcase_ranks});
     } catch (const std::exception& e) {
         fftune::logging::error(e.what());
         return 1;

@@ -30,7 +30,7 @@ fftune_cli_test(cli_quick_dry_run 0 ARGS run ${PROJECT_SOURCE_DIR}/testcases/qui
   EXPECT "total: 5856 points")
 # The main job: every applicable point validated, none failed.
 fftune_cli_test(cli_quick_sweep 0
-  ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --out ${PROJECT_BINARY_DIR}/quick-sweep
+  ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --out ${PROJECT_BINARY_DIR}/quick-sweep --fresh
   EXPECT "Summary: [0-9]+ ok  [0-9]+ skipped  \\(5856 points\\)"
   REJECT "failed|job died"
   LABELS "sweep;mpi")
@@ -48,6 +48,27 @@ fftune_cli_test(cli_resume_after_a_job_died 1
 add_test(NAME cli_resume_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${PROJECT_BINARY_DIR}/resume-sweep)
 set_tests_properties(cli_resume_clean PROPERTIES FIXTURES_SETUP resume_sweep_clean LABELS cli)
 set_tests_properties(cli_resume_after_a_job_died PROPERTIES FIXTURES_REQUIRED resume_sweep_clean LABELS "cli;sweep;mpi")
+# A launcher or job that fails before its first point stops the sweep at once
+# with the launcher's own message (quoted, indented) and what to check; no
+# point is recorded as failed, no second job is started (issue 42, item 4).
+fftune_cli_test(cli_launcher_bad_argument 1
+  ARGS run ${data}/resume.json --out ${PROJECT_BINARY_DIR}/launcher-bad-argument --fresh --launcher-arg=--no-such-mpirun-flag
+  EXPECT "the 1-rank job failed before its first point \\(mpirun exited with status 1\\), so the sweep stopped; nothing was recorded for it"
+         "It said:" "  mpirun: Error: unknown option .--no-such-mpirun-flag."
+         "The command was: mpirun -n 1 .*--no-such-mpirun-flag" "Check the launcher and its arguments"
+  REJECT "Summary:|job died|points 2\\.\\.2|failed:")
+fftune_cli_test(cli_launcher_cannot_start 1
+  ARGS run ${data}/resume.json --out ${PROJECT_BINARY_DIR}/launcher-cannot-start --fresh --launcher ${data}/cannot_start_launcher.sh
+  EXPECT "the 1-rank job failed before its first point \\([^)]*cannot_start_launcher.sh exited with status 1\\)"
+         "  srun: error: Unable to allocate resources: Invalid account"
+  REJECT "Summary:|job died|points 2\\.\\.2|failed:")
+# A FIFO as testcase is refused, not read (which waited for a writer for ever).
+add_test(NAME cli_fifo_make COMMAND sh -c "rm -f fifo-testcase.json && mkfifo fifo-testcase.json"
+  WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+set_tests_properties(cli_fifo_make PROPERTIES FIXTURES_SETUP fifo_testcase LABELS cli)
+fftune_cli_test(cli_testcase_fifo 2 ARGS run ${PROJECT_BINARY_DIR}/fifo-testcase.json
+  EXPECT "invalid testcase: .*fifo-testcase.json: not a regular file \\(a FIFO\\)")
+set_tests_properties(cli_testcase_fifo PROPERTIES FIXTURES_REQUIRED fifo_testcase TIMEOUT 30)
 # A bad setting in the environment (core/platform/settings.hpp) fails before any work.
 fftune_cli_test(cli_bad_setting 2 ARGS run ${PROJECT_SOURCE_DIR}/testcases/quick.json --dry-run
   EXPECT "FFTUNE_NCCL_TIMEOUT_S='5min' is not allowed \\(allowed: seconds, a number > 0, or unset\\)"

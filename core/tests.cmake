@@ -20,6 +20,10 @@ fftune_add_test(phase_timer_test SOURCES core/platform/phase_timer_test.cpp LABE
 fftune_add_test(settings_test SOURCES core/platform/settings_test.cpp LABELS unit)
 fftune_add_test(log_test SOURCES core/platform/log_test.cpp LABELS unit)
 fftune_add_test(json_lines_test SOURCES core/records/json_lines_test.cpp LABELS unit)
+fftune_add_test(record_file_test SOURCES core/records/record_file_test.cpp LABELS unit)
+fftune_add_test(folder_lock_test SOURCES core/platform/folder_lock_test.cpp LABELS unit)
+fftune_add_test(job_process_test SOURCES core/platform/job_process_test.cpp LABELS unit)
+fftune_add_test(resume_test SOURCES core/run/resume_test.cpp LABELS unit)
 if(ZLIB_FOUND)  # writes the compressed files it reads back
   target_link_libraries(json_lines_test PRIVATE ZLIB::ZLIB)
   target_compile_definitions(json_lines_test PRIVATE FFTUNE_HAVE_ZLIB)
@@ -52,3 +56,22 @@ if(CMAKE_CUDA_COMPILER)
   fftune_add_test(plan_gpu_mpi_test REUSE plan_mpi_test LABELS gpu MPI_RANKS 1 2 4
     ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
 endif()
+
+# Fault injection into whole sweeps (issue 42), through the CLI with the real
+# launcher; the helpers are core/testing/sweep_faults.sh.
+# A full disk: the LD_PRELOAD hook fails writes past a size (core/testing/full_disk_preload.c).
+add_library(fftune_full_disk MODULE core/testing/full_disk_preload.c)
+target_link_libraries(fftune_full_disk PRIVATE ${CMAKE_DL_LIBS})
+add_test(NAME sweep_write_error COMMAND bash ${PROJECT_SOURCE_DIR}/core/run/sweep_write_error_test.sh
+  $<TARGET_FILE:fftune_cli> ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:fftune_full_disk>)
+# A killed launcher (kill -9, SIGTERM, SIGINT, SIGHUP), the folder lock, resume, partial re-runs.
+add_test(NAME sweep_kill COMMAND bash ${PROJECT_SOURCE_DIR}/core/run/sweep_kill_test.sh
+  $<TARGET_FILE:fftune_cli> ${MPIEXEC_EXECUTABLE})
+# kill -9 of the job's own launcher process while its ranks live on: one record, the failure, for that point.
+add_test(NAME sweep_job_dies COMMAND bash ${PROJECT_SOURCE_DIR}/core/run/sweep_job_dies_test.sh
+  $<TARGET_FILE:fftune_cli> ${MPIEXEC_EXECUTABLE})
+# The issue's check: 592 points, the launcher killed with kill -9 three times at random and resumed.
+add_test(NAME sweep_kill9_resume COMMAND bash ${PROJECT_SOURCE_DIR}/core/run/sweep_kill9_resume_check.sh
+  $<TARGET_FILE:fftune_cli> ${MPIEXEC_EXECUTABLE})
+set_tests_properties(sweep_write_error sweep_kill sweep_job_dies sweep_kill9_resume PROPERTIES
+  LABELS "sweep;mpi" PROCESSORS 2 TIMEOUT 300 PASS_REGULAR_EXPRESSION "PASS" FAIL_REGULAR_EXPRESSION "FAIL:")

@@ -59,7 +59,7 @@ struct Round {
         sel.iterations = iterations;
         const std::string path = (fs::path(dir) / "selection.json").string();
         save_point_selection(sel, path);
-        run_sweep(tc, {testcase_path, dir, "", {}, path});
+        run_sweep(tc, {testcase_path, dir, "", {}, path, /*resume=*/false, {}});  // each round measures anew
         std::map<int, std::map<int, json>> out;
         for (auto& r : read_records((fs::path(dir) / (sanitize_filename(tc.name) + ".jsonl")).string())) {
             if (r.contains("timing")) {  // skipped points cost nothing

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,9 +14,11 @@
 #include "core/platform/collective_try.hpp"
 #include "core/platform/device_fault.hpp"
 #include "core/platform/host_scratch.hpp"
+#include "core/platform/job_process.hpp"
 #include "core/platform/mpi_util.hpp"
 #include "core/records/json_lines.hpp"
 #include "core/records/provenance.hpp"
+#include "core/records/record_file.hpp"
 #include "core/records/statistics.hpp"
 #include "core/run/point_watchdog.hpp"
 
@@ -24,14 +27,6 @@ namespace fftune {
 using json = nlohmann::json;
 
 namespace {
-
-// A result file a job killed mid-write left with a torn last line.
-bool ends_mid_line(const std::string& path) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in || in.tellg() <= 0) return false;
-    in.seekg(-1, std::ios::end);
-    return in.get() != '\n';
-}
 
 json base_record(const Point& point, const json& machine, const RunOptions& options) {
     json r;
@@ -321,18 +316,16 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
     const json machine = machine_info();
     set_device_fault_note(out_file);
     RunOptions opts{tc.warmup, tc.iterations, tc.validate, argv, ranks_per_node(comm)};
-    std::ofstream out;
+    std::optional<RecordFile> out;
     if (rank == 0) {
         // A note a job that died left here has been read (core/run/sweep.cpp): it
         // is not this job's.
         std::filesystem::remove(device_fault_note_path(out_file));
         append = append || start_index > 0;
-        // A job killed mid-write leaves a torn last line: end it, so the next
-        // record starts on its own line (read_records drops the torn one).
-        const bool torn = append && ends_mid_line(out_file);
-        out.open(out_file, append ? std::ios::app : std::ios::trunc);
-        if (!out) throw std::runtime_error("cannot write " + out_file);
-        if (torn) out << '\n';
+        // Held for the job: a torn last line (a job killed mid-write) is cut off,
+        // and no other job writes here meanwhile (it waits for this one to end).
+        out.emplace(out_file, append ? RecordFile::Mode::append : RecordFile::Mode::truncate);
+        std::ofstream(job_started_path(out_file)) << "started\n";
     }
     const auto t0 = std::chrono::steady_clock::now();
     int failed = 0;
@@ -349,7 +342,16 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
         watchdog.disarm();
         if (rec["status"] == "failed") ++failed;
         if (rank != 0) continue;
-        out << rec.dump() << '\n' << std::flush;  // never lose a measured point
+        try {
+            out->append(rec);  // stored before its progress line says so
+        } catch (const RecordWriteError& e) {
+            end_job(comm, e.what(), job_status_store_failed, /*write_note=*/false, /*may_abort=*/true);
+        }
+        // A sweep's launcher killed (kill -9): its job stops here instead of
+        // running on until mpirun's own clean-up ends it.
+        if (launcher_ended())
+            end_job(comm, "the sweep that started this job has ended: stopping after the last stored record",
+                    128 + SIGTERM, /*write_note=*/false, /*may_abort=*/true);
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const double eta = elapsed / done * (todo - done);
         std::string outcome = rec["status"].get<std::string>();
@@ -362,8 +364,11 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
                                  points[i].label, outcome, elapsed, eta);
     }
     release_host_scratch();  // unpinned while the device runtime is still up, not at exit
+    if (rank == 0) std::filesystem::remove(job_started_path(out_file));
     return failed;
 }
+
+std::string job_started_path(const std::string& result_file) { return result_file + ".started"; }
 
 json died_point_record(const Point& point, const std::string& error) {
     return json{{"schema", "fftune.result/1"},
@@ -378,10 +383,7 @@ json died_point_record(const Point& point, const std::string& error) {
 }
 
 void append_record(const std::string& path, const json& record) {
-    const bool torn = ends_mid_line(path);
-    std::ofstream out(path, std::ios::app);
-    if (!out) throw std::runtime_error("cannot write " + path);
-    out << (torn ? "\n" : "") << record.dump() << '\n' << std::flush;
+    RecordFile(path, RecordFile::Mode::append).append(record);
 }
 
 std::vector<json> read_records(const std::string& path) {

@@ -28,8 +28,10 @@ nlohmann::json run_point(MPI_Comm comm, const Point& point, const RunOptions& op
                          const nlohmann::json& machine);
 
 // Runs the testcase's points for this job's world size from `start_index` on,
-// appending one JSON line per point to `out_file` (rank 0, flushed per point).
-// Returns the number of failed points.
+// appending one JSON line per point to `out_file` (rank 0 holds it as a
+// RecordFile: each record stored whole before its progress line is printed).
+// Returns the number of failed points. A record that cannot be stored ends
+// the job with job_status_store_failed, the file ending after its last whole record.
 // `only`, when given, lists the point indices to run (sorted); others are skipped.
 // The file is appended to when start_index > 0 or `append` (resumed jobs).
 int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int start_index,
@@ -45,30 +47,53 @@ struct PointSelection {
 PointSelection load_point_selection(const std::string& path);
 void save_point_selection(const PointSelection& s, const std::string& path);
 
-// Parent mode: one launcher job per rank count, crash-resilient (a job that
-// dies is resumed after the point it died on, which is recorded as failed),
-// merged into OUT/<name>.jsonl. Returns the process exit code.
+// Parent mode: one launcher job per rank count, merged into OUT/<name>.jsonl;
+// returns the process exit code (0; 1: failed points, or the sweep stopped;
+// 128 + signal when interrupted). The sweep owns OUT while it runs
+// (FolderLock: a second one is refused). With `resume`, each rank count's
+// result file is continued after its last stored record (checked to be of
+// this testcase first: core/run/resume.hpp); without, it is emptied first.
+// A job that dies is resumed after the point it died on, which is recorded as
+// failed; a job that fails before its first point (the launcher cannot
+// start, or refuses) stops the sweep with the launcher's message, as do a
+// record that cannot be stored and SIGINT, SIGTERM or SIGHUP (forwarded to
+// the job). The merged file holds every stored record of `merge_ranks` (all
+// the testcase's rank counts, also those not run now), and is replaced whole.
 struct SweepOptions {
     std::string testcase_path;
     std::string out_dir;
     std::string launcher;               // overrides the testcase's when not empty
     std::vector<std::string> launcher_args;  // appended to the testcase's
     std::string selection_path;              // a PointSelection file, or empty for every point
+    bool resume = false;                     // continue the result files (fftune run's default; --fresh: false)
+    std::vector<int> merge_ranks;            // rank counts whose results the merged file holds (empty: tc.ranks)
 };
 int run_sweep(const Testcase& tc, const SweepOptions& options);
 
-// One MPI job of `ranks` processes running this executable with `args`:
-//   launcher -n ranks [--oversubscribe] extra... /proc/self/exe args...
-// (--oversubscribe for Open MPI when ranks exceed the cores). Returns its exit
-// status, 128 + signal when it was killed. Used by run_sweep and `fftune probe`.
+// The exit status of a job whose rank 0 could not store a record
+// (RecordWriteError, core/records/record_file.hpp): the sweep stops.
+constexpr int job_status_store_failed = 74;  // EX_IOERR
+
+// The launcher command of one MPI job of `ranks` processes running this executable with `args`:
+//   launcher -n ranks [--oversubscribe] [--bind-to none] extra... /proc/self/exe args...
+// (--oversubscribe for Open MPI when ranks exceed the cores).
+std::vector<std::string> job_command(const std::string& launcher, int ranks, const std::vector<std::string>& extra,
+                                     const std::vector<std::string>& args);
+// Runs job_command(...) supervised (core/platform/job_process.hpp) and
+// returns its exit status, 128 + signal when it was killed. Used by `fftune probe`.
 int launch_self(const std::string& launcher, int ranks, const std::vector<std::string>& extra,
                 const std::vector<std::string>& args);
+
+// Beside a result file while a job runs its points: rank 0 makes it once the
+// job holds the file, and removes it when the job ends normally. A job that
+// ends without having made it failed before its first point.
+std::string job_started_path(const std::string& result_file);
 
 // The failed record of a point whose MPI job ended while running it (it
 // wrote none itself), with `error` saying so.
 nlohmann::json died_point_record(const Point& point, const std::string& error);
-// Appends `record` as one line to the result file `path`, after ending a torn
-// last line (a job killed mid-write) so that the record starts a line.
+// Appends `record` as one line to the result file `path` (RecordFile: whole
+// or not at all, after cutting off a torn last line; RecordWriteError names the file).
 void append_record(const std::string& path, const nlohmann::json& record);
 
 // Human-readable summary of records (status counts, best plan per problem, failures).

@@ -1,5 +1,6 @@
 #include "core/run/testcase.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -75,6 +76,16 @@ Testcase parse_testcase(const json& j, const std::string& source) {
 }
 
 Testcase load_testcase(const std::string& path) {
+    // A FIFO would block the open until a writer comes, and its content could not
+    // be read again by the jobs, which load the testcase too.
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+        throw TestcaseError(fmt::format("{}: not a regular file ({}); a testcase is a JSON file, which the launcher "
+                                        "and each job read",
+                                        path, std::filesystem::is_directory(status) ? "a directory"
+                                              : std::filesystem::is_fifo(status)    ? "a FIFO"
+                                                                                    : "a device or socket"));
     std::ifstream in(path);
     if (!in) throw TestcaseError(path + ": cannot open the file");
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -1,6 +1,8 @@
 #include "core/run/testcase.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -279,6 +281,27 @@ TEST(TestcaseFile, NumbersBeyondADoubleAreRefusedWithTheirPathAndSign) {
     expect_file_error(head + R"("sizes": [[8, 9223372036854775808, 8]]})",
                       "/sizes/0/1: 9223372036854775808 is out of range (allowed: 1 to 1073741824)");
     expect_file_error(head + R"("sizes": [8,})", "malformed JSON: ");
+}
+
+// A FIFO would block the read until a writer came: refused at once.
+TEST(TestcaseFile, AFifoOrDirectoryIsRefused) {
+    const auto fifo = std::filesystem::temp_directory_path() / ("fftune_fifo_testcase_" + std::to_string(getpid()));
+    std::filesystem::remove(fifo);
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    try {
+        load_testcase(fifo.string());
+        ADD_FAILURE() << "a FIFO was read as a testcase";
+    } catch (const TestcaseError& e) {
+        EXPECT_NE(std::string(e.what()).find(fifo.string() + ": not a regular file (a FIFO)"), std::string::npos)
+            << e.what();
+    }
+    std::filesystem::remove(fifo);
+    try {
+        load_testcase(std::filesystem::temp_directory_path().string());
+        ADD_FAILURE() << "a directory was read as a testcase";
+    } catch (const TestcaseError& e) {
+        EXPECT_NE(std::string(e.what()).find("not a regular file (a directory)"), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ if(FFTUNE_BUILD_TESTS)
   fftune_cli_test(convolution_bad_sampling 2 ARGS run ${PROJECT_SOURCE_DIR}/families/convolution/testdata/bad_sampling.json
     EXPECT "/sampling/1: unknown value 'sparse' \\(allowed: full, fine, coarse, or \"all\"\\)" LABELS convolution)
   fftune_cli_test(convolution_too_tight 1 ARGS run ${PROJECT_SOURCE_DIR}/families/convolution/testdata/too_tight.json
-    --out ${cdir}-tight EXPECT "relative L2 error [0-9.e-]+ exceeds the bound 1e-06" LABELS convolution)
+    --out ${cdir}-tight --fresh EXPECT "relative L2 error [0-9.e-]+ exceeds the bound 1e-06" LABELS convolution)
   if(FFTUNE_HAVE_TUNER)
     fftune_cli_test(convolution_best_bound 0 ARGS best --problem convolution --size 16 --ranks 3 --kernel gaussian
       --input blobs --max-error 0.03 --db ${cdir}/db.sqlite
