@@ -20,6 +20,10 @@ fftune_cli_test(cli_duplicate_key 2 ARGS run ${data}/duplicate_key.json --dry-ru
   EXPECT "duplicate_key.json: /iterations: the key 'iterations' appears twice in one object" REJECT "points")
 fftune_cli_test(cli_number_overflow 2 ARGS run ${data}/number_overflow.json --dry-run
   EXPECT "number_overflow.json: /sizes/0/1: 1e999 is out of range \\(allowed: numbers within \\+-1.8e308\\)")
+# A point larger than the host's memory is skipped with its need before it allocates (was: std::bad_alloc).
+fftune_cli_test(cli_host_memory 0 ARGS run ${data}/host_memory.json --fresh --out ${PROJECT_BINARY_DIR}/cli-host-memory
+  EXPECT "does not fit in host memory: 1 rank\\(s\\) on this node need [0-9.]+ GiB \\(this rank [0-9.]+ GiB\\), [0-9.]+ GiB of its [0-9.]+ GiB are available"
+  REJECT "bad_alloc")
 fftune_cli_test(cli_size_2_to_63 2 ARGS run ${data}/huge_size.json --dry-run
   EXPECT "huge_size.json: /sizes/0/1: 9223372036854775808 is out of range \\(allowed: 1 to 1073741824\\)")
 fftune_cli_test(cli_both_redistributions 2 ARGS run ${data}/both_redistributions.json --dry-run

@@ -13,6 +13,7 @@ fftune_add_test(engine_axes_test SOURCES core/run/engine_axes_test.cpp LABELS un
 fftune_add_test(reshape_test SOURCES core/engine/reshape_test.cpp LABELS unit)
 fftune_add_test(provenance_test SOURCES core/records/provenance_test.cpp LABELS unit)
 fftune_add_test(process_test SOURCES core/platform/process_test.cpp LABELS unit)
+fftune_add_test(host_memory_test SOURCES core/platform/host_memory_test.cpp LABELS unit)
 fftune_add_test(host_scratch_test SOURCES core/platform/host_scratch_test.cpp LABELS unit)
 fftune_add_test(parallel_test SOURCES core/platform/parallel_test.cpp LABELS unit)
 fftune_add_test(validation_test SOURCES core/engine/validation_test.cpp LABELS unit)

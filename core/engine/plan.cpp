@@ -9,6 +9,7 @@
 #include "core/engine/decomposition.hpp"
 #include "core/engine/fft_descriptor.hpp"
 #include "core/platform/gpu_aware.hpp"
+#include "core/platform/host_memory.hpp"
 #include "core/platform/host_scratch.hpp"
 #include "core/base/registry.hpp"
 #include "core/engine/reshape.hpp"
@@ -62,12 +63,13 @@ index_t slice_granule(const Layout& a, std::size_t a_elem, const Layout& b, std:
 }  // namespace
 
 // (plan.hpp) Refuses, on every rank and before anything is allocated, a plan whose ranks
-// would together need more than the free memory of a device they share. Host
-// backends report no device memory and are not checked. Returns the most
+// would together need more than the free memory of a device they share; on
+// host backends, more than the node's available host memory. Returns the most
 // ranks that share one device (1 on host backends). Collective.
 int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need) {
     std::optional<DeviceMemory> mem;
-    all_or_none(comm, [&] { mem = backend.device_memory_info(); });
+    const bool host = !backend.device_memory();
+    all_or_none(comm, [&] { mem = host ? host_memory_info() : backend.device_memory_info(); });
     if (!all_ok(comm, mem.has_value())) return 1;
     MPI_Comm node_comm = MPI_COMM_NULL;
     FFTUNE_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm));
@@ -86,12 +88,17 @@ int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t nee
     for (int r = 0; r < n; ++r)
         if (std::string(&ids[static_cast<std::size_t>(r) * id_len]) == id) shared_need += needs[r], ++sharers;
     std::string error;
-    if (shared_need > mem->free)
+    if (shared_need > mem->free && host)
+        error = fmt::format("does not fit in host memory: {} rank(s) on this node need {} (this rank {}), {} of its {} "
+                            "are available",
+                            sharers, gib(shared_need), gib(need), gib(mem->free), gib(mem->total));
+    else if (shared_need > mem->free)
         error = fmt::format(
             "does not fit in device memory: {} rank(s) on device {} need {} (this rank {}: input, output, work "
             "arrays, FFT work area, staging buffers), {} of its {} are free",
             sharers, mem->device, gib(shared_need), gib(need), gib(mem->free), gib(mem->total));
     if (auto e = agree_error(comm, error)) throw Unsupported(*e);
+    if (host) return 1;
     int most = 0;
     FFTUNE_MPI_CHECK(MPI_Allreduce(&sharers, &most, 1, MPI_INT, MPI_MAX, comm));
     return most;

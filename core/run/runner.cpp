@@ -360,6 +360,8 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
                                    rec["validation"].value("max_rel_error", 0.0));
         else if (outcome == "failed")
             outcome += ": " + rec["error"].get<std::string>();
+        else if (outcome == "skipped" && rec.contains("reason"))
+            outcome += ": " + rec["reason"].get<std::string>();
         std::cerr << fmt::format("[{} ranks {}/{}] {}: {} | elapsed {:.0f}s ETA {:.0f}s\n", size, i + 1, total,
                                  points[i].label, outcome, elapsed, eta);
     }
