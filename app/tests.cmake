@@ -20,6 +20,19 @@ fftune_cli_test(cli_duplicate_key 2 ARGS run ${data}/duplicate_key.json --dry-ru
   EXPECT "duplicate_key.json: /iterations: the key 'iterations' appears twice in one object" REJECT "points")
 fftune_cli_test(cli_number_overflow 2 ARGS run ${data}/number_overflow.json --dry-run
   EXPECT "number_overflow.json: /sizes/0/1: 1e999 is out of range \\(allowed: numbers within \\+-1.8e308\\)")
+# As root without Open MPI's two variables, the launcher sets them and says so
+# (was: every point relaunched and recorded as failed). Only as root does it mean anything.
+add_test(NAME cli_root_without_ompi_variables
+  COMMAND ${CMAKE_COMMAND} -E env --unset=OMPI_ALLOW_RUN_AS_ROOT --unset=OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+          $<TARGET_FILE:fftune_cli> run ${data}/resume.json --fresh --out ${PROJECT_BINARY_DIR}/cli-root)
+execute_process(COMMAND id -u OUTPUT_VARIABLE uid OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(uid STREQUAL "0")
+  set_tests_properties(cli_root_without_ompi_variables PROPERTIES LABELS "cli;mpi"
+    PASS_REGULAR_EXPRESSION "running as root: set OMPI_ALLOW_RUN_AS_ROOT=1.*Summary: [0-9]+ ok"
+    FAIL_REGULAR_EXPRESSION "[0-9]+ failed|job died|no rank")
+else()
+  set_tests_properties(cli_root_without_ompi_variables PROPERTIES LABELS "cli;mpi" FAIL_REGULAR_EXPRESSION "failed|running as root")
+endif()
 # A point larger than the host's memory is skipped with its need before it allocates (was: std::bad_alloc).
 fftune_cli_test(cli_host_memory 0 ARGS run ${data}/host_memory.json --fresh --out ${PROJECT_BINARY_DIR}/cli-host-memory
   EXPECT "does not fit in host memory: 1 rank\\(s\\) on this node need [0-9.]+ GiB \\(this rank [0-9.]+ GiB\\), [0-9.]+ GiB of its [0-9.]+ GiB are available"

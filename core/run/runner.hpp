@@ -74,6 +74,10 @@ int run_sweep(const Testcase& tc, const SweepOptions& options);
 // (RecordWriteError, core/records/record_file.hpp): the sweep stops.
 constexpr int job_status_store_failed = 74;  // EX_IOERR
 
+// As root, with Open MPI as the launcher: sets OMPI_ALLOW_RUN_AS_ROOT and
+// OMPI_ALLOW_RUN_AS_ROOT_CONFIRM for the jobs where the user has not, and says
+// so once (job_command calls it). True when it set them.
+bool allow_open_mpi_as_root();
 // The launcher command of one MPI job of `ranks` processes running this executable with `args`:
 //   launcher -n ranks [--oversubscribe] [--bind-to none] extra... /proc/self/exe args...
 // (--oversubscribe for Open MPI when ranks exceed the cores).

@@ -6,7 +6,11 @@
 //    stored, SIGINT/SIGTERM/SIGHUP: the sweep stops, every stored record kept;
 //  - the launcher killed (kill -9): its job ends with it (core/platform/job_process.hpp).
 // Run again, it continues after the last stored record of each rank count.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <utility>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -123,6 +127,20 @@ void write_merged(const std::string& merged, const std::vector<json>& records) {
 
 }  // namespace
 
+bool allow_open_mpi_as_root() {
+    if (geteuid() != 0) return false;
+    const char* allow = std::getenv("OMPI_ALLOW_RUN_AS_ROOT");
+    const char* confirm = std::getenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM");
+    if (allow && confirm) return false;  // set by the user: as they are
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+    static bool said = false;
+    if (!std::exchange(said, true))
+        logging::info("running as root: set OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 for mpirun "
+                      "(Open MPI refuses root without them; export them yourself to silence this)");
+    return true;
+}
+
 std::vector<std::string> job_command(const std::string& launcher, int ranks, const std::vector<std::string>& extra,
                                      const std::vector<std::string>& args) {
     static std::map<std::string, bool> open_mpi;  // asking the launcher once is enough
@@ -130,6 +148,7 @@ std::vector<std::string> job_command(const std::string& launcher, int ranks, con
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     std::vector<std::string> cmd{launcher, "-n", std::to_string(ranks)};
     if (open_mpi[launcher] && static_cast<unsigned>(ranks) > cores) cmd.push_back("--oversubscribe");
+    if (open_mpi[launcher]) allow_open_mpi_as_root();
     // Open MPI binds each rank to one core by default (np <= 2), which would put
     // a rank's host threads (test fields, validation: core/platform/parallel.hpp) on that
     // one core. Unbound unless the caller chose a binding or mapping.
