@@ -68,8 +68,11 @@ index_t slice_granule(const Layout& a, std::size_t a_elem, const Layout& b, std:
 // ranks that share one device (1 on host backends). Collective.
 int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need) {
     std::optional<DeviceMemory> mem;
-    const bool host = !backend.device_memory();
-    all_or_none(comm, [&] { mem = host ? host_memory_info() : backend.device_memory_info(); });
+    bool host = false;  // a host backend that reports no memory of its own: the node's host memory
+    all_or_none(comm, [&] {
+        mem = backend.device_memory_info();
+        if (!mem && !backend.device_memory()) mem = host_memory_info(), host = true;
+    });
     if (!all_ok(comm, mem.has_value())) return 1;
     MPI_Comm node_comm = MPI_COMM_NULL;
     FFTUNE_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm));
