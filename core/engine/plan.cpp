@@ -153,6 +153,8 @@ struct Plan::Stage {
     }
     // The array its reshapes read: the FFT slices' output forward, else its input.
     Slot reshape_source() const { return overlap && overlap->fft_first ? overlap->mid : in; }
+    // The array its reshapes write: the FFT slices' input inverse, else its output.
+    Slot reshape_destination() const { return overlap && !overlap->fft_first ? overlap->mid : out; }
 
     template <class F>
     void for_each_reshape(F&& f) {
@@ -386,6 +388,7 @@ void Plan::allocate_buffers(const WorkSizes& w) {
                 c.send_buffer = send_.data();
                 c.recv_buffer = recv_.data();
                 c.source_array = r.plan.source_owned ? work_[s.reshape_source() - work_a].data() : nullptr;
+                c.destination_array = r.plan.destination_owned ? work_[s.reshape_destination() - work_a].data() : nullptr;
                 if (stage && r.transport->uses_mpi()) {
                     if (r.transport->uses_whole_arrays()) {
                         c.host_src_mirror = host_src_.data();
@@ -582,7 +585,10 @@ void Plan::build(Direction dir) {
             pipe->add_traffic(stage.fft_phase, layout_bytes(mine.layouts[fft_from], fft_from) +
                                                    layout_bytes(mine.layouts[fft_to], fft_to));
             stage.overlap = std::move(ov);
-            for (auto& c : stage.overlap->slices) c.reshape->plan.source_owned = stage.reshape_source() >= work_a;
+            for (auto& c : stage.overlap->slices) {
+                c.reshape->plan.source_owned = stage.reshape_source() >= work_a;
+                c.reshape->plan.destination_owned = stage.reshape_destination() >= work_a;
+            }
             pipe->stages.push_back(std::move(stage));
             ++k;  // the pair's second step is done
             continue;
@@ -629,6 +635,7 @@ void Plan::build(Direction dir) {
             stage.reshape = make_reshape(i, from, to, nullptr, true,
                                          !pipe->stages.empty() && pipe->stages.back().store_target.has_value());
             stage.reshape->plan.source_owned = stage.reshape_source() >= work_a;
+            stage.reshape->plan.destination_owned = stage.reshape_destination() >= work_a;
         }
         pipe->stages.push_back(std::move(stage));
     }

@@ -40,6 +40,9 @@ struct ReshapePlan {
     // that lives as long as the plan: peers may map it once and read their
     // blocks in place (cuda_ipc_direct). False where it is the caller's input.
     bool source_owned = false;
+    // The same for the destination array: peers may map it and write their
+    // blocks into it (cuda_ipc_push).
+    bool destination_owned = false;
     std::size_t elem_bytes = 0;
     index_t send_total = 0;        // elements in the packed send buffer: every peer's but the self block
     index_t recv_total = 0;
@@ -83,6 +86,8 @@ struct ReshapeContext {
     void* recv_buffer = nullptr;     // packed receive staging (recv_total elements)
     // The source array where plan->source_owned (the start of its allocation), else null.
     const void* source_array = nullptr;
+    // The destination array where plan->destination_owned, else null.
+    void* destination_array = nullptr;
     // Host staging for MPI that cannot read device memory (set only then, pinned):
     // packed transports pack straight into host_send and unpack from host_recv;
     // whole-array transports (derived datatypes) use mirrors of source and destination.

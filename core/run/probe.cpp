@@ -222,7 +222,8 @@ private:
             FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &self));
             const auto before = probe_layouts(q, runs, run, false), after = probe_layouts(q, runs, run, true);
             ReshapePlan plan = make_reshape_plan(0, self, before, after, elem_bytes);
-            plan.source_owned = true;  // src is the probe's own allocation: peers may read it in place
+            // src and dst are the probe's own allocations: peers may read or write them in place.
+            plan.source_owned = plan.destination_owned = true;
             Buffer src, dst, send, recv, host_a, host_b;
             // Declared after the buffers, so destroyed before them on every exit
             // (agreed failures included: every rank unwinds together). Peers may
@@ -249,6 +250,7 @@ private:
                 src = Buffer(backend, before[self].box.count() * elem_bytes);
                 dst = Buffer(backend, after[self].box.count() * elem_bytes);
                 ctx.source_array = src.data();
+                ctx.destination_array = dst.data();
                 if (transport->uses_staging_buffers()) {  // sized as Plan sizes them (nccl_alltoall: a slot per rank)
                     send = Buffer(backend, transport->send_buffer_elems(plan) * elem_bytes);
                     if (transport->uses_recv_buffer()) recv = Buffer(backend, transport->recv_buffer_elems(plan) * elem_bytes);

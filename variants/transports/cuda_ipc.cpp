@@ -9,7 +9,7 @@
 // what peers still read. MPI moves no data, only handles and barriers, so it
 // needs no host staging.
 //
-// Two variants:
+// Variants:
 // - cuda_ipc: each rank packs its peers' blocks into its send buffer, which
 //   they map. Timed as pack.k (packing) and exchange.k (barriers and copies).
 // - cuda_ipc_direct: peers map the rank's source array itself (a work array
@@ -17,6 +17,13 @@
 //   lie: no pack, no send buffer. Where the source is the caller's array it
 //   packs as cuda_ipc does (a caller's array may be freed while mapped). All
 //   timed as exchange.k.
+// - cuda_ipc_push: the reverse. Peers map the rank's destination array
+//   (ReshapePlan::destination_owned) and write their blocks into place there
+//   with copy engines: NVLink carries writes, which need no round trip, where
+//   the pulls above carry reads. Where the destination is the caller's array
+//   it pulls as cuda_ipc_direct does.
+// - cuda_ipc_push_sm: cuda_ipc_push with the copy kernel on SMs writing over
+//   NVLink instead of copy engines (how NCCL moves data).
 #include <cuda_runtime.h>
 
 #include <array>
@@ -95,13 +102,17 @@ std::optional<std::string> unreachable(int peer, int mine, const char* my_bus, c
     return std::nullopt;
 }
 
+// How peers' blocks travel: pulled out of the packed send buffer or the
+// source array, or pushed into the destination array by copy engines or SMs.
+enum class IpcMode { packed, direct, push, push_sm };
+
 class CudaIpc : public Transport {
 public:
-    explicit CudaIpc(bool direct) : direct_(direct) {}
-    bool separate_pack_phases() const override { return !direct_; }
+    explicit CudaIpc(IpcMode mode) : mode_(mode) {}
+    bool separate_pack_phases() const override { return mode_ == IpcMode::packed; }
     bool uses_staging_buffers() const override { return true; }
     index_t send_buffer_elems(const ReshapePlan& plan) const override {
-        return reads_in_place(plan) ? 0 : plan.send_total;
+        return pushes(plan) || reads_in_place(plan) ? 0 : plan.send_total;
     }
     bool uses_recv_buffer() const override { return false; }
     bool uses_mpi() const override { return false; }  // no data through MPI: no host staging
@@ -125,16 +136,18 @@ public:
         if (node_size != n)
             throw Unsupported(fmt::format("cuda_ipc needs every rank of a redistribution on one node; "
                                           "this one spans {} ranks, {} of them on this node", n, node_size));
-        // The array peers read from: the source itself, or the packed send buffer.
-        in_place_ = reads_in_place(plan);
-        const void* shared = in_place_ ? ctx.source_array : ctx.send_buffer;
-        if (in_place_ && !shared) throw std::logic_error("cuda_ipc_direct: a plan-owned source without its array");
+        // The array peers map: the destination they write into, or the source
+        // itself or the packed send buffer they read from.
+        push_ = pushes(plan);
+        in_place_ = !push_ && reads_in_place(plan);
+        const void* shared = push_ ? ctx.destination_array : in_place_ ? ctx.source_array : ctx.send_buffer;
+        if ((push_ || in_place_) && !shared) throw std::logic_error("cuda_ipc: a plan-owned array without its address");
         SharedHandle mine{};
         int device = -1;
         all_or_none(ctx.comm, [&] {  // no rank may stop alone before the exchange below
             check(cudaGetDevice(&device), "cudaGetDevice");
             check(cudaDeviceGetPCIBusId(mine.device_bus, sizeof mine.device_bus, device), "cudaDeviceGetPCIBusId");
-            if (shared && plan.send_total > 0) {
+            if (shared && (push_ ? plan.recv_total : plan.send_total) > 0) {
                 check(cudaIpcGetMemHandle(&mine.handle, const_cast<void*>(shared)), "cudaIpcGetMemHandle");
                 mine.valid = 1;
             }
@@ -143,23 +156,28 @@ public:
         FFTUNE_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, ctx.comm));
         // Every rank must reach every GPU it copies from; one that cannot makes all refuse.
         std::optional<std::string> why;
+        // A rank pulls from the peers it receives from and pushes to those it sends to.
+        auto talks_to = [&](int p) { return push_ ? plan.peers[p].send_count > 0 : plan.peers[p].recv_count > 0; };
         for (int p = 0; p < n && !why; ++p)
-            if (p != plan.self && plan.peers[p].recv_count > 0)
-                why = unreachable(p, device, mine.device_bus, all[p].device_bus);
+            if (p != plan.self && talks_to(p)) why = unreachable(p, device, mine.device_bus, all[p].device_bus);
         if (auto e = agree_error(ctx.comm, why.value_or(""))) throw Unsupported("cuda_ipc: " + *e);
         peers_.assign(n, nullptr);
         blocks_.assign(n, nullptr);
         regions_.assign(n, StridedRegion{});
         for (int p = 0; p < n; ++p) {
-            if (p == plan.self || plan.peers[p].recv_count == 0) continue;
-            if (!all[p].valid) throw std::logic_error(fmt::format("cuda_ipc: rank {} sends a block but shares no buffer", p));
+            if (p == plan.self || !talks_to(p)) continue;
+            if (!all[p].valid) throw std::logic_error(fmt::format("cuda_ipc: rank {} exchanges a block but shares no buffer", p));
             peers_[p] = open_shared(all[p].handle);
             // Where peer p holds the block for this rank, by its own plan: in its
-            // source array (its send_src) or packed in its send buffer (its displacement).
+            // source array (its send_src) or packed in its send buffer (its
+            // displacement); pushing, where it wants this rank's block (its recv_dst).
             const ReshapePlan theirs = make_reshape_plan(plan.phase, p, plan.all_before, plan.all_after, plan.elem_bytes,
                                                        plan.moving_before, plan.moving_after);
             const char* base = static_cast<const char*>(peers_[p]->get());
-            if (in_place_) {
+            if (push_) {
+                blocks_[p] = base;
+                regions_[p] = theirs.peers[plan.self].recv_dst;
+            } else if (in_place_) {
                 blocks_[p] = base;
                 regions_[p] = theirs.peers[plan.self].send_src;
             } else {
@@ -175,6 +193,8 @@ public:
         const int n = static_cast<int>(plan.peers.size());
         if (in_place_ && src != ctx.source_array)
             throw std::logic_error("cuda_ipc_direct: the reshape reads another array than the one its peers mapped");
+        if (push_ && dst != ctx.destination_array)
+            throw std::logic_error("cuda_ipc_push: the reshape writes another array than the one its peers mapped");
         auto pack = [&] {
             if (!in_place_)
                 for (int p = 0; p < n; ++p)  // peers read the send buffer at fixed places
@@ -193,7 +213,9 @@ public:
             std::size_t k = 0;
             for (int p = 0; p < n; ++p) {
                 if (!blocks_[p]) continue;
-                if (in_place_)
+                if (push_)
+                    push_block(ctx, p, src, blocks_[p], regions_[p], side_queue(backend, k++));
+                else if (in_place_)
                     pull_block(ctx, p, dst, blocks_[p], regions_[p], side_queue(backend, k++));
                 else
                     unpack_block(ctx, p, dst, blocks_[p], side_queue(backend, k++));
@@ -208,24 +230,41 @@ public:
 
 private:
     // Whether peers read this reshape's blocks in the source array itself.
-    bool reads_in_place(const ReshapePlan& plan) const { return direct_ && plan.source_owned; }
+    bool reads_in_place(const ReshapePlan& plan) const { return mode_ != IpcMode::packed && plan.source_owned; }
+    // Whether this rank writes its blocks into the peers' destination arrays.
+    bool pushes(const ReshapePlan& plan) const {
+        return (mode_ == IpcMode::push || mode_ == IpcMode::push_sm) && plan.destination_owned;
+    }
+    // This rank's block for peer p, from where it lies in `src` to where p
+    // wants it in its destination array (mapped at `peer_dst`).
+    void push_block(const ReshapeContext& ctx, int p, const void* src, const void* peer_dst, const StridedRegion& there,
+                    int queue) const {
+        const ReshapePlan& plan = *ctx.plan;
+        if (plan.peers[p].send_count == 0) return;
+        void* to = const_cast<void*>(peer_dst);
+        if (mode_ == IpcMode::push_sm)
+            ctx.backend->copy_region_on(queue, to, there, src, plan.peers[p].send_src, plan.elem_bytes);
+        else
+            ctx.backend->peer_copy_region_on(queue, to, there, src, plan.peers[p].send_src, plan.elem_bytes);
+    }
 
-    bool direct_ = false;
+    IpcMode mode_;
+    bool push_ = false;
     bool in_place_ = false;
     std::vector<std::shared_ptr<Mapping>> peers_;
-    std::vector<const void*> blocks_;      // peer p's buffer (in place) or its packed block for this rank
-    std::vector<StridedRegion> regions_;  // in place: where the block lies in peer p's source array
+    std::vector<const void*> blocks_;      // peer p's mapped array (in place, push) or its packed block for this rank
+    std::vector<StridedRegion> regions_;  // where the block lies in peer p's source (in place) or destination (push)
 };
 
-struct CudaIpcPacked final : CudaIpc {
-    CudaIpcPacked() : CudaIpc(false) {}
-};
-struct CudaIpcDirect final : CudaIpc {
-    CudaIpcDirect() : CudaIpc(true) {}
+template <IpcMode M>
+struct CudaIpcIn final : CudaIpc {
+    CudaIpcIn() : CudaIpc(M) {}
 };
 
-const bool registered = register_variant<Transport, CudaIpcPacked>("cuda_ipc");
-const bool registered_direct = register_variant<Transport, CudaIpcDirect>("cuda_ipc_direct");
+const bool registered = register_variant<Transport, CudaIpcIn<IpcMode::packed>>("cuda_ipc");
+const bool registered_direct = register_variant<Transport, CudaIpcIn<IpcMode::direct>>("cuda_ipc_direct");
+const bool registered_push = register_variant<Transport, CudaIpcIn<IpcMode::push>>("cuda_ipc_push");
+const bool registered_push_sm = register_variant<Transport, CudaIpcIn<IpcMode::push_sm>>("cuda_ipc_push_sm");
 
 }  // namespace
 }  // namespace fftune
