@@ -196,7 +196,7 @@ public:
         if (push_ && dst != ctx.destination_array)
             throw std::logic_error("cuda_ipc_push: the reshape writes another array than the one its peers mapped");
         auto pack = [&] {
-            if (!in_place_)
+            if (!in_place_ && !push_)
                 for (int p = 0; p < n; ++p)  // peers read the send buffer at fixed places
                     if (p != plan.self) pack_peer(ctx, p, src);
         };
