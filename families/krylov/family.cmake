@@ -14,7 +14,8 @@ target_sources(fftune PRIVATE
   families/krylov/qmr_sym.cpp
   families/krylov/krylov.cpp)
 if(CMAKE_CUDA_COMPILER)
-  target_sources(fftune PRIVATE families/krylov/cuda_launch.cu families/krylov/cuda_kernels.cpp)
+  target_sources(fftune PRIVATE families/krylov/cuda_launch.cu families/krylov/cuda_vector_launch.cu
+    families/krylov/cuda_kernels.cpp)
   target_link_libraries(fftune PRIVATE CUDA::cublas CUDA::cusparse)
 endif()
 if(FFTUNE_BUILD_TESTS)
