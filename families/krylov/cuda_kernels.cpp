@@ -1,9 +1,8 @@
-// The cuda backend's Krylov kernels (kernels.hpp), on the backend's stream:
-// the launchers of cuda_launch.cu (double and complex), and for cusparse_csr
-// cuSPARSE's SpMV and cuBLAS's vector operations (D or Z routines), one call
-// each, as a user would. A reduction's
-// device sum comes back through pinned memory: the host needs it for the next
-// scalar (α, β).
+// The cuda backend's Krylov kernels (kernels.hpp), on the backend's stream,
+// one template for real and complex scalars: the launchers of cuda_launch.cu,
+// and for cusparse_csr cuSPARSE's SpMV and cuBLAS's vector operations (D or Z
+// routines), one call each, as a user would. A reduction's device sum comes
+// back through pinned memory: the host needs it for the next scalar (α, β).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -12,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -148,268 +148,190 @@ private:
     void* buffer_ = nullptr;
 };
 
-// The complex kernels (curlcurl13): csr and ell with the launchers of
-// cuda_launch.cu (complex<double> as double2), and cusparse_csr with cuSPARSE
-// and cuBLAS's Z routines, one call per operation (zdotu for the unconjugated
-// a^T b, dznrm2², zcopy + a stride-2 dscal for the conjugate, zscal + zaxpy for
-// xpay, zdgmm for Jacobi).
-class CudaComplexKernels final : public ComplexKernels {
+// cuBLAS's D and Z routines under one name per operation (the check names the routine).
+const cuDoubleComplex* c(const complex* p) { return reinterpret_cast<const cuDoubleComplex*>(p); }
+cuDoubleComplex* c(complex* p) { return reinterpret_cast<cuDoubleComplex*>(p); }
+cuDoubleComplex c(complex v) { return {v.real(), v.imag()}; }
+double blas_dot(cublasHandle_t h, int n, const double* a, const double* b) {  // waits for the result
+    double r = 0;
+    check(cublasDdot(h, n, a, 1, b, 1, &r), "cublasDdot");
+    return r;
+}
+complex blas_dot(cublasHandle_t h, int n, const complex* a, const complex* b) {  // unconjugated a^T b
+    cuDoubleComplex r{};
+    check(cublasZdotu(h, n, c(a), 1, c(b), 1, &r), "cublasZdotu");
+    return {r.x, r.y};
+}
+void blas_axpy(cublasHandle_t h, int n, double a, const double* x, double* y) {
+    check(cublasDaxpy(h, n, &a, x, 1, y, 1), "cublasDaxpy");
+}
+void blas_axpy(cublasHandle_t h, int n, complex a, const complex* x, complex* y) {
+    const cuDoubleComplex s = c(a);
+    check(cublasZaxpy(h, n, &s, c(x), 1, c(y), 1), "cublasZaxpy");
+}
+void blas_scal(cublasHandle_t h, int n, double a, double* y) { check(cublasDscal(h, n, &a, y, 1), "cublasDscal"); }
+void blas_scal(cublasHandle_t h, int n, complex a, complex* y) {
+    const cuDoubleComplex s = c(a);
+    check(cublasZscal(h, n, &s, c(y), 1), "cublasZscal");
+}
+void blas_dgmm(cublasHandle_t h, int n, const double* d, const double* r, double* z) {  // z = diag(d) r
+    check(cublasDdgmm(h, CUBLAS_SIDE_LEFT, n, 1, r, n, d, 1, z, n), "cublasDdgmm");
+}
+void blas_dgmm(cublasHandle_t h, int n, const complex* d, const complex* r, complex* z) {
+    check(cublasZdgmm(h, CUBLAS_SIDE_LEFT, n, 1, c(r), n, c(d), 1, c(z), n), "cublasZdgmm");
+}
+
+// The launchers' scalar type: double, or double2 for std::complex<double> (same layout).
+template <class S>
+using Dev = std::conditional_t<std::is_same_v<S, double>, double, double2>;
+inline const double* d(const double* p) { return p; }
+inline double* d(double* p) { return p; }
+inline double d(double v) { return v; }
+inline const double2* d(const complex* p) { return reinterpret_cast<const double2*>(p); }
+inline double2* d(complex* p) { return reinterpret_cast<double2*>(p); }
+inline double2 d(complex v) { return {v.real(), v.imag()}; }
+
+// The cuda kernels for real (poisson7) and complex (curlcurl13) scalars: the
+// launchers of cuda_launch.cu, and for cusparse_csr cuSPARSE and cuBLAS's D or
+// Z routines, one call per operation (Ddot / Zdotu for the unconjugated a^T b,
+// Dznrm2² for the complex norm, Zcopy + a stride-2 Dscal for the conjugate,
+// scal + axpy for xpay, dgmm for Jacobi). Complex: csr, ell and cusparse_csr.
+template <class S>
+class CudaKernels final : public KernelsT<S> {
+    static constexpr bool real = std::is_same_v<S, double>;
+    static constexpr int parts = sizeof(S) / sizeof(double);
+
 public:
-    void bind(Backend& backend, const DeviceMatrixT<complex>& a) override {
-        if (a.format != Format::csr && a.format != Format::ell && a.format != Format::cusparse_csr)
+    void bind(Backend& backend, const DeviceMatrixT<S>& a) override {
+        if (!real && a.format != Format::csr && a.format != Format::ell && a.format != Format::cusparse_csr)
             throw Unsupported("the cuda complex Krylov kernels multiply csr, ell and cusparse_csr");
         stream_ = static_cast<cudaStream_t>(backend.native_stream());
-        sum_.bind(stream_, 2, one_pass_sum_count<complex>(true), a.slab.haloed());
-        if (a.format == Format::cusparse_csr) {
-            library_ = std::make_unique<LibraryCsr>();
-            library_->bind(stream_, a.slab, a.row_ptr32, a.col, a.val, CUDA_C_64F);
-        }
+        sum_.bind(stream_, parts, one_pass_sum_count<S>(true), a.slab.haloed());
+        if (a.format != Format::cusparse_csr) return;
+        library_ = std::make_unique<LibraryCsr>();
+        library_->bind(stream_, a.slab, a.row_ptr32, a.col, a.val, real ? CUDA_R_64F : CUDA_C_64F);
     }
-    complex spmv(const DeviceMatrixT<complex>& a, const complex* x, complex* y, bool dot) override {
-        const Slab& s = a.slab;
-        if (s.rows() == 0) return 0;
+    S spmv(const DeviceMatrixT<S>& a, const S* x, S* y, bool dot) override {
+        if (a.slab.rows() == 0) return 0;
         if (library_) {
             if (dot) throw std::logic_error("cusparse_csr has no fused dot");
             library_->spmv(x, y);
             return 0;
         }
-        check(launch_spmv(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, z(a.val),
-                          a.ell_width, z(x), z(y), dot ? sum_.begin() : KrylovSum{}, stream_),
+        check(launch_spmv(kind_of(a), rows_of(a), row_ptr(a), a.col, d(a.val), a.ell_width, d(x), d(y),
+                          dot ? sum_.begin() : KrylovSum{}, stream_),
               "spmv kernel");
-        return dot ? result() : complex(0);
+        return dot ? result() : S(0);
     }
-    complex spmv_folded(const DeviceMatrixT<complex>& a, complex beta, complex alpha, const complex* r,
-                        const complex* inv_diag, const complex* p, complex* p_next, complex* x, complex* q) override {
+    S spmv_folded(const DeviceMatrixT<S>& a, S beta, S alpha, const S* r, const S* inv_diag, const S* p, S* p_next, S* x,
+                  S* q) override {
         if (a.slab.rows() == 0) return 0;
         if (library_) throw std::logic_error("cusparse_csr does not fold");
-        const KrylovFolded<double2> f{z(alpha), z(beta), z(r), inv_diag ? z(inv_diag) : nullptr, z(p), z(p_next), z(x), z(q)};
-        check(launch_spmv_folded(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, z(a.val),
-                                 a.ell_width, f, sum_.begin(), stream_),
+        const KrylovFolded<Dev<S>> f{d(alpha), d(beta), d(r), d(inv_diag), d(p), d(p_next), d(x), d(q)};
+        check(launch_spmv_folded(kind_of(a), rows_of(a), row_ptr(a), a.col, d(a.val), a.ell_width, f, sum_.begin(), stream_),
               "folded spmv kernel");
         return result();
     }
-    void spmv_one_pass(const DeviceMatrixT<complex>& a, const OnePassScalars<complex>* sc, const complex* r,
-                       const complex* q, const complex* p, const complex* inv_diag, complex* r_next, complex* q_next,
-                       complex* p_next, complex* x, const complex* p2, double* sums) override {
-        const KrylovSum sum = sum_.into(sums, one_pass_sum_count<complex>(true));
+    void spmv_one_pass(const DeviceMatrixT<S>& a, const OnePassScalars<S>* sc, const S* r, const S* q, const S* p,
+                       const S* inv_diag, S* r_next, S* q_next, S* p_next, S* x, const S* p2, double* sums) override {
+        const KrylovSum sum = sum_.into(sums, one_pass_sum_count<S>(!real || inv_diag != nullptr));
         if (a.slab.rows() == 0) return;
         if (library_) throw std::logic_error("cusparse_csr does not fold");
-        const KrylovOnePass<double2> f{reinterpret_cast<const KrylovScalars<double2>*>(sc), z(r), z(q), z(p),
-                                       inv_diag ? z(inv_diag) : nullptr, z(r_next), z(q_next), z(p_next),
-                                       x ? z(x) : nullptr, p2 ? z(p2) : nullptr};
-        check(launch_spmv_one_pass(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, z(a.val),
-                                   a.ell_width, f, sum, stream_),
+        const KrylovOnePass<Dev<S>> f{reinterpret_cast<const KrylovScalars<Dev<S>>*>(sc), d(r), d(q), d(p), d(inv_diag),
+                                      d(r_next), d(q_next), d(p_next), d(x), d(p2)};
+        check(launch_spmv_one_pass(kind_of(a), rows_of(a), row_ptr(a), a.col, d(a.val), a.ell_width, f, sum, stream_),
               "one-pass spmv kernel");
     }
-    void one_pass_scalars(const double* sums, bool norms, int pass, OnePassScalars<complex>* sc) override {
-        check(launch_one_pass_scalars(sums, norms, pass, reinterpret_cast<KrylovScalars<double2>*>(sc), stream_),
+    void one_pass_scalars(const double* sums, bool norms, int pass, OnePassScalars<S>* sc) override {
+        check(launch_one_pass_scalars(sums, norms, pass, reinterpret_cast<KrylovScalars<Dev<S>>*>(sc), stream_),
               "one-pass scalars kernel");
     }
-    complex update_residual(complex alpha, const complex* q, complex* r, const complex* inv_diag, index_t n) override {
+    S update_residual(S alpha, const S* q, S* r, const S* inv_diag, index_t n) override {
         if (n == 0) return 0;
         if (library_) throw std::logic_error("cusparse_csr does not fold");
-        check(launch_update_residual(z(alpha), z(q), z(r), inv_diag ? z(inv_diag) : nullptr, n, sum_.begin(), stream_),
-              "residual update kernel");
+        check(launch_update_residual(d(alpha), d(q), d(r), d(inv_diag), n, sum_.begin(), stream_), "residual update kernel");
         return result();
     }
-    complex dot(const complex* a, const complex* b, index_t n) override {
+    S dot(const S* a, const S* b, index_t n) override {
         if (n == 0) return 0;
-        if (library_) {
-            cuDoubleComplex r{};
-            check(cublasZdotu(blas(), int(n), c(a), 1, c(b), 1, &r), "cublasZdotu");  // waits for the result
-            return {r.x, r.y};
-        }
-        check(launch_dot(z(a), z(b), n, sum_.begin(), stream_), "dot kernel");
+        if (library_) return blas_dot(blas(), int(n), a, b);
+        check(launch_dot(d(a), d(b), n, sum_.begin(), stream_), "dot kernel");
         return result();
     }
-    double norm2(const complex* a, index_t n) override {
-        if (n == 0) return 0;
-        if (library_) {
-            double r = 0;
-            check(cublasDznrm2(blas(), int(n), c(a), 1, &r), "cublasDznrm2");
-            return r * r;
+    double norm2(const S* a, index_t n) override {
+        if constexpr (real) {
+            return dot(a, a, n);  // the real ‖a‖²: a dot
+        } else {
+            if (n == 0) return 0;
+            if (library_) {
+                double r = 0;
+                check(cublasDznrm2(blas(), int(n), c(a), 1, &r), "cublasDznrm2");
+                return r * r;
+            }
+            check(launch_norm2(d(a), n, sum_.begin(), stream_), "norm2 kernel");
+            return sum_.end()[0];
         }
-        check(launch_norm2(z(a), n, sum_.begin(), stream_), "norm2 kernel");
-        return sum_.end()[0];
     }
-    void conjugate(const complex* x, complex* y, index_t n) override {
+    void conjugate(const S* x, S* y, index_t n) override {
+        if constexpr (real) {
+            KernelsT<S>::conjugate(x, y, n);  // none (throws): real operators have no shadow system
+        } else {
+            if (n == 0) return;
+            if (library_) {  // y = x, then the imaginary parts (every second double from y + 1) negated
+                check(cublasZcopy(blas(), int(n), c(x), 1, c(y), 1), "cublasZcopy");
+                const double minus = -1;
+                return check(cublasDscal(blas(), int(n), &minus, reinterpret_cast<double*>(y) + 1, 2), "cublasDscal");
+            }
+            check(launch_conjugate(d(x), d(y), n, stream_), "conjugate kernel");
+        }
+    }
+    void axpy(S alpha, const S* x, S* y, index_t n) override {
         if (n == 0) return;
-        if (library_) {  // y = x, then the imaginary parts (every second double from y + 1) negated
-            check(cublasZcopy(blas(), int(n), c(x), 1, c(y), 1), "cublasZcopy");
-            const double minus = -1;
-            return check(cublasDscal(blas(), int(n), &minus, reinterpret_cast<double*>(y) + 1, 2), "cublasDscal");
-        }
-        check(launch_conjugate(z(x), z(y), n, stream_), "conjugate kernel");
+        if (library_) return blas_axpy(blas(), int(n), alpha, x, y);
+        check(launch_axpy(d(alpha), d(x), d(y), n, stream_), "axpy kernel");
     }
-    void axpy(complex alpha, const complex* x, complex* y, index_t n) override {
-        if (n == 0) return;
-        if (library_) {
-            const cuDoubleComplex a{alpha.real(), alpha.imag()};
-            return check(cublasZaxpy(blas(), int(n), &a, c(x), 1, c(y), 1), "cublasZaxpy");
-        }
-        check(launch_axpy(z(alpha), z(x), z(y), n, stream_), "axpy kernel");
-    }
-    void xpay(const complex* x, complex beta, complex* y, index_t n) override {
+    void xpay(const S* x, S beta, S* y, index_t n) override {
         if (n == 0) return;
         if (library_) {  // cuBLAS has no xpay: y = beta y, then y += x
-            const cuDoubleComplex b{beta.real(), beta.imag()}, one{1, 0};
-            check(cublasZscal(blas(), int(n), &b, c(y), 1), "cublasZscal");
-            return check(cublasZaxpy(blas(), int(n), &one, c(x), 1, c(y), 1), "cublasZaxpy");
+            blas_scal(blas(), int(n), beta, y);
+            return blas_axpy(blas(), int(n), S(1), x, y);
         }
-        check(launch_xpay(z(x), z(beta), z(y), n, stream_), "xpay kernel");
+        check(launch_xpay(d(x), d(beta), d(y), n, stream_), "xpay kernel");
     }
-    void scal(complex a, complex* y, index_t n) override {
+    void scal(S a, S* y, index_t n) override {
         if (n == 0) return;
-        if (library_) {
-            const cuDoubleComplex s{a.real(), a.imag()};
-            return check(cublasZscal(blas(), int(n), &s, c(y), 1), "cublasZscal");
-        }
-        check(launch_scal(z(a), z(y), n, stream_), "scal kernel");
+        if (library_) return blas_scal(blas(), int(n), a, y);
+        check(launch_scal(d(a), d(y), n, stream_), "scal kernel");
     }
-    void scale(const complex* inv_diag, const complex* r, complex* zz, index_t n) override {
+    void scale(const S* inv_diag, const S* r, S* z, index_t n) override {
         if (n == 0) return;
-        if (library_)  // zz = diag(inv_diag) r
-            return check(cublasZdgmm(blas(), CUBLAS_SIDE_LEFT, int(n), 1, c(r), int(n), c(inv_diag), 1, c(zz), int(n)),
-                         "cublasZdgmm");
-        check(launch_scale(z(inv_diag), z(r), z(zz), n, stream_), "scale kernel");
+        if (library_) return blas_dgmm(blas(), int(n), inv_diag, r, z);
+        check(launch_scale(d(inv_diag), d(r), d(z), n, stream_), "scale kernel");
     }
-    complex fused_update(complex alpha, const complex* p, const complex* q, complex* x, complex* r,
-                         const complex* inv_diag, complex* zz, index_t n) override {
+    S fused_update(S alpha, const S* p, const S* q, S* x, S* r, const S* inv_diag, S* z, index_t n) override {
         if (n == 0) return 0;
-        if (library_) throw std::logic_error("cusparse_csr has no fused update");
-        check(launch_fused_update(z(alpha), z(p), z(q), z(x), z(r), inv_diag ? z(inv_diag) : nullptr, z(zz), n,
-                                  sum_.begin(), stream_),
+        // (the real kernels run the launcher under cusparse_csr too, as they always did)
+        if (!real && library_) throw std::logic_error("cusparse_csr has no fused update");
+        check(launch_fused_update(d(alpha), d(p), d(q), d(x), d(r), d(inv_diag), d(z), n, sum_.begin(), stream_),
               "fused update kernel");
         return result();
     }
 
 private:
-    static const double2* z(const complex* p) { return reinterpret_cast<const double2*>(p); }
-    static double2* z(complex* p) { return reinterpret_cast<double2*>(p); }
-    static double2 z(complex v) { return {v.real(), v.imag()}; }
-    static const cuDoubleComplex* c(const complex* p) { return reinterpret_cast<const cuDoubleComplex*>(p); }
-    static cuDoubleComplex* c(complex* p) { return reinterpret_cast<cuDoubleComplex*>(p); }
+    static const long long* row_ptr(const DeviceMatrixT<S>& a) { return reinterpret_cast<const long long*>(a.row_ptr); }
     cublasHandle_t blas() const { return library_->blas(); }
-    complex result() {
+    S result() {  // waits for the sum
         const double* s = sum_.end();
-        return {s[0], s[1]};
+        if constexpr (real) return s[0];
+        else return {s[0], s[1]};
     }
     cudaStream_t stream_ = nullptr;
     DeviceSum sum_;
     std::unique_ptr<LibraryCsr> library_;
 };
 
-class CudaKernels final : public KrylovKernels {
-public:
-    void bind(Backend& backend, const DeviceMatrix& a) override {
-        stream_ = static_cast<cudaStream_t>(backend.native_stream());
-        sum_.bind(stream_, 1, one_pass_sum_count<double>(true), a.slab.haloed());
-        if (a.format != Format::cusparse_csr) return;
-        library_ = std::make_unique<LibraryCsr>();
-        library_->bind(stream_, a.slab, a.row_ptr32, a.col, a.val, CUDA_R_64F);
-    }
-
-    double spmv(const DeviceMatrix& a, const double* x, double* y, bool dot) override {
-        const Slab& s = a.slab;
-        if (s.rows() == 0) return 0;
-        if (library_) {
-            if (dot) throw std::logic_error("cusparse_csr has no fused dot");
-            library_->spmv(x, y);
-            return 0;
-        }
-        check(launch_spmv(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, a.val, a.ell_width,
-                          x, y, dot ? begin_sum() : KrylovSum{}, stream_),
-              "spmv kernel");
-        return dot ? end_sum() : 0;
-    }
-    double spmv_folded(const DeviceMatrix& a, double beta, double alpha, const double* r, const double* inv_diag,
-                       const double* p, double* p_next, double* x, double* q) override {
-        if (a.slab.rows() == 0) return 0;
-        if (library_) throw std::logic_error("cusparse_csr does not fold");
-        check(launch_spmv_folded(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, a.val,
-                                 a.ell_width, KrylovFolded<double>{alpha, beta, r, inv_diag, p, p_next, x, q}, begin_sum(),
-                                 stream_),
-              "folded spmv kernel");
-        return end_sum();
-    }
-    void spmv_one_pass(const DeviceMatrix& a, const OnePassScalars<double>* sc, const double* r, const double* q,
-                       const double* p, const double* inv_diag, double* r_next, double* q_next, double* p_next, double* x,
-                       const double* p2, double* sums) override {
-        const KrylovSum sum = sum_.into(sums, one_pass_sum_count<double>(inv_diag != nullptr));
-        if (a.slab.rows() == 0) return;
-        if (library_) throw std::logic_error("cusparse_csr does not fold");
-        const KrylovOnePass<double> f{reinterpret_cast<const KrylovScalars<double>*>(sc), r, q, p, inv_diag, r_next,
-                                      q_next, p_next, x, p2};
-        check(launch_spmv_one_pass(kind_of(a), rows_of(a), reinterpret_cast<const long long*>(a.row_ptr), a.col, a.val,
-                                   a.ell_width, f, sum, stream_),
-              "one-pass spmv kernel");
-    }
-    void one_pass_scalars(const double* sums, bool norms, int pass, OnePassScalars<double>* sc) override {
-        check(launch_one_pass_scalars(sums, norms, pass, reinterpret_cast<KrylovScalars<double>*>(sc), stream_),
-              "one-pass scalars kernel");
-    }
-    double update_residual(double alpha, const double* q, double* r, const double* inv_diag, index_t n) override {
-        if (n == 0) return 0;
-        if (library_) throw std::logic_error("cusparse_csr does not fold");
-        check(launch_update_residual(alpha, q, r, inv_diag, n, begin_sum(), stream_), "residual update kernel");
-        return end_sum();
-    }
-    double dot(const double* a, const double* b, index_t n) override {
-        if (n == 0) return 0;
-        if (library_) {
-            double r = 0;
-            check(cublasDdot(blas(), static_cast<int>(n), a, 1, b, 1, &r), "cublasDdot");  // waits for the result
-            return r;
-        }
-        check(launch_dot(a, b, n, begin_sum(), stream_), "dot kernel");
-        return end_sum();
-    }
-    void axpy(double alpha, const double* x, double* y, index_t n) override {
-        if (n == 0) return;
-        if (library_) return check(cublasDaxpy(blas(), static_cast<int>(n), &alpha, x, 1, y, 1), "cublasDaxpy");
-        check(launch_axpy(alpha, x, y, n, stream_), "axpy kernel");
-    }
-    void xpay(const double* x, double beta, double* y, index_t n) override {
-        if (n == 0) return;
-        if (library_) {  // cuBLAS has no xpay: y = beta y, then y += x
-            const double one = 1;
-            check(cublasDscal(blas(), static_cast<int>(n), &beta, y, 1), "cublasDscal");
-            return check(cublasDaxpy(blas(), static_cast<int>(n), &one, x, 1, y, 1), "cublasDaxpy");
-        }
-        check(launch_xpay(x, beta, y, n, stream_), "xpay kernel");
-    }
-    void scal(double a, double* y, index_t n) override {
-        if (n == 0) return;
-        if (library_) return check(cublasDscal(blas(), static_cast<int>(n), &a, y, 1), "cublasDscal");
-        check(launch_scal(a, y, n, stream_), "scal kernel");
-    }
-    void scale(const double* inv_diag, const double* r, double* z, index_t n) override {
-        if (n == 0) return;
-        if (library_)  // z = diag(inv_diag) r
-            return check(cublasDdgmm(blas(), CUBLAS_SIDE_LEFT, static_cast<int>(n), 1, r, static_cast<int>(n), inv_diag, 1,
-                                     z, static_cast<int>(n)),
-                         "cublasDdgmm");
-        check(launch_scale(inv_diag, r, z, n, stream_), "scale kernel");
-    }
-    double fused_update(double alpha, const double* p, const double* q, double* x, double* r, const double* inv_diag,
-                        double* z, index_t n) override {
-        if (n == 0) return 0;
-        check(launch_fused_update(alpha, p, q, x, r, inv_diag, z, n, begin_sum(), stream_), "fused update kernel");
-        return end_sum();
-    }
-
-private:
-    KrylovSum begin_sum() { return sum_.begin(); }
-    double end_sum() { return sum_.end()[0]; }
-    cublasHandle_t blas() const { return library_->blas(); }
-
-    cudaStream_t stream_ = nullptr;
-    DeviceSum sum_;
-    std::unique_ptr<LibraryCsr> library_;
-};
-
-const bool registered = register_variant<KrylovKernels, CudaKernels>("cuda") &&
-                        register_variant<ComplexKernels, CudaComplexKernels>("cuda");
+const bool registered = register_variant<KrylovKernels, CudaKernels<double>>("cuda") &&
+                        register_variant<ComplexKernels, CudaKernels<complex>>("cuda");
 
 }  // namespace
 }  // namespace fftune::krylov

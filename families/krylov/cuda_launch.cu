@@ -1,96 +1,16 @@
-// The krylov family's CUDA kernels (cuda_launch.hpp). One thread per row for
+// The krylov family's CUDA SpMVs (cuda_launch.hpp). One thread per row for
 // the sparse SpMVs (ELL column-major: neighbouring threads read neighbouring
-// entries), grid-stride loops; the matrix-free stencil on a 3D launch. A
-// reduction sums each block with warp shuffles and adds it to one device
-// double (atomicAdd; complex sums: two), or, for launches of many blocks,
-// stores it to a slot of its own that a second kernel sums (KrylovSum).
+// entries), grid-stride loops; the matrix-free stencil on a 3D launch; the
+// plain, folded and one-pass steps; the one-pass scalars. The reductions:
+// cuda_reduce.cuh; the vector operations: cuda_vector_launch.cu.
 #include <algorithm>
 #include <type_traits>
 
 #include "families/krylov/cuda_launch.hpp"
+#include "families/krylov/cuda_reduce.cuh"
 
 namespace fftune::krylov {
 namespace {
-
-constexpr int threads = 256;
-unsigned blocks_for(long long n) { return static_cast<unsigned>(std::min<long long>((n + threads - 1) / threads, 1 << 20)); }
-// A plain dot: few enough blocks that their atomicAdds on one address do not
-// queue (on the H100 at 256^3: two dots 280 -> 178 us with 1024 blocks instead of
-// 65536). Not for the SpMV and the update that reduce on the side: capped, their
-// fused passes were slower (ELL SpMV 590 -> 722 us, update 432 -> 448 us).
-unsigned dot_blocks_for(long long n) { return std::min(blocks_for(n), 1024u); }
-// Above this many blocks a reduction goes through per-block slots (KrylovSum).
-constexpr long long atomic_blocks = 1024;
-
-// A kernel's reduction target: each block adds to `sum`, or stores to its slot of `partials`.
-struct Reduce {
-    double* sum;
-    double* partials;
-};
-
-__device__ long long block_index() {
-    return (static_cast<long long>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-}
-// C sums per thread over the block in one pass through shared memory; each
-// block total stored to slots[c], or added to sum[c].
-template <int C>
-__device__ void block_sum_n(double (&v)[C], double* sum, double* slots) {
-    __shared__ double part[C][threads / 32];
-#pragma unroll
-    for (int c = 0; c < C; ++c)
-        for (int o = 16; o > 0; o /= 2) v[c] += __shfl_down_sync(0xffffffffu, v[c], o);
-    if (threadIdx.x % 32 == 0)
-#pragma unroll
-        for (int c = 0; c < C; ++c) part[c][threadIdx.x / 32] = v[c];
-    __syncthreads();
-    if (threadIdx.x < 32) {
-#pragma unroll
-        for (int c = 0; c < C; ++c) {
-            double w = threadIdx.x < (blockDim.x + 31) / 32 ? part[c][threadIdx.x] : 0.0;
-            for (int o = 16; o > 0; o /= 2) w += __shfl_down_sync(0xffffffffu, w, o);
-            if (threadIdx.x == 0) {
-                if (slots) slots[c] = w;
-                else atomicAdd(sum + c, w);
-            }
-        }
-    }
-}
-
-// Complex scalars as double2 (std::complex<double>'s layout): the arithmetic
-// the kernels below use, for both scalar types.
-__device__ __forceinline__ double2 operator+(double2 a, double2 b) { return {a.x + b.x, a.y + b.y}; }
-__device__ __forceinline__ double2 operator-(double2 a, double2 b) { return {a.x - b.x, a.y - b.y}; }
-__device__ __forceinline__ double2 operator*(double2 a, double2 b) { return {a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x}; }
-__device__ __forceinline__ double2& operator+=(double2& a, double2 b) { return a = a + b; }
-template <class T>
-__device__ __forceinline__ T zero() { return T{}; }
-__device__ __forceinline__ double norm(double a) { return a * a; }
-__device__ __forceinline__ double norm(double2 a) { return a.x * a.x + a.y * a.y; }
-__device__ __forceinline__ double conj(double a) { return a; }
-__device__ __forceinline__ double2 conj(double2 a) { return {a.x, -a.y}; }
-__device__ __forceinline__ double2 operator/(double2 a, double2 b) {
-    const double d = b.x * b.x + b.y * b.y;
-    return {(a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d};
-}
-__device__ __forceinline__ double2 operator*(double a, double2 b) { return {a * b.x, a * b.y}; }
-__device__ __forceinline__ double real(double a) { return a; }
-__device__ __forceinline__ double real(double2 a) { return a.x; }
-__device__ __forceinline__ bool finite(double a) { return isfinite(a); }
-__device__ __forceinline__ bool finite(double2 a) { return isfinite(a.x) && isfinite(a.y); }
-__device__ __forceinline__ bool is_zero(double a) { return a == 0; }
-__device__ __forceinline__ bool is_zero(double2 a) { return a.x == 0 && a.y == 0; }
-// Doubles per scalar: the slots a block's sum takes.
-template <class T>
-constexpr int parts = sizeof(T) / sizeof(double);
-// Adds this block's v to sum[0] (complex: the imaginary part to sum[1]).
-__device__ void block_add(double v, Reduce r) {
-    double a[1] = {v};
-    block_sum_n<1>(a, r.sum, r.partials ? r.partials + block_index() : nullptr);
-}
-__device__ void block_add(double2 v, Reduce r) {
-    double a[2] = {v.x, v.y};
-    block_sum_n<2>(a, r.sum, r.partials ? r.partials + 2 * block_index() : nullptr);
-}
 
 // The one-pass iteration's sums (KrylovOnePass); Full: with the norms of r and q.
 template <class T, bool Full>
@@ -119,31 +39,6 @@ template <class T, bool Full>
 struct SumCount<OnePassAcc<T, Full>> {
     static constexpr int value = OnePassAcc<T, Full>::count;
 };
-
-#define FOR_EACH_ROW(i, n)                                                               \
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n); \
-         i += (long long)gridDim.x * blockDim.x)
-
-// The second level: sum[c] += Σ_b partials[b C + c] over `blocks` slots.
-template <int C>
-__global__ void finish_kernel(const double* partials, long long blocks, double* sum) {
-    double v[C] = {};
-    FOR_EACH_ROW(b, blocks)
-    for (int c = 0; c < C; ++c) v[c] += partials[b * C + c];
-    block_sum_n<C>(v, sum, nullptr);
-}
-// Launches `launch(target)` as `blocks` blocks that reduce C doubles each, then the second level if it took slots.
-template <int C, class Launch>
-cudaError_t reduced(KrylovSum s, long long blocks, cudaStream_t stream, Launch launch) {
-    const bool slots = s.sum && s.partials && blocks > atomic_blocks && blocks * C <= s.capacity;
-    const Reduce r{s.sum, slots ? s.partials : nullptr};
-    launch(r);
-    if (slots) {
-        const unsigned b = static_cast<unsigned>(std::min<long long>(64, (blocks + threads - 1) / threads));
-        finish_kernel<C><<<b, threads, 0, stream>>>(r.partials, blocks, r.sum);
-    }
-    return cudaGetLastError();
-}
 
 // What an SpMV multiplies and what it does with each row. Plain: y = A x,
 // summing (x, y); nothing on the halo rows.
@@ -435,63 +330,6 @@ __global__ void one_pass_scalars_kernel(const double* s, bool norms, int pass, K
     if (sc->broken == 0 && (!finite(pq) || is_zero(pq) || !finite(rz) || !finite(beta))) sc->broken = 1 + pass;
 }
 
-template <class T>
-__global__ void dot_kernel(const T* a, const T* b, long long n, Reduce red) {
-    T d = zero<T>();
-    FOR_EACH_ROW(i, n) d += a[i] * b[i];
-    block_add(d, red);
-}
-template <class T>
-__global__ void norm2_kernel(const T* a, long long n, Reduce red) {
-    double d = 0;
-    FOR_EACH_ROW(i, n) d += norm(a[i]);
-    block_add(d, red);
-}
-template <class T>
-__global__ void conjugate_kernel(const T* x, T* y, long long n) {
-    FOR_EACH_ROW(i, n) y[i] = conj(x[i]);
-}
-template <class T>
-__global__ void axpy_kernel(T alpha, const T* x, T* y, long long n) {
-    FOR_EACH_ROW(i, n) y[i] += alpha * x[i];
-}
-template <class T>
-__global__ void xpay_kernel(const T* x, T beta, T* y, long long n) {
-    FOR_EACH_ROW(i, n) y[i] = x[i] + beta * y[i];
-}
-template <class T>
-__global__ void scal_kernel(T a, T* y, long long n) {
-    FOR_EACH_ROW(i, n) y[i] = a * y[i];
-}
-template <class T>
-__global__ void scale_kernel(const T* inv_diag, const T* r, T* z, long long n) {
-    FOR_EACH_ROW(i, n) z[i] = inv_diag[i] * r[i];
-}
-template <class T>
-__global__ void fused_update_kernel(T alpha, const T* p, const T* q, T* x, T* r, const T* inv_diag, T* z, long long n,
-                                    Reduce red) {
-    T d = zero<T>();
-    FOR_EACH_ROW(i, n) {
-        x[i] += alpha * p[i];
-        const T ri = r[i] - alpha * q[i];
-        r[i] = ri;
-        T zi = ri;
-        if (inv_diag) z[i] = zi = inv_diag[i] * ri;
-        d += ri * zi;
-    }
-    block_add(d, red);
-}
-template <class T>
-__global__ void update_residual_kernel(T alpha, const T* q, T* r, const T* inv_diag, long long n, Reduce red) {
-    T d = zero<T>();
-    FOR_EACH_ROW(i, n) {
-        const T ri = r[i] - alpha * q[i];
-        r[i] = ri;
-        d += ri * (inv_diag ? inv_diag[i] * ri : ri);
-    }
-    block_add(d, red);
-}
-
 }  // namespace
 
 // One launcher per operation and scalar type (double; double2 = complex).
@@ -514,48 +352,6 @@ __global__ void update_residual_kernel(T alpha, const T* q, T* r, const T* inv_d
                                         cudaStream_t stream) {                                                        \
         one_pass_scalars_kernel<T><<<1, 1, 0, stream>>>(sums, norms, pass, sc);                                      \
         return cudaGetLastError();                                                                                   \
-    }                                                                                                                \
-    cudaError_t launch_dot(const T* a, const T* b, long long n, KrylovSum sum, cudaStream_t stream) {                \
-        const unsigned nb = dot_blocks_for(n);                                                                       \
-        return reduced<parts<T>>(sum, nb, stream, [&](Reduce r) { dot_kernel<<<nb, threads, 0, stream>>>(a, b, n, r); }); \
-    }                                                                                                                \
-    cudaError_t launch_norm2(const T* a, long long n, KrylovSum sum, cudaStream_t stream) {                          \
-        const unsigned nb = dot_blocks_for(n);                                                                       \
-        return reduced<1>(sum, nb, stream, [&](Reduce r) { norm2_kernel<<<nb, threads, 0, stream>>>(a, n, r); });   \
-    }                                                                                                                \
-    cudaError_t launch_conjugate(const T* x, T* y, long long n, cudaStream_t stream) {                               \
-        conjugate_kernel<<<blocks_for(n), threads, 0, stream>>>(x, y, n);                                            \
-        return cudaGetLastError();                                                                                   \
-    }                                                                                                                \
-    cudaError_t launch_axpy(T alpha, const T* x, T* y, long long n, cudaStream_t stream) {                           \
-        axpy_kernel<<<blocks_for(n), threads, 0, stream>>>(alpha, x, y, n);                                          \
-        return cudaGetLastError();                                                                                   \
-    }                                                                                                                \
-    cudaError_t launch_xpay(const T* x, T beta, T* y, long long n, cudaStream_t stream) {                            \
-        xpay_kernel<<<blocks_for(n), threads, 0, stream>>>(x, beta, y, n);                                           \
-        return cudaGetLastError();                                                                                   \
-    }                                                                                                                \
-    cudaError_t launch_scal(T a, T* y, long long n, cudaStream_t stream) {                                           \
-        scal_kernel<<<blocks_for(n), threads, 0, stream>>>(a, y, n);                                                 \
-        return cudaGetLastError();                                                                                   \
-    }                                                                                                                \
-    cudaError_t launch_scale(const T* inv_diag, const T* r, T* z, long long n, cudaStream_t stream) {                \
-        scale_kernel<<<blocks_for(n), threads, 0, stream>>>(inv_diag, r, z, n);                                      \
-        return cudaGetLastError();                                                                                   \
-    }                                                                                                                \
-    cudaError_t launch_fused_update(T alpha, const T* p, const T* q, T* x, T* r, const T* inv_diag, T* z,            \
-                                    long long n, KrylovSum sum, cudaStream_t stream) {                               \
-        const unsigned nb = blocks_for(n);                                                                           \
-        return reduced<parts<T>>(sum, nb, stream, [&](Reduce red) {                                                  \
-            fused_update_kernel<<<nb, threads, 0, stream>>>(alpha, p, q, x, r, inv_diag, z, n, red);                 \
-        });                                                                                                          \
-    }                                                                                                                \
-    cudaError_t launch_update_residual(T alpha, const T* q, T* r, const T* inv_diag, long long n, KrylovSum sum,     \
-                                       cudaStream_t stream) {                                                        \
-        const unsigned nb = blocks_for(n);                                                                           \
-        return reduced<parts<T>>(sum, nb, stream, [&](Reduce red) {                                                  \
-            update_residual_kernel<<<nb, threads, 0, stream>>>(alpha, q, r, inv_diag, n, red);                       \
-        });                                                                                                          \
     }
 
 KRYLOV_LAUNCHERS(double)

@@ -1,14 +1,27 @@
 # The krylov family (README.md beside this file): built into the library.
+# context: what the solvers share; one file per solver (and per fusion that
+# iterates differently), each registering itself by "solver/fusion".
 target_sources(fftune PRIVATE
   families/krylov/operator.cpp
   families/krylov/cpu_kernels.cpp
+  families/krylov/context.cpp
+  families/krylov/cg.cpp
+  families/krylov/cg_folded.cpp
+  families/krylov/cg_one_pass.cpp
+  families/krylov/cocg.cpp
+  families/krylov/bicg.cpp
+  families/krylov/qmr.cpp
+  families/krylov/qmr_sym.cpp
   families/krylov/krylov.cpp)
 if(CMAKE_CUDA_COMPILER)
-  target_sources(fftune PRIVATE families/krylov/cuda_launch.cu families/krylov/cuda_kernels.cpp)
+  target_sources(fftune PRIVATE families/krylov/cuda_launch.cu families/krylov/cuda_vector_launch.cu
+    families/krylov/cuda_kernels.cpp)
   target_link_libraries(fftune PRIVATE CUDA::cublas CUDA::cusparse)
 endif()
 if(FFTUNE_BUILD_TESTS)
   fftune_add_test(krylov_mpi_test SOURCES families/krylov/krylov_mpi_test.cpp LABELS "krylov" MPI_RANKS 1 2 3 4)
+  fftune_add_test(krylov_solvers_mpi_test SOURCES families/krylov/solvers_mpi_test.cpp LABELS "krylov" MPI_RANKS 1 2 3 4)
+  fftune_add_test(krylov_kernels_mpi_test SOURCES families/krylov/kernels_mpi_test.cpp LABELS "krylov" MPI_RANKS 1 2 3 4)
   if(CMAKE_CUDA_COMPILER)
     fftune_add_test(krylov_gpu_test SOURCES families/krylov/krylov_gpu_test.cpp LABELS gpu MPI_RANKS 1 2)
   endif()
