@@ -565,6 +565,54 @@ TEST(Plan, FootprintIsWhatItAllocatesWithOneSharedFftWorkArea) {
     EXPECT_GE(checked, p == 1 ? 4 : 6);  // one rank: nothing to overlap
 }
 
+// What cuda_ipc_direct and cuda_ipc_push rely on: where a reshape's source or
+// destination is a work array of the plan, its context names that array and
+// execute is given it, the slices of an overlapped stage included.
+int owned_sources = 0, owned_destinations = 0;
+
+class ChecksOwnedArrays final : public testing::ForwardingTransport {
+public:
+    void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
+                 const ReshapePhases& phases) override {
+        if (ctx.plan->source_owned) {
+            EXPECT_EQ(src, ctx.source_array);
+            ++owned_sources;
+        } else {
+            EXPECT_EQ(ctx.source_array, nullptr);
+        }
+        if (ctx.plan->destination_owned) {
+            EXPECT_EQ(dst, ctx.destination_array);
+            ++owned_destinations;
+        } else {
+            EXPECT_EQ(ctx.destination_array, nullptr);
+        }
+        ForwardingTransport::execute(ctx, src, dst, timer, phases);
+    }
+};
+const bool registered_checks = register_variant<Transport, ChecksOwnedArrays>("test_checks_owned_arrays");
+
+TEST(Plan, ReshapesAreGivenTheOwnedArraysTheirContextNames) {
+    const int p = world_size();
+    if (p < 2) GTEST_SKIP() << "needs peers";
+    for (int overlap : {1, 3})
+        for (const char* d : {"slab_2d1d", "pencil"})
+            for (Direction dir : {Direction::forward, Direction::inverse}) {
+                const Problem problem{"fft3d", {12, 10, 9}, Precision::double_, dir, p};
+                Config config = metered_config(d, p);
+                config.backend = "fftw";
+                config.redistribution.assign(config.redistribution.size(), "test_checks_owned_arrays");
+                config.overlap = overlap;
+                if (check_applicable(problem, config)) continue;
+                const std::string what = fmt::format("{} overlap {} {}", d, overlap, to_string(dir));
+                owned_sources = owned_destinations = 0;
+                Plan plan(MPI_COMM_WORLD, problem, config);
+                EXPECT_TRUE(validate(plan).passed()) << what;
+                // A reshape between two FFT stages reads and writes work arrays.
+                EXPECT_GT(owned_sources, 0) << what;
+                EXPECT_GT(owned_destinations, 0) << what;
+            }
+}
+
 // Summed over ranks, the floor traffic is the whole problem: every FFT reads and
 // writes its whole input and output once; every reshape moves each complex
 // element once, to a peer (sent, and received there) or within its rank (the
