@@ -98,8 +98,9 @@ struct Checker {
 
 ClusterProfile parse_cluster_profile(const json& j, const std::string& source) {
     const Checker c{source};
-    c.keys(j, "", {"name", "description", "partitions", "partition", "account", "qos", "time_limit",
-                   "max_array_size", "array_throttle", "points_per_task", "launcher", "srun_mpi", "cores_per_gpu",
+    c.keys(j, "", {"name", "description", "partitions", "partition", "cpu_partition", "account", "qos", "time_limit",
+                   "merge_time_limit", "max_array_size", "array_throttle", "points_per_task", "cpu_points_per_task",
+                   "launcher", "srun_mpi", "cores_per_gpu",
                    "cores_per_task", "gpu_bind", "cpu_bind", "nics_per_gpu", "modules", "environment", "setup",
                    "sbatch_args", "fftune"});
     ClusterProfile p;
@@ -133,12 +134,23 @@ ClusterProfile parse_cluster_profile(const json& j, const std::string& source) {
     } else {
         c.fail("/partition", "missing: name the partition to submit to (there is more than one)");
     }
+    if (j.contains("cpu_partition")) {
+        p.cpu_partition = c.name(j["cpu_partition"], "/cpu_partition");
+        if (!p.partitions.count(p.cpu_partition))
+            c.fail("/cpu_partition", fmt::format("'{}' is not among /partitions", p.cpu_partition));
+    }
     if (j.contains("account")) p.account = c.name(j["account"], "/account");
     if (j.contains("qos")) p.qos = c.name(j["qos"], "/qos");
     if (j.contains("time_limit")) p.time_limit = c.time(j["time_limit"], "/time_limit");
     if (j.contains("max_array_size")) p.max_array_size = c.integer(j["max_array_size"], "/max_array_size", 1, 4000001);
     if (j.contains("array_throttle")) p.array_throttle = c.integer(j["array_throttle"], "/array_throttle", 0);
     if (j.contains("points_per_task")) p.points_per_task = c.integer(j["points_per_task"], "/points_per_task", 1);
+    // A profile that sets points_per_task alone keeps it for CPU points too.
+    if (j.contains("cpu_points_per_task"))
+        p.cpu_points_per_task = c.integer(j["cpu_points_per_task"], "/cpu_points_per_task", 1);
+    else if (j.contains("points_per_task"))
+        p.cpu_points_per_task = p.points_per_task;
+    if (j.contains("merge_time_limit")) p.merge_time_limit = c.time(j["merge_time_limit"], "/merge_time_limit");
     if (j.contains("launcher")) {
         p.launcher = c.string(j["launcher"], "/launcher");
         if (p.launcher != "srun" && p.launcher != "mpirun")
@@ -179,6 +191,18 @@ ClusterProfile parse_cluster_profile(const json& j, const std::string& source) {
     if (!t.max_time.empty() && slurm_minutes(p.time_limit) > slurm_minutes(t.max_time))
         c.fail("/time_limit", fmt::format("'{}' exceeds the time limit '{}' of partition '{}'", p.time_limit, t.max_time,
                                           p.partition));
+    if (!p.cpu_partition.empty()) {
+        const auto& cpu = p.target_for(false);
+        if (p.cores_per_task > cpu.cpus_per_node)
+            c.fail("/cores_per_task", fmt::format("{} exceeds the {} CPUs per node of partition '{}'", p.cores_per_task,
+                                                  cpu.cpus_per_node, p.cpu_partition));
+        if (!cpu.max_time.empty() && slurm_minutes(p.time_limit) > slurm_minutes(cpu.max_time))
+            c.fail("/time_limit", fmt::format("'{}' exceeds the time limit '{}' of partition '{}'", p.time_limit,
+                                              cpu.max_time, p.cpu_partition));
+    }
+    if (const auto& m = p.target_for(false); !m.max_time.empty() && slurm_minutes(p.merge_time_limit) > slurm_minutes(m.max_time))
+        c.fail("/merge_time_limit", fmt::format("'{}' exceeds the time limit '{}' of partition '{}'", p.merge_time_limit,
+                                                m.max_time, p.partition_for(false)));
     if (!p.nics_per_gpu.empty() && static_cast<int>(p.nics_per_gpu.size()) != t.gpus_per_node)
         c.fail("/nics_per_gpu", fmt::format("{} entries, but partition '{}' has {} GPUs per node (one NIC per GPU)",
                                             p.nics_per_gpu.size(), p.partition, t.gpus_per_node));
@@ -200,7 +224,8 @@ ClusterProfile load_cluster_profile(const std::string& path) {
 json to_json(const ClusterProfile& p) {
     json j{{"name", p.name}, {"partition", p.partition}, {"time_limit", p.time_limit},
            {"max_array_size", p.max_array_size}, {"array_throttle", p.array_throttle},
-           {"points_per_task", p.points_per_task}, {"launcher", p.launcher}, {"cores_per_gpu", p.cores_per_gpu},
+           {"points_per_task", p.points_per_task}, {"cpu_points_per_task", p.cpu_points_per_task},
+           {"merge_time_limit", p.merge_time_limit}, {"launcher", p.launcher}, {"cores_per_gpu", p.cores_per_gpu},
            {"cores_per_task", p.cores_per_task}, {"gpu_bind", p.gpu_bind}, {"cpu_bind", p.cpu_bind},
            {"modules", p.modules}, {"setup", p.setup}, {"sbatch_args", p.sbatch_args}};
     for (const auto& [n, part] : p.partitions) {
@@ -208,6 +233,7 @@ json to_json(const ClusterProfile& p) {
         if (!part.max_time.empty()) pj["max_time"] = part.max_time;
         j["partitions"][n] = pj;
     }
+    if (!p.cpu_partition.empty()) j["cpu_partition"] = p.cpu_partition;
     if (!p.account.empty()) j["account"] = p.account;
     if (!p.qos.empty()) j["qos"] = p.qos;
     if (!p.srun_mpi.empty()) j["srun_mpi"] = p.srun_mpi;

@@ -29,11 +29,14 @@ struct ClusterProfile {
     std::string name;
     std::map<std::string, Partition> partitions;
     std::string partition;              // the one arrays are submitted to
+    std::string cpu_partition;          // CPU-only arrays and the merge job; empty = `partition`
     std::string account, qos;           // optional
     std::string time_limit = "01:00:00";  // per array task
     int max_array_size = 1001;          // Slurm's MaxArraySize: indices 0 .. max-1
     int array_throttle = 0;             // "%K": at most K tasks of an array at once; 0 = no limit
-    int points_per_task = 20;           // manifest lines per array task
+    int points_per_task = 20;           // manifest lines per array task (GPU points)
+    int cpu_points_per_task = 200;      // the same for CPU points (default: points_per_task where given)
+    std::string merge_time_limit = "00:30:00";  // the merge job: ingest and winners only
     std::string launcher = "srun";      // srun | mpirun
     std::string srun_mpi;               // srun --mpi=..., empty = site default
     int cores_per_gpu = 1;              // CPUs per rank on GPU points (one rank per GPU)
@@ -48,6 +51,10 @@ struct ClusterProfile {
     std::string fftune;                 // fftune executable on the compute nodes; empty = this one
 
     const Partition& target() const { return partitions.at(partition); }
+    // Where arrays of GPU or CPU points go; the merge job goes where CPU arrays do.
+    const std::string& partition_for(bool gpu) const { return gpu || cpu_partition.empty() ? partition : cpu_partition; }
+    const Partition& target_for(bool gpu) const { return partitions.at(partition_for(gpu)); }
+    int points_per_task_for(bool gpu) const { return gpu ? points_per_task : cpu_points_per_task; }
 };
 
 ClusterProfile parse_cluster_profile(const nlohmann::json& j, const std::string& source);

@@ -187,6 +187,59 @@ TEST(JobArrays, GpuShapesOneRankPerGpu) {
     EXPECT_THROW(plan_job_arrays(testcase("test_device", {1}), parse_cluster_profile(j, "p")), ProfileError);
 }
 
+// With a CPU partition: GPU points on the GPU partition in tasks of
+// points_per_task, CPU points on the CPU partition in tasks of
+// cpu_points_per_task; the merge job there too, one core, its own time limit.
+TEST(JobArrays, CpuPointsAndTheMergeGoToTheCpuPartition) {
+    auto j = base_profile();
+    j["cpu_partition"] = "cpu";
+    j["cpu_points_per_task"] = 5;
+    j["merge_time_limit"] = "00:10:00";
+    const auto p = parse_cluster_profile(j, "p.json");
+    EXPECT_EQ(parse_cluster_profile(to_json(p), "again").cpu_partition, "cpu");
+    for (const auto& a : plan_job_arrays(testcase("fftw", {2}), p)) {
+        EXPECT_EQ(a.shape.partition, "cpu") << a.name;
+        EXPECT_EQ(a.shape.gpus_per_node, 0) << a.name;
+        for (const auto& t : a.tasks) EXPECT_LE(t.size(), 5u) << a.name;
+        EXPECT_NE(array_script(a, p, "/d", "/bin/fftune", "t").find("#SBATCH --partition=cpu\n"), std::string::npos);
+    }
+    for (const auto& a : plan_job_arrays(testcase("test_device", {4}), p)) {
+        EXPECT_EQ(a.shape.partition, "gpu") << a.name;
+        for (const auto& t : a.tasks) EXPECT_LE(t.size(), 3u) << a.name;
+        EXPECT_NE(array_script(a, p, "/d", "/bin/fftune", "t").find("#SBATCH --partition=gpu\n"), std::string::npos);
+    }
+    // 16 CPU points at 2 ranks in tasks of 5: 4 tasks (3 with the GPU profile's 3).
+    EXPECT_EQ(plan_job_arrays(testcase("fftw", {2}), p).front().tasks.size(), 4u);
+    const std::string merge = merge_script(p, "/d", "/bin/fftune", "", "t");
+    EXPECT_NE(merge.find("#SBATCH --partition=cpu\n"), std::string::npos) << merge;
+    EXPECT_NE(merge.find("#SBATCH --time=00:10:00\n"), std::string::npos) << merge;
+    EXPECT_NE(merge.find("#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"), std::string::npos) << merge;
+    EXPECT_EQ(merge.find("gpus"), std::string::npos) << merge;
+    // Without one, everything goes to `partition` as before, and CPU points
+    // keep the profile's points_per_task.
+    const auto plain = parse_cluster_profile(base_profile(), "p.json");
+    EXPECT_EQ(plain.cpu_points_per_task, 3);
+    EXPECT_NE(merge_script(plain, "/d", "/bin/fftune", "", "t").find("#SBATCH --partition=gpu\n"), std::string::npos);
+    // Refused: an unknown CPU partition, a merge longer than the partition allows.
+    j = base_profile();
+    j["cpu_partition"] = "big";
+    EXPECT_NE(profile_error(j).find("/cpu_partition: 'big' is not among /partitions"), std::string::npos);
+    j = base_profile();
+    j["merge_time_limit"] = "3-00:00:00";
+    EXPECT_NE(profile_error(j).find("/merge_time_limit: '3-00:00:00' exceeds the time limit '2-00:00:00' of partition 'gpu'"),
+              std::string::npos) << profile_error(j);
+}
+
+// The example profile that ships in jobs/profiles loads and places GPU points
+// at 1 to 8 ranks and CPU points on its CPU partition.
+TEST(ClusterProfile, ShippedGpuClusterExampleLoadsAndPlans) {
+    const auto p = load_cluster_profile(FFTUNE_SOURCE_DIR "/jobs/profiles/gpu_cluster_example.json");
+    EXPECT_EQ(p.partition, "gpu");
+    EXPECT_EQ(p.cpu_partition, "cpu");
+    for (const auto& a : plan_job_arrays(testcase("test_device", {1, 2, 4, 8}), p)) EXPECT_EQ(a.shape.cpus_per_task, 16);
+    for (const auto& a : plan_job_arrays(testcase("fftw", {1, 4}), p)) EXPECT_EQ(a.shape.partition, "cpu");
+}
+
 // A fresh scratch directory per test.
 struct Scratch {
     fs::path dir;

@@ -28,9 +28,10 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 // One rank per GPU for device backends; cores_per_task CPUs per rank otherwise.
 ResourceShape shape_for(int ranks, bool gpu, const ClusterProfile& profile) {
-    const auto& part = profile.target();
+    const auto& part = profile.target_for(gpu);
     ResourceShape s;
     s.ranks = ranks;
+    s.partition = profile.partition_for(gpu);
     if (gpu && part.gpus_per_node == 0)
         throw ProfileError(fmt::format("the testcase has GPU points, but partition '{}' has no GPUs (gpus_per_node 0)",
                                        profile.partition));
@@ -41,7 +42,7 @@ ResourceShape shape_for(int ranks, bool gpu, const ClusterProfile& profile) {
     s.cpus_per_task = gpu ? profile.cores_per_gpu : profile.cores_per_task;
     if (s.nodes > part.nodes)
         throw ProfileError(fmt::format("{} ranks need {} nodes ({} ranks per node), but partition '{}' has {}", ranks,
-                                       s.nodes, per_node, profile.partition, part.nodes));
+                                       s.nodes, per_node, s.partition, part.nodes));
     return s;
 }
 
@@ -128,10 +129,10 @@ std::vector<JobArray> plan_job_arrays(const Testcase& tc, const ClusterProfile& 
         for (const auto& p : tc.points(ranks))
             by_shape[shape_for(ranks, on_device(p.backend()), profile)].push_back(p.index);
         for (const auto& [shape, indices] : by_shape) {
+            const std::size_t per_task = profile.points_per_task_for(shape.gpus_per_node > 0);
             std::vector<std::vector<int>> tasks;
-            for (std::size_t i = 0; i < indices.size(); i += profile.points_per_task)
-                tasks.emplace_back(indices.begin() + i,
-                                   indices.begin() + std::min(indices.size(), i + profile.points_per_task));
+            for (std::size_t i = 0; i < indices.size(); i += per_task)
+                tasks.emplace_back(indices.begin() + i, indices.begin() + std::min(indices.size(), i + per_task));
             const int parts = ceil_div(static_cast<int>(tasks.size()), profile.max_array_size);
             for (int k = 0; k < parts; ++k) {
                 JobArray a;
@@ -159,13 +160,14 @@ std::string array_range(const std::vector<int>& indices, int throttle) {
 
 namespace {
 
-std::string sbatch_header(const ClusterProfile& p, const std::string& job_name, const std::string& log) {
+std::string sbatch_header(const ClusterProfile& p, const std::string& partition, const std::string& time,
+                          const std::string& job_name, const std::string& log) {
     std::string s = "#!/bin/bash\n";
     s += fmt::format("#SBATCH --job-name={}\n", job_name);
-    s += fmt::format("#SBATCH --partition={}\n", p.partition);
+    s += fmt::format("#SBATCH --partition={}\n", partition);
     if (!p.account.empty()) s += fmt::format("#SBATCH --account={}\n", p.account);
     if (!p.qos.empty()) s += fmt::format("#SBATCH --qos={}\n", p.qos);
-    s += fmt::format("#SBATCH --time={}\n", p.time_limit);
+    s += fmt::format("#SBATCH --time={}\n", time);
     s += fmt::format("#SBATCH --output={}\n", log);
     for (const auto& a : p.sbatch_args) s += fmt::format("#SBATCH {}\n", a);
     return s;
@@ -187,7 +189,8 @@ std::string array_script(const JobArray& a, const ClusterProfile& p, const std::
     const auto& sh = a.shape;
     std::vector<int> all(a.tasks.size());
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    std::string s = sbatch_header(p, fmt::format("fftune-{}-{}", sanitize_filename(testcase_name), a.name),
+    std::string s = sbatch_header(p, sh.partition.empty() ? p.partition : sh.partition, p.time_limit,
+                                  fmt::format("fftune-{}-{}", sanitize_filename(testcase_name), a.name),
                                   fmt::format("{}/logs/{}_%a.out", dir, a.name));
     s += fmt::format("#SBATCH --nodes={}\n#SBATCH --ntasks={}\n#SBATCH --ntasks-per-node={}\n#SBATCH --cpus-per-task={}\n",
                      sh.nodes, sh.ranks, sh.tasks_per_node, sh.cpus_per_task);
@@ -238,9 +241,11 @@ std::string array_script(const JobArray& a, const ClusterProfile& p, const std::
 
 std::string merge_script(const ClusterProfile& p, const std::string& dir, const std::string& fftune,
                          const std::string& database, const std::string& testcase_name) {
-    std::string s = sbatch_header(p, fmt::format("fftune-{}-merge", sanitize_filename(testcase_name)),
+    // Ingest and winners: one process on one core, no GPU, where CPU arrays go.
+    std::string s = sbatch_header(p, p.partition_for(false), p.merge_time_limit,
+                                  fmt::format("fftune-{}-merge", sanitize_filename(testcase_name)),
                                   dir + "/logs/merge_%j.out");
-    s += "#SBATCH --nodes=1\n#SBATCH --ntasks=1\n";
+    s += "#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n";
     s += "# Runs after every array task ended (afterany): ingests whatever results exist;\n"
          "# ingest is idempotent, so merging again after a resubmission adds only new records.\n";
     s += "set -eo pipefail\n";
@@ -285,7 +290,8 @@ std::vector<JobArray> write_job_dir(const Testcase& tc, const ClusterProfile& pr
         const auto& sh = a.shape;
         jobs["arrays"].push_back({{"name", a.name}, {"script", script}, {"tasks", a.tasks.size()},
                                   {"shape", {{"ranks", sh.ranks}, {"nodes", sh.nodes}, {"tasks_per_node", sh.tasks_per_node},
-                                             {"gpus_per_node", sh.gpus_per_node}, {"cpus_per_task", sh.cpus_per_task}}},
+                                             {"gpus_per_node", sh.gpus_per_node}, {"cpus_per_task", sh.cpus_per_task},
+                                             {"partition", sh.partition}}},
                                   {"submissions", json::array()}});
     }
     if (!manifest.flush()) throw std::runtime_error("cannot write " + dir + "/manifest.jsonl");

@@ -25,6 +25,7 @@ namespace fftune {
 
 struct ResourceShape {
     int ranks = 1, nodes = 1, tasks_per_node = 1, gpus_per_node = 0, cpus_per_task = 1;
+    std::string partition;  // ClusterProfile::partition_for
     std::string name() const;  // r4-n1x4-g4 (GPU) or r2-n1x2 (CPU)
     auto operator<=>(const ResourceShape&) const = default;
 };

@@ -2,6 +2,8 @@
 # real single-node Slurm on localhost (end to end; needs root, slurm-wlm, munge).
 fftune_add_test(jobs_test SOURCES jobs/jobs_test.cpp LABELS unit)
 target_link_libraries(jobs_test PRIVATE fftune_jobs)
+# The shipped example profile is read from the source tree.
+target_compile_definitions(jobs_test PRIVATE FFTUNE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 if(FFTUNE_HAVE_TUNER)  # the merge job runs `fftune ingest`
   add_test(NAME jobs_slurm_e2e
     COMMAND bash ${PROJECT_SOURCE_DIR}/jobs/slurm_e2e_test.sh $<TARGET_FILE:fftune_cli> ${PROJECT_SOURCE_DIR})
