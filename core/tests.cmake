@@ -25,6 +25,7 @@ fftune_add_test(record_file_test SOURCES core/records/record_file_test.cpp LABEL
 fftune_add_test(folder_lock_test SOURCES core/platform/folder_lock_test.cpp LABELS unit)
 fftune_add_test(job_process_test SOURCES core/platform/job_process_test.cpp LABELS unit)
 fftune_add_test(resume_test SOURCES core/run/resume_test.cpp LABELS unit)
+fftune_add_test(summary_test SOURCES core/run/summary_test.cpp LABELS unit)
 if(ZLIB_FOUND)  # writes the compressed files it reads back
   target_link_libraries(json_lines_test PRIVATE ZLIB::ZLIB)
   target_compile_definitions(json_lines_test PRIVATE FFTUNE_HAVE_ZLIB)

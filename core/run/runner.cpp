@@ -401,48 +401,4 @@ std::vector<json> read_records(const std::string& path) {
     return out;
 }
 
-std::string summarize_records(const std::vector<json>& records) {
-    std::map<std::string, int> counts;
-    struct Best { double ms = 1e300; std::string key; double err = 0; int n = 0; };
-    // By family, then by (ranks, problem label): each family's problems in its own columns.
-    std::map<std::string, std::map<std::pair<int, std::string>, Best>> best;
-    std::vector<std::string> failures;
-    auto label_of = [](const json& p) {
-        const std::string kind = p.value("kind", "?");
-        if (Registry<Family>::instance().contains(kind)) return family_named(kind).problem_label(p);
-        return problem_key(p);  // a family this build does not have
-    };
-    for (const auto& r : records) {
-        const std::string status = r.value("status", "?");
-        ++counts[status];
-        const auto& p = r["problem"];
-        const int ranks = p["ranks"].get<int>();
-        const std::string label = label_of(p);
-        if (status == "failed")
-            failures.push_back(fmt::format("{:>5} {}  {}: {}", ranks, label, r.value("key", ""), r.value("error", "")));
-        if (status != "ok") continue;
-        Best& b = best[p.value("kind", "?")][{ranks, label}];
-        ++b.n;
-        const double ms = r["timing"]["total"]["median"].get<double>();
-        if (ms < b.ms) b = {ms, r.value("key", ""), r["validation"].value("max_rel_error", 0.0), b.n};
-    }
-    std::string s = "\nSummary: ";
-    for (const auto& [k, v] : counts) s += fmt::format("{} {}  ", v, k);
-    s += fmt::format("({} points)\n", records.size());
-    for (const auto& [kind, problems] : best) {
-        const std::string header = Registry<Family>::instance().contains(kind) ? family_named(kind).problem_header()
-                                                                               : fmt::format("{:>14}", "problem");
-        s += fmt::format("\n{}{:>5} {}  {:>6}  {:>11}  {:>9}  {}\n", best.size() > 1 ? kind + ":\n" : "", "ranks",
-                         header, "points", "best ms", "error", "best configuration");
-        for (const auto& [problem, b] : problems)
-            s += fmt::format("{:>5} {}  {:>6}  {:>11.4g}  {:>9.2g}  {}\n", problem.first, problem.second, b.n, b.ms, b.err,
-                             b.key);
-    }
-    if (!failures.empty()) {
-        s += "\nFailed points:\n";
-        for (const auto& f : failures) s += "  " + f + "\n";
-    }
-    return s;
-}
-
 }  // namespace fftune

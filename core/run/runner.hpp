@@ -100,8 +100,14 @@ nlohmann::json died_point_record(const Point& point, const std::string& error);
 // or not at all, after cutting off a torn last line; RecordWriteError names the file).
 void append_record(const std::string& path, const nlohmann::json& record);
 
-// Human-readable summary of records (status counts, best plan per problem, failures).
+// Human-readable summary of records (status counts, best plan per problem,
+// skip reasons tallied, failures); core/run/summary.cpp.
 std::string summarize_records(const std::vector<nlohmann::json>& records);
+// A skip reason with its numbers replaced by N and the "rank K: " prefix dropped:
+// points skipped for one cause share it.
+std::string skip_reason_kind(const std::string& reason);
+// "Skipped, by reason" lines of the summary (the most frequent first), or "".
+std::string skip_tally(const std::vector<nlohmann::json>& records);
 // The records of a result file, plain or gzip-compressed (core/records/json_lines.hpp);
 // none when it does not exist, and a torn line is dropped.
 std::vector<nlohmann::json> read_records(const std::string& path);
