@@ -11,6 +11,10 @@ if(SQLite3_FOUND)
   endif()
   target_sources(fftune PRIVATE tuner/database.cpp tuner/record_check.cpp tuner/selector.cpp tuner/strategies.cpp tuner/model.cpp)
   target_link_libraries(fftune PRIVATE ${FFTUNE_SQLITE_TARGET})
+  set(tuner_cli_sources app/tuner_options.cpp app/cmd_ingest.cpp app/cmd_best.cpp app/cmd_winners.cpp
+    app/cmd_tune.cpp app/cmd_report.cpp app/cmd_model.cpp)
+  target_sources(fftune_cli PRIVATE ${tuner_cli_sources})
+  list(APPEND FFTUNE_CLI_SOURCES ${tuner_cli_sources})  # fftune_add_cli's CLIs get them too
   target_compile_definitions(fftune_cli PRIVATE FFTUNE_HAVE_TUNER
     FFTUNE_PLOTTING_DIR="${PROJECT_SOURCE_DIR}/plotting")  # FFTUNE_PLOTTING_DIR in the environment overrides
   add_executable(fftune_example_app tuner/example_app.cpp)
