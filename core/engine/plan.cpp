@@ -60,6 +60,104 @@ index_t slice_granule(const Layout& a, std::size_t a_elem, const Layout& b, std:
     return g;
 }
 
+
+// Plan::build's walk over this rank's chain. Walk position k: forward walks
+// steps 0..n-1 from layouts[i] to layouts[i+1]; inverse walks back. Arrays
+// alternate between the work slots.
+struct Walk {
+    bool fwd = true;
+    std::size_t nsteps = 0;
+    std::vector<bool> skip;      // at k: no stage (a reshape of a block onto itself)
+    std::vector<bool> pair_at;   // at k: the first of an overlapped FFT + reshape pair
+    std::vector<bool> aside_at;  // at k: an FFT that stores the next reshape's self block aside
+    std::vector<Slot> array;     // array[t]: the slot between walk positions t - 1 and t
+
+    std::size_t step(std::size_t k) const { return fwd ? k : nsteps - 1 - k; }
+    std::size_t from(std::size_t k) const { return fwd ? step(k) : step(k) + 1; }
+    std::size_t to(std::size_t k) const { return fwd ? step(k) + 1 : step(k); }
+    Slot slot_in(std::size_t k) const { return array[k]; }
+    Slot slot_out(std::size_t k) const { return array[k + 1]; }
+};
+
+bool transport_runs_alone(const Config& config, int phase) {
+    return Registry<Transport>::instance().create(config.redistribution[phase])->runs_alone();
+}
+
+// A reshape that only this rank takes part in, between equal layouts, would
+// copy its own block onto itself (one rank; a phase of one rank in a 1 x P
+// grid): it is no stage, the next one reads the array in place. Not at the
+// ends, where it would have to move the caller's array into the other, nor
+// for a transport that runs alone (Transport::runs_alone).
+std::vector<bool> skipped_reshapes(const Walk& w, const Chain& mine, const std::vector<bool>& self,
+                                   const Config& config) {
+    std::vector<bool> skip(w.nsteps, false);
+    for (std::size_t k = 1; k + 1 < w.nsteps; ++k) {
+        const std::size_t i = w.step(k);
+        skip[k] = self[i] && !transport_runs_alone(config, mine.steps[i].phase);
+    }
+    return skip;
+}
+
+// Overlap pairs: chain step j, an FFT, and the reshape j + 1 after it, walked
+// forward as FFT then reshape (positions k, k + 1), inverse as reshape then FFT.
+std::vector<bool> overlap_pairs(const Walk& w, const Chain& mine, const Config& config) {
+    std::vector<bool> pair_at(w.nsteps + 1, false);
+    for (std::size_t k = 0; config.overlap > 1 && k + 1 < w.nsteps; ++k) {
+        const std::size_t i = w.step(k);
+        pair_at[k] = w.fwd ? overlap_axis(mine, i).has_value() && !w.skip[k + 1]
+                           : mine.steps[i].kind == ChainStep::Kind::reshape && i >= 1 &&
+                                 overlap_axis(mine, i - 1).has_value() && !w.skip[k];
+        if (pair_at[k]) ++k;
+    }
+    return pair_at;
+}
+
+// FFT stages that store the self block of the reshape after them into its
+// destination (Config::fft_stores_kept): asked of the backend for each FFT
+// at walk position k followed by a reshape that runs on its own.
+std::vector<bool> ffts_storing_aside(const Walk& w, const Chain& mine, const Config& config) {
+    std::vector<bool> aside_at(w.nsteps + 1, false);
+    for (std::size_t k = 0; config.fft_stores_kept && k + 1 < w.nsteps; ++k)
+        aside_at[k] = mine.steps[w.step(k)].kind == ChainStep::Kind::fft && !mine.steps[w.step(k)].all_devices &&
+                      mine.steps[w.step(k + 1)].kind == ChainStep::Kind::reshape && !w.skip[k + 1] && !w.pair_at[k] &&
+                      !(k >= 1 && w.pair_at[k - 1]);
+    return aside_at;
+}
+
+// Array t lies between walk positions t - 1 and t: the caller's input and
+// output at the ends, work slots between. Neighbours differ, and a pair's
+// three arrays all differ (its slices read one while writing another), so
+// a pair whose first and last array would share a slot takes a third one;
+// so does an FFT that stores aside into the array after the next (it
+// writes there while it reads its input).
+std::vector<Slot> array_slots(const Walk& w) {
+    std::vector<Slot> array(w.nsteps + 1, user_in);
+    array[w.nsteps] = user_out;
+    for (std::size_t t = 1; t < w.nsteps; ++t) {
+        if (w.skip[t - 1]) {  // no stage between t - 1 and t: the same array
+            array[t] = array[t - 1];
+            continue;
+        }
+        for (Slot s : {work_a, work_b, work_c})
+            if (s != array[t - 1] && !(t >= 2 && (w.pair_at[t - 2] || w.aside_at[t - 2]) && s == array[t - 2])) {
+                array[t] = s;
+                break;
+            }
+    }
+    return array;
+}
+
+Walk walk_of(const Chain& mine, const std::vector<bool>& self, const Config& config, bool fwd) {
+    Walk w;
+    w.fwd = fwd;
+    w.nsteps = mine.steps.size();
+    w.skip = skipped_reshapes(w, mine, self, config);
+    w.pair_at = overlap_pairs(w, mine, config);
+    w.aside_at = ffts_storing_aside(w, mine, config);
+    w.array = array_slots(w);
+    return w;
+}
+
 }  // namespace
 
 // (plan.hpp) Refuses, on every rank and before anything is allocated, a plan whose ranks
@@ -414,42 +512,30 @@ void Plan::release_peer_mappings() {
     MPI_Barrier(comm_.get());  // ...and on every rank, before the buffers are freed
 }
 
-void Plan::build(Direction dir) {
-    const auto decomposition = Registry<Decomposition>::instance().create(config_.decomposition);
-    const int size = comm_.size(), rank = comm_.rank();
-    const bool fwd = dir == Direction::forward;
-    std::vector<Chain> chains;
-    chains.reserve(size);
-    for (int r = 0; r < size; ++r) chains.push_back(decomposition->chain(problem_, config_, r));
-    settle_unexchanged_orders(chains);
-    // An inverse that preserves the caller's spectrum keeps its first stage apart
-    // (it reads the spectrum into a work array): merged into the c2r, it would copy it first.
-    merge_unexchanged_ffts(chains, [&](int phase, bool with_first) {
-        if (with_first && !fwd && inverse_input_ == InverseInput::preserve) return false;
-        return !Registry<Transport>::instance().create(config_.redistribution[phase])->runs_alone();
-    });
-    const std::vector<std::vector<bool>> self = self_reshapes(chains);
-    const Chain& mine = chains[rank];
-    const std::size_t nsteps = mine.steps.size();
-    const std::size_t cb = complex_bytes(problem_.precision);
-    auto pipe = std::make_unique<Pipeline>(*backend_);
+// Plan::build's stages for one direction, in walk order, into `pipe`.
+struct Plan::Builder {
+    Plan& plan;
+    const std::vector<Chain>& chains;  // every rank's
+    const Chain& mine;
+    const Walk& walk;
+    Pipeline& pipe;
+    int size = 0, rank = 0;
+    bool fwd = true;
+    std::size_t cb = 0;  // bytes of a complex element
 
-    // Walk position k: forward walks steps 0..n-1 from layouts[i] to layouts[i+1];
-    // inverse walks back. Arrays alternate between the two work slots.
-    auto step_of = [&](std::size_t k) { return fwd ? k : nsteps - 1 - k; };
-    auto from_of = [&](std::size_t k) { return fwd ? step_of(k) : step_of(k) + 1; };
-    auto to_of = [&](std::size_t k) { return fwd ? step_of(k) + 1 : step_of(k); };
-    auto fft_kind = [&](std::size_t i) {
+    FftKind fft_kind(std::size_t i) const {
         return fwd ? (i == 0 ? FftKind::r2c : FftKind::c2c_forward) : (i == 0 ? FftKind::c2r : FftKind::c2c_backward);
-    };
-    auto element_bytes = [&](std::size_t layout) { return layout == 0 ? real_bytes(problem_.precision) : cb; };
+    }
+    std::size_t element_bytes(std::size_t layout) const {
+        return layout == 0 ? real_bytes(plan.problem_.precision) : cb;
+    }
 
     // The reshape of chain step i from layouts[from] to layouts[to], among the
     // ranks of its phase communicator; `moving` restricts it to one slice of
     // every rank's before (or after) box.
-    auto make_reshape = [&](std::size_t i, std::size_t from, std::size_t to,
-                            const std::function<Box3(int, const Layout&)>& moving, bool moving_before,
-                            bool self_in_place = false) {
+    std::unique_ptr<Reshape> make_reshape(std::size_t i, std::size_t from, std::size_t to,
+                                          const std::function<Box3(int, const Layout&)>& moving, bool moving_before,
+                                          bool self_in_place = false) {
         const ChainStep& step = mine.steps[i];  // its phase communicator: made by the constructor
         std::vector<Layout> before, after;
         std::vector<Box3> moved;
@@ -465,179 +551,169 @@ void Plan::build(Direction dir) {
         rs->plan = make_reshape_plan(step.phase, self, before, after, cb, moving_before ? moved : std::vector<Box3>{},
                                      moving_before ? std::vector<Box3>{} : moved);
         rs->plan.self_in_place = self_in_place;
-        rs->transport = Registry<Transport>::instance().create(config_.redistribution[step.phase]);
+        rs->transport = Registry<Transport>::instance().create(plan.config_.redistribution[step.phase]);
         rs->ctx.plan = &rs->plan;
-        rs->ctx.comm = phase_comms_[step.phase]->get();
-        rs->ctx.backend = backend_.get();
-        rs->ctx.element = element_.get();
+        rs->ctx.comm = plan.phase_comms_[step.phase]->get();
+        rs->ctx.backend = plan.backend_.get();
+        rs->ctx.element = plan.element_.get();
         const std::string n = std::to_string(step.phase);
-        if (rs->transport->separate_pack_phases()) rs->phases.pack = pipe->timer.phase("pack." + n);
-        rs->phases.exchange = pipe->timer.phase("exchange." + n);
-        if (rs->transport->separate_pack_phases()) rs->phases.unpack = pipe->timer.phase("unpack." + n);
-        pipe->add_traffic(*rs);
+        if (rs->transport->separate_pack_phases()) rs->phases.pack = pipe.timer.phase("pack." + n);
+        rs->phases.exchange = pipe.timer.phase("exchange." + n);
+        if (rs->transport->separate_pack_phases()) rs->phases.unpack = pipe.timer.phase("unpack." + n);
+        pipe.add_traffic(*rs);
         return rs;
-    };
+    }
 
-    // A reshape that only this rank takes part in, between equal layouts, would
-    // copy its own block onto itself (one rank; a phase of one rank in a 1 x P
-    // grid): it is no stage, the next one reads the array in place. Not at the
-    // ends, where it would have to move the caller's array into the other, nor
-    // for a transport that runs alone (Transport::runs_alone).
-    std::vector<bool> skip(nsteps, false);
-    for (std::size_t k = 1; k + 1 < nsteps; ++k) {
-        const std::size_t i = step_of(k);
-        skip[k] = self[rank][i] &&
-                  !Registry<Transport>::instance().create(config_.redistribution[mine.steps[i].phase])->runs_alone();
-    }
-    // Overlap pairs: chain step j, an FFT, and the reshape j + 1 after it, walked
-    // forward as FFT then reshape (positions k, k + 1), inverse as reshape then FFT.
-    std::vector<bool> pair_at(nsteps + 1, false);
-    for (std::size_t k = 0; config_.overlap > 1 && k + 1 < nsteps; ++k) {
-        const std::size_t i = step_of(k);
-        pair_at[k] = fwd ? overlap_axis(mine, i).has_value() && !skip[k + 1]
-                         : mine.steps[i].kind == ChainStep::Kind::reshape && i >= 1 && overlap_axis(mine, i - 1).has_value() &&
-                               !skip[k];
-        if (pair_at[k]) ++k;
-    }
-    // FFT stages that store the self block of the reshape after them into its
-    // destination (Config::fft_stores_kept): asked of the backend for each FFT
-    // at walk position k followed by a reshape that runs on its own.
-    std::vector<bool> aside_at(nsteps + 1, false);
-    for (std::size_t k = 0; config_.fft_stores_kept && k + 1 < nsteps; ++k)
-        aside_at[k] = mine.steps[step_of(k)].kind == ChainStep::Kind::fft && !mine.steps[step_of(k)].all_devices &&
-                      mine.steps[step_of(k + 1)].kind == ChainStep::Kind::reshape && !skip[k + 1] && !pair_at[k] &&
-                      !(k >= 1 && pair_at[k - 1]);
-    // Array t lies between walk positions t - 1 and t: the caller's input and
-    // output at the ends, work slots between. Neighbours differ, and a pair's
-    // three arrays all differ (its slices read one while writing another), so
-    // a pair whose first and last array would share a slot takes a third one;
-    // so does an FFT that stores aside into the array after the next (it
-    // writes there while it reads its input).
-    std::vector<Slot> array(nsteps + 1, user_in);
-    array[nsteps] = user_out;
-    for (std::size_t t = 1; t < nsteps; ++t) {
-        if (skip[t - 1]) {  // no stage between t - 1 and t: the same array
-            array[t] = array[t - 1];
-            continue;
-        }
-        for (Slot w : {work_a, work_b, work_c})
-            if (w != array[t - 1] && !(t >= 2 && (pair_at[t - 2] || aside_at[t - 2]) && w == array[t - 2])) {
-                array[t] = w;
-                break;
-            }
-    }
-    auto slot_in = [&](std::size_t k) { return array[k]; };
-    auto slot_out = [&](std::size_t k) { return array[k + 1]; };
-
-    for (std::size_t k = 0; k < nsteps; ++k) {
-        if (skip[k]) continue;
-        const std::size_t i = step_of(k), from = from_of(k), to = to_of(k);
+    // The stage at walk position k (not skipped); an overlap pair also takes k + 1.
+    void add_stage(std::size_t k) {
+        const std::size_t i = walk.step(k), from = walk.from(k), to = walk.to(k);
         const ChainStep& step = mine.steps[i];
         Stage stage;
-        stage.in = slot_in(k);
-        stage.out = slot_out(k);
-        stage.in_bytes = layout_bytes(mine.layouts[from], from);
-        stage.out_bytes = layout_bytes(mine.layouts[to], to);
-
-        if (pair_at[k]) {
-            const std::size_t j = fwd ? i : i - 1;  // the pair's FFT step
-            const int axis = *overlap_axis(mine, j);
-            const int chunks = config_.overlap;
-            const ChainStep& fft_step = mine.steps[j];
-            // The FFT goes between layouts j and j + 1, the reshape between
-            // j + 1 and j + 2; slices are cut from layout j + 1 (and j) along `axis`.
-            const std::size_t fft_from = fwd ? j : j + 1, fft_to = fwd ? j + 1 : j;
-            const std::size_t rs_from = fwd ? j + 1 : j + 2, rs_to = fwd ? j + 2 : j + 1;
-            auto ov = std::make_unique<Overlap>();
-            ov->fft_first = fwd;
-            ov->queue = backend_->overlap_queue();
-            ov->mid = slot_out(k);
-            ov->mid_bytes = layout_bytes(mine.layouts[to], to);
-            stage.out = slot_out(k + 1);
-            stage.out_bytes = layout_bytes(mine.layouts[to_of(k + 1)], to_of(k + 1));
-            stage.name = "overlap." + std::to_string(mine.steps[j + 1].phase);
-            // Phases in walk order: the FFT's before the reshape's forward, after them inverse.
-            auto fft_phase = [&] {
-                stage.fft_phase = pipe->timer.phase(fft_stage_name(fft_step.axes), backend_->make_clock_on(ov->queue));
-            };
-            if (fwd) fft_phase();
-            // Slices of rank r start on multiples of its granule of planes.
-            auto granule = [&](int r) { return slice_granule(chains[r].layouts[j], element_bytes(j), chains[r].layouts[j + 1], element_bytes(j + 1), axis); };
-            const index_t g = granule(rank);
-            for (int c = 0; c < chunks; ++c) {
-                Overlap::Slice slice;
-                const Layout& fa = mine.layouts[fft_from];
-                const Layout& fb = mine.layouts[fft_to];
-                const Layout sa{slice_of(fa.box, axis, chunks, c, g), fa.order};
-                const Layout sb{slice_of(fb.box, axis, chunks, c, g), fb.order};
-                if (auto desc = fft_descriptor(sa, sb, fft_step.axes, fft_kind(j), problem_.precision, problem_.size[2])) {
-                    desc->queue = ov->queue;
-                    slice.fft = backend_->make_fft(*desc);
-                    slice.fft_in = static_cast<std::size_t>(fa.offset_of(sa.box.lo)) * element_bytes(fft_from);
-                    slice.fft_out = static_cast<std::size_t>(fb.offset_of(sb.box.lo)) * element_bytes(fft_to);
-                }
-                slice.reshape = make_reshape(
-                    j + 1, rs_from, rs_to,
-                    [&](int r, const Layout& l) { return slice_of(l.box, axis, chunks, c, granule(r)); }, fwd);
-                if (!fwd && c == 0) fft_phase();
-                ov->slices.push_back(std::move(slice));
-            }
-            pipe->add_traffic(stage.fft_phase, layout_bytes(mine.layouts[fft_from], fft_from) +
-                                                   layout_bytes(mine.layouts[fft_to], fft_to));
-            stage.overlap = std::move(ov);
-            for (auto& c : stage.overlap->slices) {
-                c.reshape->plan.source_owned = stage.reshape_source() >= work_a;
-                c.reshape->plan.destination_owned = stage.reshape_destination() >= work_a;
-            }
-            pipe->stages.push_back(std::move(stage));
-            ++k;  // the pair's second step is done
-            continue;
+        stage.in = walk.slot_in(k);
+        stage.out = walk.slot_out(k);
+        stage.in_bytes = plan.layout_bytes(mine.layouts[from], from);
+        stage.out_bytes = plan.layout_bytes(mine.layouts[to], to);
+        if (walk.pair_at[k]) {
+            add_overlap_pair(k, std::move(stage));
+            return;
         }
-
         if (step.kind == ChainStep::Kind::fft && step.all_devices) {
             // In place in the MultiDeviceFft's storage, timed by its all-device clock.
             stage.name = fft_stage_name(step.axes);
-            stage.fft_phase = pipe->timer.phase(stage.name, multi_->make_clock());
+            stage.fft_phase = pipe.timer.phase(stage.name, plan.multi_->make_clock());
         } else if (step.kind == ChainStep::Kind::fft) {
-            const FftKind kind = fft_kind(i);
-            if (kind == FftKind::c2r && stage.in == user_in && inverse_input_ == InverseInput::preserve) {
-                // c2r may overwrite its input (FFTW, cuFFT): transform a copy.
-                Stage copy;
-                copy.name = "copy.in";
-                copy.fft_phase = pipe->timer.phase(copy.name);
-                copy.copy_elems = mine.layouts[from].box.count();
-                copy.in = user_in;
-                copy.out = work_a;
-                copy.in_bytes = copy.out_bytes = stage.in_bytes;
-                pipe->add_traffic(copy.fft_phase, 2 * copy.in_bytes);
-                pipe->stages.push_back(std::move(copy));
-                stage.in = work_a;
-                if (stage.out == work_a) throw std::logic_error("copy.in would alias the stage output");
-            }
-            stage.name = fft_stage_name(step.axes);
-            stage.fft_phase = pipe->timer.phase(stage.name);
-            if (auto desc = fft_descriptor(mine.layouts[from], mine.layouts[to], step.axes, kind,
-                                           problem_.precision, problem_.size[2])) {
-                if (aside_at[k]) {
-                    // The next reshape's self block: in both this stage's output and its destination.
-                    const Layout& dst = mine.layouts[to_of(k + 1)];
-                    const Box3 self_block = intersect(mine.layouts[to].box, dst.box);
-                    if (!self_block.empty())
-                        desc->store_aside = StoreAside{mine.layouts[to], self_block, dst, mine.layouts[from].order};
-                }
-                stage.fft = backend_->make_fft(*desc);
-                if (desc->store_aside && stage.fft->stores_aside()) stage.store_target = slot_out(k + 1);
-            }
-            pipe->add_traffic(stage.fft_phase, stage.in_bytes + stage.out_bytes);
+            make_fft(k, stage);
         } else {
             stage.name = "reshape." + std::to_string(step.phase);
             // Where the FFT before stored the self block here already, the transport leaves it.
             stage.reshape = make_reshape(i, from, to, nullptr, true,
-                                         !pipe->stages.empty() && pipe->stages.back().store_target.has_value());
+                                         !pipe.stages.empty() && pipe.stages.back().store_target.has_value());
             stage.reshape->plan.source_owned = stage.reshape_source() >= work_a;
             stage.reshape->plan.destination_owned = stage.reshape_destination() >= work_a;
         }
-        pipe->stages.push_back(std::move(stage));
+        pipe.stages.push_back(std::move(stage));
+    }
+
+    // The FFT of the stage at walk position k; before it, a copy of the
+    // caller's spectrum where a c2r would overwrite it.
+    void make_fft(std::size_t k, Stage& stage) {
+        const std::size_t i = walk.step(k), from = walk.from(k), to = walk.to(k);
+        const ChainStep& step = mine.steps[i];
+        const FftKind kind = fft_kind(i);
+        if (kind == FftKind::c2r && stage.in == user_in && plan.inverse_input_ == InverseInput::preserve) {
+            // c2r may overwrite its input (FFTW, cuFFT): transform a copy.
+            Stage copy;
+            copy.name = "copy.in";
+            copy.fft_phase = pipe.timer.phase(copy.name);
+            copy.copy_elems = mine.layouts[from].box.count();
+            copy.in = user_in;
+            copy.out = work_a;
+            copy.in_bytes = copy.out_bytes = stage.in_bytes;
+            pipe.add_traffic(copy.fft_phase, 2 * copy.in_bytes);
+            pipe.stages.push_back(std::move(copy));
+            stage.in = work_a;
+            if (stage.out == work_a) throw std::logic_error("copy.in would alias the stage output");
+        }
+        stage.name = fft_stage_name(step.axes);
+        stage.fft_phase = pipe.timer.phase(stage.name);
+        if (auto desc = fft_descriptor(mine.layouts[from], mine.layouts[to], step.axes, kind, plan.problem_.precision,
+                                       plan.problem_.size[2])) {
+            if (walk.aside_at[k]) {
+                // The next reshape's self block: in both this stage's output and its destination.
+                const Layout& dst = mine.layouts[walk.to(k + 1)];
+                const Box3 self_block = intersect(mine.layouts[to].box, dst.box);
+                if (!self_block.empty())
+                    desc->store_aside = StoreAside{mine.layouts[to], self_block, dst, mine.layouts[from].order};
+            }
+            stage.fft = plan.backend_->make_fft(*desc);
+            if (desc->store_aside && stage.fft->stores_aside()) stage.store_target = walk.slot_out(k + 1);
+        }
+        pipe.add_traffic(stage.fft_phase, stage.in_bytes + stage.out_bytes);
+    }
+
+    // The overlapped FFT + reshape pair at walk positions k and k + 1, one stage of slices.
+    void add_overlap_pair(std::size_t k, Stage stage) {
+        const std::size_t i = walk.step(k), to = walk.to(k);
+        const std::size_t j = fwd ? i : i - 1;  // the pair's FFT step
+        const int axis = *overlap_axis(mine, j);
+        const int chunks = plan.config_.overlap;
+        const ChainStep& fft_step = mine.steps[j];
+        // The FFT goes between layouts j and j + 1, the reshape between
+        // j + 1 and j + 2; slices are cut from layout j + 1 (and j) along `axis`.
+        const std::size_t fft_from = fwd ? j : j + 1, fft_to = fwd ? j + 1 : j;
+        const std::size_t rs_from = fwd ? j + 1 : j + 2, rs_to = fwd ? j + 2 : j + 1;
+        auto ov = std::make_unique<Overlap>();
+        ov->fft_first = fwd;
+        ov->queue = plan.backend_->overlap_queue();
+        ov->mid = walk.slot_out(k);
+        ov->mid_bytes = plan.layout_bytes(mine.layouts[to], to);
+        stage.out = walk.slot_out(k + 1);
+        stage.out_bytes = plan.layout_bytes(mine.layouts[walk.to(k + 1)], walk.to(k + 1));
+        stage.name = "overlap." + std::to_string(mine.steps[j + 1].phase);
+        // Phases in walk order: the FFT's before the reshape's forward, after them inverse.
+        auto fft_phase = [&] {
+            stage.fft_phase = pipe.timer.phase(fft_stage_name(fft_step.axes), plan.backend_->make_clock_on(ov->queue));
+        };
+        if (fwd) fft_phase();
+        // Slices of rank r start on multiples of its granule of planes.
+        auto granule = [&](int r) {
+            return slice_granule(chains[r].layouts[j], element_bytes(j), chains[r].layouts[j + 1],
+                                 element_bytes(j + 1), axis);
+        };
+        const index_t g = granule(rank);
+        for (int c = 0; c < chunks; ++c) {
+            Overlap::Slice slice;
+            const Layout& fa = mine.layouts[fft_from];
+            const Layout& fb = mine.layouts[fft_to];
+            const Layout sa{slice_of(fa.box, axis, chunks, c, g), fa.order};
+            const Layout sb{slice_of(fb.box, axis, chunks, c, g), fb.order};
+            if (auto desc = fft_descriptor(sa, sb, fft_step.axes, fft_kind(j), plan.problem_.precision,
+                                           plan.problem_.size[2])) {
+                desc->queue = ov->queue;
+                slice.fft = plan.backend_->make_fft(*desc);
+                slice.fft_in = static_cast<std::size_t>(fa.offset_of(sa.box.lo)) * element_bytes(fft_from);
+                slice.fft_out = static_cast<std::size_t>(fb.offset_of(sb.box.lo)) * element_bytes(fft_to);
+            }
+            slice.reshape = make_reshape(
+                j + 1, rs_from, rs_to,
+                [&](int r, const Layout& l) { return slice_of(l.box, axis, chunks, c, granule(r)); }, fwd);
+            if (!fwd && c == 0) fft_phase();
+            ov->slices.push_back(std::move(slice));
+        }
+        pipe.add_traffic(stage.fft_phase, plan.layout_bytes(mine.layouts[fft_from], fft_from) +
+                                              plan.layout_bytes(mine.layouts[fft_to], fft_to));
+        stage.overlap = std::move(ov);
+        for (auto& c : stage.overlap->slices) {
+            c.reshape->plan.source_owned = stage.reshape_source() >= work_a;
+            c.reshape->plan.destination_owned = stage.reshape_destination() >= work_a;
+        }
+        pipe.stages.push_back(std::move(stage));
+    }
+};
+
+void Plan::build(Direction dir) {
+    const auto decomposition = Registry<Decomposition>::instance().create(config_.decomposition);
+    const int size = comm_.size(), rank = comm_.rank();
+    const bool fwd = dir == Direction::forward;
+    std::vector<Chain> chains;
+    chains.reserve(size);
+    for (int r = 0; r < size; ++r) chains.push_back(decomposition->chain(problem_, config_, r));
+    settle_unexchanged_orders(chains);
+    // An inverse that preserves the caller's spectrum keeps its first stage apart
+    // (it reads the spectrum into a work array): merged into the c2r, it would copy it first.
+    merge_unexchanged_ffts(chains, [&](int phase, bool with_first) {
+        if (with_first && !fwd && inverse_input_ == InverseInput::preserve) return false;
+        return !transport_runs_alone(config_, phase);
+    });
+    const std::vector<std::vector<bool>> self = self_reshapes(chains);
+    const Chain& mine = chains[rank];
+    const Walk walk = walk_of(mine, self[rank], config_, fwd);
+    auto pipe = std::make_unique<Pipeline>(*backend_);
+    Builder builder{*this, chains, mine, walk, *pipe, size, rank, fwd, complex_bytes(problem_.precision)};
+    for (std::size_t k = 0; k < walk.nsteps; ++k) {
+        if (walk.skip[k]) continue;
+        builder.add_stage(k);
+        if (walk.pair_at[k]) ++k;  // the pair's second step is done
     }
     pipelines_[static_cast<int>(dir)] = std::move(pipe);
 }

@@ -137,6 +137,7 @@ private:
     struct Reshape;
     struct Overlap;
     struct Pipeline;
+    struct Builder;  // build's steps (plan.cpp)
     void build(Direction d);
     // What the pipelines need beside the caller's arrays: each work slot the
     // largest array a stage of either direction keeps there (none for a

@@ -43,11 +43,11 @@ json base_record(const Point& point, const json& machine, const RunOptions& opti
     return r;
 }
 
-}  // namespace
+// run_point's steps. Each step that can end the point returns false (or
+// nullptr) once `rec` holds its final status, skipped or failed.
 
-json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, const json& machine) {
-    json rec = base_record(point, machine, options);
-    rec["problem"]["ranks_per_node"] = options.ranks_per_node > 0 ? options.ranks_per_node : ranks_per_node(comm);
+// The point's family, if it applies to this problem on every rank.
+const Family* applicable_family(MPI_Comm comm, const Point& point, json& rec) {
     const Family* family = nullptr;
     std::optional<std::string> reason;
     if (auto err = collective_try(comm, [&] {
@@ -56,33 +56,40 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         })) {
         rec["status"] = "failed";
         rec["error"] = *err;
-        return rec;
+        return nullptr;
     }
     // Rank-local evidence (a device, the GPU-aware trial) may differ: skip on every rank or none.
     reason = agree_error(comm, reason.value_or(""), /*name_rank=*/false);
     if (reason) {
         rec["status"] = "skipped";
         rec["reason"] = *reason;
-        return rec;
+        return nullptr;
     }
+    return family;
+}
 
-    // Free device memory before this point allocates anything (host backends: none),
-    // read before the barrier so that no rank sharing the device has started.
-    std::optional<DeviceMemory> mem_before;
+// Free device memory before this point allocates anything (host backends: none),
+// read before the barrier so that no rank sharing the device has started.
+bool read_device_memory(MPI_Comm comm, const Point& point, std::optional<DeviceMemory>& mem_before, json& rec) {
     if (auto err = collective_try(comm, [&] {
             mem_before = Registry<Backend>::instance().create(point.backend())->device_memory_info();
         })) {
         rec["status"] = "failed";
         rec["error"] = "device memory query: " + *err;
-        return rec;
+        return false;
     }
+    return true;
+}
+
+// The point's workload, set up; `setup_ms` is the max over ranks.
+std::unique_ptr<Workload> set_up(MPI_Comm comm, const Family& family, const Point& point, double& setup_ms,
+                                 json& rec) {
     std::unique_ptr<Workload> work;
-    double setup_ms = 0;
     FFTUNE_MPI_CHECK(MPI_Barrier(comm));
     const auto t0 = std::chrono::steady_clock::now();
     bool unsupported = false;
     if (auto err = collective_try(comm, [&] {
-            work = family->workload(point);
+            work = family.workload(point);
             work->setup(comm);
         }, &unsupported)) {
         if (unsupported) {
@@ -92,14 +99,21 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
             rec["status"] = "failed";
             rec["error"] = "setup: " + *err;
         }
-        return rec;
+        return nullptr;
     }
     // Setup is host work (planning, allocation, communicators): host clock, max over ranks.
     // An NCCL communicator is made by the first point on its group of ranks only.
     double local_setup = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     FFTUNE_MPI_CHECK(MPI_Allreduce(&local_setup, &setup_ms, 1, MPI_DOUBLE, MPI_MAX, comm));
+    return work;
+}
 
-    const int iters = options.iterations, warm = options.warmup;
+double ms_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+// What one rank measured of a point: its clocks, footprint and traffic.
+struct Measurement {
     std::vector<std::string> phases;
     std::vector<double> samples;  // per iteration: total, then phases
     std::size_t stride = 0;
@@ -109,98 +123,111 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     // Where a point's wall time goes (host clock; prepare ends when its host
     // work does, so an inverse's untimed forward may finish inside `timed`).
     double wall[3] = {0, 0, 0};  // prepare, timed (warm-up included), validate
-    auto since = [](std::chrono::steady_clock::time_point t) {
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-    };
+};
+
+// Prepare, then warm-up and timed iterations, then the footprint; releases the workload.
+bool measure(MPI_Comm comm, Workload& work, const RunOptions& options,
+             const std::optional<DeviceMemory>& mem_before, Measurement& m, json& rec) {
+    const int iters = options.iterations, warm = options.warmup;
     auto err = collective_try(comm, [&] {
         const auto t_prepare = std::chrono::steady_clock::now();
-        work->prepare(comm);
-        wall[0] = since(t_prepare);
+        work.prepare(comm);
+        m.wall[0] = ms_since(t_prepare);
         const auto t_timed = std::chrono::steady_clock::now();
         std::unique_ptr<PhaseClock> total_clock;
         // Between the collective steps, all rank-local work is agreed;
         // each agreement is also the barrier before the next timed iteration.
         all_or_none(comm, [&] {
-            total_clock = work->make_clock();
-            phases = work->phase_names();
-            stride = 1 + phases.size();
-            samples.reserve(iters * stride);
-            work->stage();
+            total_clock = work.make_clock();
+            m.phases = work.phase_names();
+            m.stride = 1 + m.phases.size();
+            m.samples.reserve(iters * m.stride);
+            work.stage();
         });
         for (int it = 0; it < warm + iters; ++it) {
-            const auto failed = unless_device_lost(work->backend(), comm, failure_of([&] {
+            const auto failed = unless_device_lost(work.backend(), comm, failure_of([&] {
                 total_clock->start();
-                work->step();
+                work.step();
                 total_clock->stop();
             }));
             // Reading the clocks is where a device fault shows.
             all_or_none(comm, failed, [&] {
                 const double total = total_clock->elapsed_ms();
                 total_clock->reset();
-                const auto ph = work->collect_phase_times();
+                const auto ph = work.collect_phase_times();
                 if (it >= warm) {
-                    samples.push_back(total);
-                    samples.insert(samples.end(), ph.begin(), ph.end());
+                    m.samples.push_back(total);
+                    m.samples.insert(m.samples.end(), ph.begin(), ph.end());
                 }
-                if (it + 1 < warm + iters) work->restage();
+                if (it + 1 < warm + iters) work.restage();
             });
         }
-        wall[1] = since(t_timed);
-        footprint = work->footprint();
-        traffic = work->traffic();
-        if (footprint.devices > 1) {
+        m.wall[1] = ms_since(t_timed);
+        m.footprint = work.footprint();
+        m.traffic = work.traffic();
+        if (m.footprint.devices > 1) {
             // The backend's device is one of several: the workload measures them all.
-            if (footprint.measured_multi_device_bytes) device_used = *footprint.measured_multi_device_bytes;
+            if (m.footprint.measured_multi_device_bytes) m.device_used = *m.footprint.measured_multi_device_bytes;
         } else if (mem_before) {
-            if (const auto after = work->backend().device_memory_info(); after && after->free < mem_before->free)
-                device_used = mem_before->free - after->free;
+            if (const auto after = work.backend().device_memory_info(); after && after->free < mem_before->free)
+                m.device_used = mem_before->free - after->free;
         }
-        work->release();
+        work.release();
     });
     if (err) {
         // Every later point would fail on a lost device: a fresh job goes on.
-        end_job_if_device_lost(work->backend(), comm, "execution: " + *err);
+        end_job_if_device_lost(work.backend(), comm, "execution: " + *err);
         rec["status"] = "failed";
         rec["error"] = "execution: " + *err;
-        return rec;
+        return false;
     }
+    return true;
+}
 
-    // Per iteration and phase: max over ranks for the statistics, min and mean to show imbalance.
-    std::vector<double> vmax(samples.size()), vmin(samples.size()), vsum(samples.size());
-    const int n = static_cast<int>(samples.size());
-    FFTUNE_MPI_CHECK(MPI_Allreduce(samples.data(), vmax.data(), n, MPI_DOUBLE, MPI_MAX, comm));
-    FFTUNE_MPI_CHECK(MPI_Allreduce(samples.data(), vmin.data(), n, MPI_DOUBLE, MPI_MIN, comm));
-    FFTUNE_MPI_CHECK(MPI_Allreduce(samples.data(), vsum.data(), n, MPI_DOUBLE, MPI_SUM, comm));
+// The record's "timing": per iteration and phase, max over ranks for the
+// statistics, min and mean to show imbalance.
+json timing_summary(MPI_Comm comm, Workload& work, const RunOptions& options, const Measurement& m,
+                    double setup_ms) {
+    const int iters = options.iterations;
+    std::vector<double> vmax(m.samples.size()), vmin(m.samples.size()), vsum(m.samples.size());
+    const int n = static_cast<int>(m.samples.size());
+    FFTUNE_MPI_CHECK(MPI_Allreduce(m.samples.data(), vmax.data(), n, MPI_DOUBLE, MPI_MAX, comm));
+    FFTUNE_MPI_CHECK(MPI_Allreduce(m.samples.data(), vmin.data(), n, MPI_DOUBLE, MPI_MIN, comm));
+    FFTUNE_MPI_CHECK(MPI_Allreduce(m.samples.data(), vsum.data(), n, MPI_DOUBLE, MPI_SUM, comm));
     auto column = [&](const std::vector<double>& v, std::size_t c, double scale = 1.0) {
         std::vector<double> out;
-        for (int it = 0; it < iters; ++it) out.push_back(v[it * stride + c] * scale);
+        for (int it = 0; it < iters; ++it) out.push_back(v[it * m.stride + c] * scale);
         return out;
     };
     int world = 1;
     MPI_Comm_size(comm, &world);
     const double inv_p = 1.0 / world;
     json timing;
-    timing["mode"] = work->timing_mode();
-    timing["clock"] = work->backend().device_memory() ? "cuda_event" : "host_steady_clock";
-    timing["devices"] = footprint.devices;  // per rank: 1, or every GPU of the process (reference_cufftxt)
-    timing["warmup"] = warm;
+    timing["mode"] = work.timing_mode();
+    timing["clock"] = work.backend().device_memory() ? "cuda_event" : "host_steady_clock";
+    timing["devices"] = m.footprint.devices;  // per rank: 1, or every GPU of the process (reference_cufftxt)
+    timing["warmup"] = options.warmup;
     timing["iterations"] = iters;
     timing["setup_ms"] = setup_ms;
     timing["total"] = summarize(column(vmax, 0));
     json ph = json::object();
-    for (std::size_t k = 0; k < phases.size(); ++k) {
+    for (std::size_t k = 0; k < m.phases.size(); ++k) {
         json s = summarize(column(vmax, k + 1));
         s["rank_min_median"] = summarize(column(vmin, k + 1)).median;
         s["rank_mean_median"] = summarize(column(vsum, k + 1, inv_p)).median;
-        ph[phases[k]] = s;
+        ph[m.phases[k]] = s;
     }
     timing["phases"] = ph;
-    timing["phase_order"] = phases;
-    rec["timing"] = timing;
+    timing["phase_order"] = m.phases;
+    return timing;
+}
 
+// Memory (backend, workspace, device, host staging) and floor traffic per phase, max over ranks.
+void record_memory_and_traffic(MPI_Comm comm, const Measurement& m, const std::optional<DeviceMemory>& mem_before,
+                               json& rec) {
     // Memory: the largest per-rank footprint in backend memory (caller's in/out
     // there, plus workspace).
-    unsigned long long mem[2] = {footprint.backend_bytes, footprint.workspace_bytes};
+    unsigned long long mem[2] = {m.footprint.backend_bytes, m.footprint.workspace_bytes};
     unsigned long long mem_max[2];
     FFTUNE_MPI_CHECK(MPI_Allreduce(mem, mem_max, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     rec["memory_bytes"] = mem_max[0];
@@ -212,17 +239,18 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         // (cufftXt), the fullest of them. NCCL communicators live for the
         // process (one per group of ranks), so only the first point on a group
         // counts theirs.
-        unsigned long long used_max = 0;
+        unsigned long long device_used = m.device_used, used_max = 0;
         FFTUNE_MPI_CHECK(MPI_Allreduce(&device_used, &used_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
         rec["device_memory"] = {{"measured_bytes", used_max},
-                                {"devices_per_rank", footprint.devices},
-                                {"ranks_on_device", footprint.ranks_on_device},
+                                {"devices_per_rank", m.footprint.devices},
+                                {"ranks_on_device", m.footprint.ranks_on_device},
                                 {"total_bytes", mem_before->total}};
     }
-    unsigned long long host = footprint.host_staging_bytes, host_max = 0;
+    unsigned long long host = m.footprint.host_staging_bytes, host_max = 0;
     FFTUNE_MPI_CHECK(MPI_Allreduce(&host, &host_max, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     rec["host_staging_bytes"] = host_max;
     // Floor traffic per phase, max over ranks; ranks that report fewer phases count 0 for the rest.
+    std::vector<PhaseTraffic> traffic = m.traffic;
     unsigned long long reported = traffic.size(), most_reported = 0;
     FFTUNE_MPI_CHECK(MPI_Allreduce(&reported, &most_reported, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
     traffic.resize(most_reported);
@@ -232,33 +260,38 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
         FFTUNE_MPI_CHECK(MPI_Allreduce(bytes.data(), most.data(), static_cast<int>(most.size()),
                                        MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
         json tr = json::object();
-        for (std::size_t k = 0; k < traffic.size() && k < phases.size(); ++k)
-            tr[phases[k]] = {{"device_bytes", most[3 * k]}, {"sent_bytes", most[3 * k + 1]}, {"received_bytes", most[3 * k + 2]}};
+        for (std::size_t k = 0; k < traffic.size() && k < m.phases.size(); ++k)
+            tr[m.phases[k]] = {{"device_bytes", most[3 * k]}, {"sent_bytes", most[3 * k + 1]}, {"received_bytes", most[3 * k + 2]}};
         rec["traffic"] = tr;
     }
+}
 
+// Validation (unless turned off), the wall times and the workload's own
+// annotations; sets the point's final status.
+void validate_and_annotate(MPI_Comm comm, Workload& work, const RunOptions& options, Measurement& m,
+                           double setup_ms, json& rec) {
     auto record_wall = [&] {
         double most[3];
-        FFTUNE_MPI_CHECK(MPI_Allreduce(wall, most, 3, MPI_DOUBLE, MPI_MAX, comm));
+        FFTUNE_MPI_CHECK(MPI_Allreduce(m.wall, most, 3, MPI_DOUBLE, MPI_MAX, comm));
         rec["timing"]["wall_ms"] = {{"setup", setup_ms}, {"prepare", most[0]}, {"timed", most[1]}, {"validate", most[2]}};
     };
     if (options.validate) {
         ValidationResult v;
         const auto t_validate = std::chrono::steady_clock::now();
-        auto verr = collective_try(comm, [&] { v = work->validate(comm); });
-        wall[2] = since(t_validate);
+        auto verr = collective_try(comm, [&] { v = work.validate(comm); });
+        m.wall[2] = ms_since(t_validate);
         record_wall();
         if (verr) {
-            end_job_if_device_lost(work->backend(), comm, "validation: " + *verr);
+            end_job_if_device_lost(work.backend(), comm, "validation: " + *verr);
             rec["status"] = "failed";
             rec["error"] = "validation: " + *verr;
-            return rec;
+            return;
         }
         rec["validation"] = v;
-        if (auto aerr = collective_try(comm, [&] { work->annotate(comm, rec); })) {
+        if (auto aerr = collective_try(comm, [&] { work.annotate(comm, rec); })) {
             rec["status"] = "failed";
             rec["error"] = "record: " + *aerr;
-            return rec;
+            return;
         }
         if (!v.passed()) {
             std::string what;
@@ -266,18 +299,37 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
                 if (!c.passed) what += fmt::format("{}{} error {:.3g} > tolerance {:.3g}", what.empty() ? "" : "; ", c.method, c.max_rel_error, c.tolerance);
             rec["status"] = "failed";
             rec["error"] = "validation failed: " + what;
-            return rec;
+            return;
         }
     } else {
         record_wall();
         rec["validation"] = json{{"method", "none"}, {"passed", nullptr}};
-        if (auto aerr = collective_try(comm, [&] { work->annotate(comm, rec); })) {
+        if (auto aerr = collective_try(comm, [&] { work.annotate(comm, rec); })) {
             rec["status"] = "failed";
             rec["error"] = "record: " + *aerr;
-            return rec;
+            return;
         }
     }
     rec["status"] = "ok";
+}
+
+}  // namespace
+
+json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, const json& machine) {
+    json rec = base_record(point, machine, options);
+    rec["problem"]["ranks_per_node"] = options.ranks_per_node > 0 ? options.ranks_per_node : ranks_per_node(comm);
+    const Family* family = applicable_family(comm, point, rec);
+    if (!family) return rec;
+    std::optional<DeviceMemory> mem_before;
+    if (!read_device_memory(comm, point, mem_before, rec)) return rec;
+    double setup_ms = 0;
+    const auto work = set_up(comm, *family, point, setup_ms, rec);
+    if (!work) return rec;
+    Measurement m;
+    if (!measure(comm, *work, options, mem_before, m, rec)) return rec;
+    rec["timing"] = timing_summary(comm, *work, options, m, setup_ms);
+    record_memory_and_traffic(comm, m, mem_before, rec);
+    validate_and_annotate(comm, *work, options, m, setup_ms, rec);
     return rec;
 }
 
