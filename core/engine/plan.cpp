@@ -844,7 +844,20 @@ void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, v
     };
     const std::size_t n = ov.slices.size();
     b.queue_wait(q, 0);  // the slices read what queue 0 wrote before
-    if (ov.fft_first) {
+    Transport& first = *ov.slices.front().reshape->transport;
+    if (ov.fft_first && first.queues_slices(true)) {
+        // Every slice's moves queued behind its FFT slice; ranks meet only
+        // before the first and after the last (Transport::queues_slices).
+        PhaseScope scope(timer, ov.slices.front().reshape->phases.exchange);
+        transform(ov.slices[0], in, mid);
+        failed.reshape([&] { first.open_slices(ov.slices.front().reshape->ctx); });
+        for (std::size_t c = 0; c < n; ++c) {
+            b.queue_wait(0, q);  // slice c's moves after FFT c
+            if (c + 1 < n) transform(ov.slices[c + 1], in, mid);
+            failed.reshape([&] { ov.slices[c].reshape->transport->queue_slice(ov.slices[c].reshape->ctx, mid, out); });
+        }
+        failed.reshape([&] { ov.slices.back().reshape->transport->close_slices(ov.slices.back().reshape->ctx); });
+    } else if (ov.fft_first) {
         // Transports return when their slice has moved (they wait for their
         // queues), so slice c + 1 is queued before reshape c starts.
         transform(ov.slices[0], in, mid);

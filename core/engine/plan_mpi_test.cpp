@@ -620,6 +620,87 @@ TEST(Plan, ReshapesAreGivenTheOwnedArraysTheirContextNames) {
     checking_owned_arrays = false;
 }
 
+// What cuda_ipc_push_queued relies on: forward, an overlapped stage of
+// a transport that queues slices opens once, queues every slice on that
+// slice's own instance with the stage's arrays, and closes once on the last;
+// inverse (FFT slices read each destination), every slice runs execute. The
+// moves happen only at close_slices, so a slice left out or given the wrong
+// arrays fails validation.
+struct QueuedMove {
+    Transport* by;
+    const ReshapeContext* ctx;
+    const void* src;
+    void* dst;
+};
+std::vector<QueuedMove> queued_moves;
+int slices_opened = 0, slices_closed = 0, slices_executed = 0;
+bool queueing_slices = false;  // only its own test sees the transport: others count methods()
+
+class QueuesSlices final : public testing::ForwardingTransport {
+public:
+    std::optional<std::string> not_applicable(const Backend&, bool) const override {
+        if (!queueing_slices) return std::string("queued-slices test only");
+        return std::nullopt;
+    }
+    bool queues_slices(bool sources_written_by_slices) const override { return sources_written_by_slices; }
+    void open_slices(const ReshapeContext&) override {
+        EXPECT_TRUE(queued_moves.empty());
+        ++slices_opened;
+    }
+    void queue_slice(const ReshapeContext& ctx, const void* src, void* dst) override {
+        queued_moves.push_back({this, &ctx, src, dst});
+    }
+    void close_slices(const ReshapeContext& ctx) override {
+        ASSERT_FALSE(queued_moves.empty());
+        EXPECT_EQ(&ctx, queued_moves.back().ctx);  // the last slice's instance closes
+        PhaseTimer untimed(*ctx.backend);
+        for (const QueuedMove& m : queued_moves)
+            static_cast<QueuesSlices*>(m.by)->ForwardingTransport::execute(*m.ctx, m.src, m.dst, untimed, {});
+        queued_moves.clear();
+        ++slices_closed;
+    }
+    void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
+                 const ReshapePhases& phases) override {
+        ++slices_executed;
+        ForwardingTransport::execute(ctx, src, dst, timer, phases);
+    }
+};
+const bool registered_queues = register_variant<Transport, QueuesSlices>("test_queues_slices");
+
+TEST(Plan, OverlappedSlicesAreQueuedForwardOnly) {
+    const int p = world_size();
+    if (p < 2) GTEST_SKIP() << "needs peers";
+    queueing_slices = true;
+    for (const char* d : {"slab_2d1d", "pencil"})
+        for (Direction dir : {Direction::forward, Direction::inverse}) {
+            const Problem problem{"fft3d", {12, 10, 9}, Precision::double_, dir, p};
+            Config config = metered_config(d, p);
+            config.backend = "fftw";
+            config.redistribution.assign(config.redistribution.size(), "test_queues_slices");
+            config.overlap = 3;
+            if (check_applicable(problem, config)) continue;
+            const std::string what = fmt::format("{} {}", d, to_string(dir));
+            Plan plan(MPI_COMM_WORLD, problem, config);
+            EXPECT_TRUE(validate(plan).passed()) << what;  // both directions
+            EXPECT_TRUE(queued_moves.empty()) << what;
+            // Then each direction alone.
+            Buffer in = dir == Direction::forward ? plan.allocate_input() : plan.allocate_output();
+            Buffer out = dir == Direction::forward ? plan.allocate_output() : plan.allocate_input();
+            slices_opened = slices_closed = slices_executed = 0;
+            if (dir == Direction::forward) {
+                plan.forward(in.data(), out.data());
+                EXPECT_GT(slices_opened, 0) << what;
+                EXPECT_EQ(slices_executed, 0) << what;
+            } else {
+                plan.inverse(in.data(), out.data());
+                EXPECT_EQ(slices_opened, 0) << what;
+                EXPECT_GT(slices_executed, 0) << what;
+            }
+            EXPECT_EQ(slices_opened, slices_closed) << what;
+        }
+    queueing_slices = false;
+}
+
 // Summed over ranks, the floor traffic is the whole problem: every FFT reads and
 // writes its whole input and output once; every reshape moves each complex
 // element once, to a peer (sent, and received there) or within its rank (the

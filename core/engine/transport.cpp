@@ -1,8 +1,17 @@
 #include "core/engine/transport.hpp"
 
+#include <stdexcept>
+
 namespace fftune {
 
 FFTUNE_DEFINE_REGISTRY(Transport);
+
+void Transport::queue_slice(const ReshapeContext& ctx, const void* src, void* dst) {
+    (void)ctx;
+    (void)src;
+    (void)dst;
+    throw std::logic_error("queue_slice called on a transport that does not queue slices (Transport::queues_slices)");
+}
 
 }  // namespace fftune
 

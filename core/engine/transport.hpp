@@ -62,6 +62,24 @@ public:
     virtual void setup(const ReshapeContext& ctx) { (void)ctx; }
     virtual void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
                          const ReshapePhases& phases) = 0;
+
+    // Slices of an overlapped FFT + reshape stage (Config::overlap), one
+    // instance per slice. Where FFT slices write the sources (forward), the
+    // destination is read only after the stage; otherwise the source is whole
+    // before it and FFT slices read each destination as it arrives. A transport
+    // that can queue a slice's moves behind the work on queue 0 (queue 0 then
+    // waits for them) and return at once, with no rank waiting for another
+    // between slices, says so: the plan then calls open_slices on the first
+    // slice's instance, queue_slice on each in turn and close_slices on the
+    // last, which returns when every rank's slices have moved. Otherwise each
+    // slice runs execute, which returns when that slice has moved.
+    virtual bool queues_slices(bool sources_written_by_slices) const {
+        (void)sources_written_by_slices;
+        return false;
+    }
+    virtual void open_slices(const ReshapeContext& ctx) { (void)ctx; }
+    virtual void queue_slice(const ReshapeContext& ctx, const void* src, void* dst);
+    virtual void close_slices(const ReshapeContext& ctx) { (void)ctx; }
 };
 FFTUNE_DECLARE_REGISTRY(Transport);
 

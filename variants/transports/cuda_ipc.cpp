@@ -28,6 +28,10 @@
 //   rank r writing to r + 1, r + 2, ... (mod P) in turn: each GPU sends to one
 //   peer and receives from one at a time. On 4 x H100 one peer's copy ran at
 //   355 GB/s and three at once at 190 GB/s together.
+// - cuda_ipc_push_queued: cuda_ipc_push whose slices of an overlapped forward
+//   stage are all queued at once, each behind its FFT slice (queues_slices):
+//   ranks meet before the first slice and after the last only, where
+//   cuda_ipc_push waits for every slice and meets twice per slice.
 #include <cuda_runtime.h>
 
 #include <array>
@@ -112,7 +116,7 @@ enum class IpcMode { packed, direct, push, push_sm, push_rounds };
 
 class CudaIpc : public Transport {
 public:
-    explicit CudaIpc(IpcMode mode) : mode_(mode) {}
+    CudaIpc(IpcMode mode, bool queued) : mode_(mode), queued_(queued) {}
     bool separate_pack_phases() const override { return mode_ == IpcMode::packed; }
     bool uses_staging_buffers() const override { return true; }
     index_t send_buffer_elems(const ReshapePlan& plan) const override {
@@ -193,7 +197,6 @@ public:
     void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
                  const ReshapePhases& ph) override {
         const ReshapePlan& plan = *ctx.plan;
-        Backend& backend = *ctx.backend;
         const int n = static_cast<int>(plan.peers.size());
         if (in_place_ && src != ctx.source_array)
             throw std::logic_error("cuda_ipc_direct: the reshape reads another array than the one its peers mapped");
@@ -211,30 +214,55 @@ public:
         {
             PhaseScope scope(timer, ph.exchange);
             if (ph.pack < 0) pack();  // cuda_ipc_direct has no pack phase: the exchange times it
-            backend.synchronize();  // blocks complete before any peer reads them
-            FFTUNE_MPI_CHECK(MPI_Barrier(ctx.comm));
-            fork_queues(backend);
-            std::size_t k = 0;
-            const bool rounds = push_ && mode_ == IpcMode::push_rounds;
-            for (int r = 1; r <= n; ++r) {
-                const int p = (plan.self + r) % n;  // from the next rank on: a permutation per round
-                if (!blocks_[p]) continue;
-                if (push_)
-                    push_block(ctx, p, src, blocks_[p], regions_[p], side_queue(backend, rounds ? 0 : k++));
-                else if (in_place_)
-                    pull_block(ctx, p, dst, blocks_[p], regions_[p], side_queue(backend, k++));
-                else
-                    unpack_block(ctx, p, dst, blocks_[p], side_queue(backend, k++));
-            }
-            copy_self(ctx, src, dst, side_queue(backend, rounds ? 1 : k));  // beside the rounds
-            join_queues(backend);
-            backend.synchronize();  // done reading the peers' arrays ...
-            FFTUNE_MPI_CHECK(MPI_Barrier(ctx.comm));  // ... on every rank, before anyone overwrites them
+            meet(ctx);                // blocks complete before any peer reads them
+            queue_copies(ctx, src, dst);
+            meet(ctx);  // done with the peers' arrays on every rank, before anyone overwrites them
         }
         { PhaseScope scope(timer, ph.unpack); }
     }
 
+    // Pushing a slice needs no other rank: this rank's FFT slice wrote its
+    // source, and peers read their destination arrays only after the stage.
+    bool queues_slices(bool sources_written_by_slices) const override {
+        return queued_ && push_ && sources_written_by_slices;
+    }
+    void open_slices(const ReshapeContext& ctx) override { meet(ctx); }  // peers' destinations no longer read
+    void queue_slice(const ReshapeContext& ctx, const void* src, void* dst) override {
+        if (dst != ctx.destination_array)
+            throw std::logic_error("cuda_ipc_push: the reshape writes another array than the one its peers mapped");
+        queue_copies(ctx, src, dst);
+    }
+    void close_slices(const ReshapeContext& ctx) override { meet(ctx); }  // every rank's slices are in place
+
 private:
+    // Every rank's queue 0 has reached this point.
+    static void meet(const ReshapeContext& ctx) {
+        ctx.backend->synchronize();
+        FFTUNE_MPI_CHECK(MPI_Barrier(ctx.comm));
+    }
+    // This rank's copies of the reshape, on side queues after queue 0's work,
+    // peers in rotated order (rank r first copies with r + 1: in each round
+    // every GPU sends to one peer and receives from one); queue 0 waits for them.
+    void queue_copies(const ReshapeContext& ctx, const void* src, void* dst) {
+        const ReshapePlan& plan = *ctx.plan;
+        Backend& backend = *ctx.backend;
+        const int n = static_cast<int>(plan.peers.size());
+        fork_queues(backend);
+        std::size_t k = 0;
+        const bool rounds = push_ && mode_ == IpcMode::push_rounds;
+        for (int r = 1; r <= n; ++r) {
+            const int p = (plan.self + r) % n;
+            if (!blocks_[p]) continue;
+            if (push_)
+                push_block(ctx, p, src, blocks_[p], regions_[p], side_queue(backend, rounds ? 0 : k++));
+            else if (in_place_)
+                pull_block(ctx, p, dst, blocks_[p], regions_[p], side_queue(backend, k++));
+            else
+                unpack_block(ctx, p, dst, blocks_[p], side_queue(backend, k++));
+        }
+        copy_self(ctx, src, dst, side_queue(backend, rounds ? 1 : k));  // beside the rounds
+        join_queues(backend);
+    }
     // Whether peers read this reshape's blocks in the source array itself.
     bool reads_in_place(const ReshapePlan& plan) const { return mode_ != IpcMode::packed && plan.source_owned; }
     // Whether this rank writes its blocks into the peers' destination arrays.
@@ -255,6 +283,7 @@ private:
     }
 
     IpcMode mode_;
+    bool queued_;  // slices of an overlapped stage queued (queues_slices)
     bool push_ = false;
     bool in_place_ = false;
     std::vector<std::shared_ptr<Mapping>> peers_;
@@ -262,9 +291,9 @@ private:
     std::vector<StridedRegion> regions_;  // where the block lies in peer p's source (in place) or destination (push)
 };
 
-template <IpcMode M>
+template <IpcMode M, bool Queued = false>
 struct CudaIpcIn final : CudaIpc {
-    CudaIpcIn() : CudaIpc(M) {}
+    CudaIpcIn() : CudaIpc(M, Queued) {}
 };
 
 const bool registered = register_variant<Transport, CudaIpcIn<IpcMode::packed>>("cuda_ipc");
@@ -273,6 +302,8 @@ const bool registered_push = register_variant<Transport, CudaIpcIn<IpcMode::push
 const bool registered_push_sm = register_variant<Transport, CudaIpcIn<IpcMode::push_sm>>("cuda_ipc_push_sm");
 const bool registered_push_rounds =
     register_variant<Transport, CudaIpcIn<IpcMode::push_rounds>>("cuda_ipc_push_rounds");
+const bool registered_push_queued =
+    register_variant<Transport, CudaIpcIn<IpcMode::push, true>>("cuda_ipc_push_queued");
 
 }  // namespace
 }  // namespace fftune
