@@ -31,7 +31,10 @@
 // - cuda_ipc_push_queued: cuda_ipc_push whose slices of an overlapped forward
 //   stage are all queued at once, each behind its FFT slice (queues_slices):
 //   ranks meet before the first slice and after the last only, where
-//   cuda_ipc_push waits for every slice and meets twice per slice.
+//   cuda_ipc_push waits for every slice and meets twice per slice. On
+//   4 x H100 it lost (1024^3 forward 9.6 against 7.3 ms): unmet, the ranks'
+//   rotated copies drift and several GPUs write into one at once
+//   (results/h100x4-2026-11-27-queued-slices).
 #include <cuda_runtime.h>
 
 #include <array>
