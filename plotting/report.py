@@ -27,6 +27,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 
 class ReportError(Exception):
@@ -87,7 +88,140 @@ def best_by(records, keyf):
     return best
 
 
+# The figure rules (issue 43), written once for every family: one figure type
+# per question. One problem size: horizontal bars, one per configuration,
+# fastest on top, each value written, the best highlighted (bar_figure). Many
+# sizes: lines over size with ticks at the measured sizes, the fastest TOP
+# configurations plus the references (lines_figure). Each line has its own
+# (marker, line style) and the legend sits right of the axes, off the data.
+MARKERS = "osD^vP*X<>h"  # 11 markers against 10 colours: neighbours differ in both
+LINESTYLES = ("-", "--", "-.", ":")  # a new style every 11 lines: 44 distinct pairs
+COLORS = plt.get_cmap("tab10").colors
+TOP = 10
+KEEP = None  # a dict the tests set: save() keeps each Figure there by name
+
+
+def style(i):
+    return dict(marker=MARKERS[i % len(MARKERS)], linestyle=LINESTYLES[i // len(MARKERS) % len(LINESTYLES)],
+                color=COLORS[i % len(COLORS)])
+
+
+def dims_label(dims):
+    """128³ for a cube, 24x12x10 otherwise, 1000 for one length."""
+    return f"{dims[0]}³" if len(dims) == 3 and len(set(dims)) == 1 else "x".join(str(n) for n in dims)
+
+
+def wrap(name, width=44):
+    """A long configuration name broken after a '/', whole: a tick label to read."""
+    lines = [""]
+    for part in re.split(r"(?<=/)", name):
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append("")
+        lines[-1] += part
+    return "\n".join(lines)
+
+
+def legend_outside(ax, **kw):
+    """The legend right of the axes, where it covers no data."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0, fontsize=7, **kw)
+
+
+def log_if_wide(ax, values, axis="y", base=10):
+    """Log scale where the values span more than a decade (then a decade tick is in view)."""
+    values = [v for v in values if v and v > 0]
+    if values and max(values) > 10 * min(values):
+        (ax.set_yscale if axis == "y" else ax.set_xscale)("log", base=base)
+        a = ax.yaxis if axis == "y" else ax.xaxis
+        a.set_major_locator(matplotlib.ticker.LogLocator(subs=(1, 2, 5)))  # plain numbers at 1, 2, 5 per decade
+        a.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        a.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        return True
+    return False
+
+
+def bars(ax, entries, xlabel, references=(), labels=None, order=None, highlight=True):
+    """entries: (name, value, (lo, hi) or None); one horizontal bar each, sorted
+    by value (or in `order`), the first on top; the fastest non-reference bar
+    highlighted, references grey and hatched; labels: the text beside each bar
+    (default: the value). Returns the names top to bottom."""
+    by = {e[0]: e for e in entries}
+    names = order or [e[0] for e in sorted(entries, key=lambda e: e[1])]
+    vals = [by[n][1] for n in names]
+    hi = [max(by[n][1], by[n][2][1]) if by[n][2] else by[n][1] for n in names]
+    best = next((n for n in names if n not in references), None) if highlight else None
+    err = [[max(0, by[n][1] - by[n][2][0]) if by[n][2] else 0 for n in names], [h - v for h, v in zip(hi, vals)]]
+    colors = ["0.6" if n in references else "tab:orange" if n == best else "tab:blue" for n in names]
+    b = ax.barh(range(len(names)), vals, xerr=err if any(map(any, err)) else None, capsize=2, color=colors, error_kw=dict(lw=0.8))
+    for patch, n in zip(b, names):
+        if n in references:
+            patch.set_hatch("//")
+    ax.set_yticks(range(len(names)), [wrap(n) for n in names], fontsize=7)
+    for tick, n in zip(ax.get_yticklabels(), names):
+        if n == best:
+            tick.set_fontweight("bold")
+    if not ax.yaxis_inverted():  # fastest on top (once: axes may share y)
+        ax.invert_yaxis()
+    for y, x, text in zip(range(len(names)), hi, labels or [f"{v:.3g}" for v in vals]):
+        ax.annotate(text, (x, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)  # past the CI
+    if log_if_wide(ax, vals, "x"):
+        ax.set_xlim(min(vals) / 2, max(hi) * 6)
+    else:
+        ax.set_xlim(0, max(hi) * 1.3 if hi and max(hi) > 0 else 1)  # room for the labels
+    ax.set_xlabel(xlabel)
+    ax.grid(True, axis="x", alpha=0.3)
+    return names
+
+
+def bar_figure(entries, title, xlabel, references=(), labels=None):
+    """One problem size: `bars` in a figure as tall as its names need."""
+    rows = sum(wrap(e[0]).count("\n") + 1 for e in entries)
+    fig, ax = plt.subplots(figsize=(9, 1.4 + 0.22 * rows + 0.08 * len(entries)))
+    order = bars(ax, entries, xlabel, references, labels)
+    ax.set_title(title, fontsize=10)
+    return fig, order
+
+
+def lines_figure(series, sizes, title, ylabel, xlabel, references=(), extra=None, top=TOP):
+    """Many problem sizes: series {name: {x: (median, lo, hi)}} (lo, hi may be
+    None) over x, the work of a size, ticks at the measured x labelled
+    sizes[x]; only the `top` fastest configurations (mean time ÷ the fastest
+    at each size) and every reference; extra {label: {x: y}}: grey dotted
+    lines (floors). Returns (fig, names drawn)."""
+    fastest = {x: min(s[x][0] for n, s in series.items() if x in s and n not in references) for x in sizes
+               if any(x in s for n, s in series.items() if n not in references)}
+    score = lambda n: sum(series[n][x][0] / fastest[x] for x in series[n] if x in fastest) / max(1, len(series[n]))
+    contenders = sorted((n for n in series if n not in references), key=lambda n: (score(n), n))
+    shown = contenders[:top] + sorted(n for n in series if n in references)
+    fig, ax = plt.subplots(figsize=(10, 5))
+    for i, n in enumerate(shown):
+        pts = sorted(series[n].items())
+        m = [p[0] for _, p in pts]
+        err = [[p[0] - p[1] if p[1] is not None else 0 for _, p in pts], [p[2] - p[0] if p[2] is not None else 0 for _, p in pts]]
+        st = style(i)
+        if n in references:
+            st["color"] = "black"
+        ax.errorbar([x for x, _ in pts], m, yerr=err if any(map(any, err)) else None, capsize=2, label=n, **st)
+    for label, ys in (extra or {}).items():
+        pts = sorted(ys.items())
+        ax.plot([x for x, _ in pts], [y for _, y in pts], color="0.5", linestyle=":", label=label)
+    xs = sorted(sizes)
+    if xs[-1] >= 10 * xs[0]:
+        ax.set_xscale("log", base=2)
+    ax.set_xticks(xs, [sizes[x] for x in xs], rotation=30 if len(xs) > 5 else 0, fontsize=8)
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())  # only the measured sizes are labelled
+    log_if_wide(ax, [p[0] for n in shown for p in series[n].values()] + [y for ys in (extra or {}).values() for y in ys.values()])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    dropped = len(contenders) - min(top, len(contenders))
+    legend_outside(ax, title=f"fastest {top} of {len(contenders)}" if dropped else None, title_fontsize=7)
+    return fig, shown
+
+
 def save(fig, out, name):
+    if KEEP is not None:
+        KEEP[name] = fig
     paths = []
     for ext in ("png", "svg"):
         path = os.path.join(out, f"{name}.{ext}")
@@ -143,28 +277,27 @@ def generic_section(kind, records, out, descriptions):
     """Any family: time against work per configuration for each rank count and
     categories, and the winner of each problem."""
     sizes, cats = axes_of(kind, records, descriptions)
-    label = lambda p: " ".join("x".join(str(n) for n in p[f]) for f in sizes)
+    label = lambda p: " ".join(dims_label(p[f]) for f in sizes) or "one size"
     figures = []
     groups = defaultdict(list)
     for r in records:
         groups[(r["problem"]["ranks"],) + tuple(str(r["problem"].get(c)) for c in cats)].append(r)
     for key, recs in sorted(groups.items()):
-        best = best_by(recs, lambda r: (r["key"], json.dumps(r["problem"].get(sizes[0]) if sizes else 0)))
-        fig, ax = plt.subplots(figsize=(8, 5))
-        series = sorted({k for k, _ in best})
-        for k in series:
-            pts = sorted((work(r["problem"], sizes), r["timing"]["total"]) for (kk, _), r in best.items() if kk == k)
-            ax.errorbar([w for w, _ in pts], [t["median"] for _, t in pts],
-                        yerr=[[t["median"] - t["ci99"][0] for _, t in pts], [t["ci99"][1] - t["median"] for _, t in pts]],
-                        marker="o", capsize=2, label=k)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("work (" + "·".join(sizes) + ")" if sizes else "problem")
-        ax.set_ylabel("median time per step [ms], 99% CI")
+        best = best_by(recs, lambda r: (r["key"], work(r["problem"], sizes)))
         what = ", ".join(f"{c} {v}" for c, v in zip(cats, key[1:]))
-        ax.set_title(f"{kind} — {key[0]} ranks" + (f", {what}" if what else ""))
-        ax.legend(fontsize=7)
-        ax.grid(True, which="both", alpha=0.3)
+        where = f"{key[0]} ranks" + (f", {what}" if what else "")
+        unit = "median time per step [ms], 99% CI"
+        xs = {w: label(r["problem"]) for (_, w), r in best.items()}
+        if len(xs) == 1:
+            entries = [(k, r["timing"]["total"]["median"], r["timing"]["total"]["ci99"]) for (k, _), r in best.items()]
+            fig, series = bar_figure(entries, f"{kind} {next(iter(xs.values()))}, {where}: which configuration is fastest?", unit)
+        else:
+            curves = defaultdict(dict)
+            for (k, w), r in best.items():
+                t = r["timing"]["total"]
+                curves[k][w] = (t["median"], *t["ci99"])
+            fig, series = lines_figure(curves, xs, f"{kind}, {where}: which configuration is fastest at each size?", unit,
+                                       "problem size (" + ", ".join(sizes) + ")" if sizes else "problem")
         name = f"{kind}_total_r{key[0]}" + "".join(f"_{v}" for v in key[1:])
         figures.append((name, save(fig, out, name), series))
     by_problem = defaultdict(dict)

@@ -6,7 +6,7 @@ references and the device-memory table."""
 import re
 from collections import defaultdict
 
-from report import best_by, plt, save
+from report import COLORS, bar_figure, best_by, dims_label, legend_outside, lines_figure, plt, save
 
 def size_label(s):
     return "x".join(str(n) for n in s)
@@ -306,54 +306,64 @@ def floor_section(records, all_records, hbm_given, link_given, probes):
     return "\n".join(md + details)
 
 
+def what(key):
+    ranks, prec, direction = key
+    return f"{ranks} rank{'s' if ranks > 1 else ''}, {prec} {direction}"
+
+
+UNIT = "median time per transform [ms], 99% CI"
+
+
 def fig_total(recs, all_records, key, out):
+    """Which decomposition/layout (its best method) is fastest: bars at one size, lines over many; the references beside."""
     ranks, prec, direction = key
     sizes = sorted({tuple(r["problem"]["size"]) for r in recs}, key=points)
     best = best_by(recs, lambda r: (variant(r), tuple(r["problem"]["size"])))
-    variants = sorted({v for v, _ in best})
-    fig, ax = plt.subplots(figsize=(8, 5))
-    series = []
-    for v in variants:
-        xs = [s for s in sizes if (v, s) in best]
-        ax.plot([points(s) for s in xs], [best[(v, s)]["timing"]["total"]["median"] for s in xs], marker="o", label=v)
-        series.append(v)
-    for name, ref in references(all_records, prec, direction).items():
-        xs = [s for s in sizes if s in ref]
-        if xs:
-            ax.plot([points(s) for s in xs], [ref[s] for s in xs], "k--", label=f"reference: {name}")
-            series.append(f"reference: {name}")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("grid points (Nx·Ny·Nz)")
-    ax.set_ylabel("median time per transform [ms]")
-    ax.set_title(f"Best method per decomposition/layout — {ranks} ranks, {prec}, {direction}")
-    ax.legend(fontsize=7)
-    ax.grid(True, which="both", alpha=0.3)
+    refs = {f"reference: {n}": by for n, by in references(all_records, prec, direction).items()}
     name = f"total_r{ranks}_{prec}_{direction}"
+    if len(sizes) == 1:
+        entries = [(v, r["timing"]["total"]["median"], r["timing"]["total"]["ci99"]) for (v, _), r in best.items()]
+        entries += [(n, by[sizes[0]], None) for n, by in refs.items() if sizes[0] in by]
+        fig, series = bar_figure(entries, f"fft3d {dims_label(sizes[0])}, {what(key)}: which decomposition/layout is fastest?",
+                                 UNIT, references=set(refs))
+    else:
+        curves = defaultdict(dict)
+        for (v, s), r in best.items():
+            t = r["timing"]["total"]
+            curves[v][points(s)] = (t["median"], *t["ci99"])
+        for n, by in refs.items():
+            curves[n] = {points(s): (t, None, None) for s, t in by.items() if s in sizes}
+        fig, series = lines_figure({n: c for n, c in curves.items() if c}, {points(s): dims_label(s) for s in sizes},
+                                   f"fft3d, {what(key)}: which decomposition/layout is fastest at each size?", UNIT,
+                                   "grid size (points Nx·Ny·Nz)", references=set(refs))
     return name, save(fig, out, name), series
 
 
 def fig_relative(recs, key, out):
+    """How far each decomposition/layout is from the fastest at its size."""
     ranks, prec, direction = key
     sizes = sorted({tuple(r["problem"]["size"]) for r in recs}, key=points)
     best = best_by(recs, lambda r: (variant(r), tuple(r["problem"]["size"])))
-    fastest = {s: min(best[(v, s2)]["timing"]["total"]["median"] for (v, s2) in best if s2 == s) for s in sizes}
-    variants = sorted({v for v, _ in best})
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for v in variants:
-        xs = [s for s in sizes if (v, s) in best]
-        ax.plot(range(len(xs)), [best[(v, s)]["timing"]["total"]["median"] / fastest[s] for s in xs], marker="o", label=v)
-    ax.set_xticks(range(len(sizes)), [size_label(s) for s in sizes], rotation=30, fontsize=7)
-    ax.set_yscale("log")
-    ax.set_ylabel("time ÷ fastest at this size")
-    ax.set_title(f"Relative runtime — {ranks} ranks, {prec}, {direction}")
-    ax.legend(fontsize=7)
-    ax.grid(True, alpha=0.3)
+    fastest = {s: min(r["timing"]["total"]["median"] for (_, s2), r in best.items() if s2 == s) for s in sizes}
+    ratio = lambda v, s: best[(v, s)]["timing"]["total"]["median"] / fastest[s]
+    unit = "time ÷ the fastest at this size (1 = fastest)"
+    if len(sizes) == 1:
+        entries = [(v, ratio(v, s), None) for v, s in best]
+        fig, series = bar_figure(entries, f"fft3d {dims_label(sizes[0])}, {what(key)}: how much slower than the fastest?",
+                                 unit, labels=None)
+    else:
+        curves = defaultdict(dict)
+        for v, s in best:
+            curves[v][points(s)] = (ratio(v, s), None, None)
+        fig, series = lines_figure(curves, {points(s): dims_label(s) for s in sizes},
+                                   f"fft3d, {what(key)}: how much slower than the fastest at each size?", unit,
+                                   "grid size (points Nx·Ny·Nz)")
     name = f"relative_r{ranks}_{prec}_{direction}"
-    return name, save(fig, out, name), variants
+    return name, save(fig, out, name), series
 
 
 def fig_phases(recs, key, out):
+    """Where the fastest configuration of each size spends its time: one stacked bar per size."""
     ranks, prec, direction = key
     best = best_by(recs, lambda r: tuple(r["problem"]["size"]))
     sizes = sorted(best, key=points)
@@ -363,51 +373,34 @@ def fig_phases(recs, key, out):
             kind = ph.split(".")[0]
             if kind not in phases:
                 phases.append(kind)
-    fig, ax = plt.subplots(figsize=(8, 5))
-    bottom = [0.0] * len(sizes)
-    for kind in phases:
+    fig, ax = plt.subplots(figsize=(9, 1.6 + 0.45 * len(sizes)))
+    left = [0.0] * len(sizes)
+    for i, kind in enumerate(phases):
         vals = [sum(v["median"] for k, v in best[s]["timing"]["phases"].items() if k.split(".")[0] == kind) for s in sizes]
-        ax.bar(range(len(sizes)), vals, bottom=bottom, label=kind)
-        bottom = [b + v for b, v in zip(bottom, vals)]
-    ax.set_xticks(range(len(sizes)), [f"{size_label(s)}\n{best[s]['key'].split('/')[1]}" for s in sizes], fontsize=6)
-    ax.set_ylabel("median time per phase [ms] (max over ranks)")
-    ax.set_title(f"Phase breakdown of the best configuration — {ranks} ranks, {prec}, {direction}")
-    ax.legend(fontsize=7)
+        ax.barh(range(len(sizes)), vals, left=left, label=kind, color=COLORS[i % len(COLORS)])
+        left = [b + v for b, v in zip(left, vals)]
+    ax.set_yticks(range(len(sizes)), [f"{dims_label(s)}\n{best[s]['key']}" for s in sizes], fontsize=7)
+    ax.invert_yaxis()  # smallest size on top, as in the tables
+    ax.set_xlabel("median time per phase [ms] (max over ranks)")
+    ax.set_title(f"fft3d, {what(key)}: where does the fastest configuration of each size spend its time?", fontsize=10)
+    ax.grid(True, axis="x", alpha=0.3)
+    legend_outside(ax, title="phase", title_fontsize=7)
     name = f"phases_r{ranks}_{prec}_{direction}"
     return name, save(fig, out, name), phases
 
 
 def fig_methods(recs, key, out):
+    """Which redistribution method (per decomposition/layout) is fastest at the largest size."""
     ranks, prec, direction = key
     largest = max({tuple(r["problem"]["size"]) for r in recs}, key=points)
     at = [r for r in recs if tuple(r["problem"]["size"]) == largest and r["config"]["redistribution"]]
     best = best_by(at, lambda r: (variant(r), method_label(r)))
     if not best:
         return None
-    variants = sorted({v for v, _ in best})
-    methods = sorted({m for _, m in best})
-    fig, ax = plt.subplots(figsize=(9, 5))
-    width = 0.8 / max(1, len(methods))
-    colors = plt.get_cmap("tab20").colors
-    for i, m in enumerate(methods):
-        xs, ys, lo, hi = [], [], [], []
-        for j, v in enumerate(variants):
-            r = best.get((v, m))
-            if r is None:
-                continue
-            t = r["timing"]["total"]
-            xs.append(j + i * width)
-            ys.append(t["median"])
-            lo.append(t["median"] - t["ci99"][0])
-            hi.append(t["ci99"][1] - t["median"])
-        ax.bar(xs, ys, width=width, yerr=[lo, hi], capsize=2, label=m, color=colors[i % len(colors)])
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(variants))], variants, rotation=20, fontsize=7)
-    ax.set_yscale("log")
-    ax.set_ylabel("median time [ms], 99% CI")
-    ax.set_title(f"Redistribution methods at {size_label(largest)} — {ranks} ranks, {prec}, {direction}")
-    ax.legend(fontsize=6, ncol=2)
+    entries = [(f"{v}: {m}", r["timing"]["total"]["median"], r["timing"]["total"]["ci99"]) for (v, m), r in best.items()]
+    fig, _ = bar_figure(entries, f"fft3d {dims_label(largest)}, {what(key)}: which redistribution method is fastest?", UNIT)
     name = f"methods_r{ranks}_{prec}_{direction}"
-    return name, save(fig, out, name), methods
+    return name, save(fig, out, name), sorted({m for _, m in best})
 
 
 def winner_rows(recs):

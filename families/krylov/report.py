@@ -6,7 +6,7 @@ each problem's configurations as ratios to the reference and to the floor."""
 import json
 from collections import defaultdict
 
-from report import best_by, plt, save
+from report import bar_figure, best_by, lines_figure, save
 
 
 def per_iteration(r):
@@ -39,25 +39,27 @@ def section(records, out, every_record=None, hbm_gbps=None, link_gbps=None, prob
         groups[(p["ranks"], p["operator"], r["config"]["solver"], p["precision"], p["iterations"][0])].append(r)
     for (ranks, op, solver, precision, its), recs in sorted(groups.items()):
         best = best_by(recs, lambda r: (r["key"], rows(r)))
-        fig, ax = plt.subplots(figsize=(8, 5))
-        for i, key in enumerate(sorted({k for k, _ in best})):
-            pts = sorted((n, r) for (k, n), r in best.items() if k == key)
-            t = [per_iteration(r) for _, r in pts]
-            style = dict(linestyle="--", color="black") if "/cusparse_csr/" in f"/{key}" else {}
-            line = ax.errorbar([n for n, _ in pts], [m for m, _, _ in t], yerr=[[m - lo for m, lo, _ in t], [hi - m for m, _, hi in t]],
-                               marker="o", capsize=2, label=key, **style)
-            floors = [(n, floor_us(r)) for n, r in pts if floor_us(r)]
-            if floors:
-                ax.plot([n for n, _ in floors], [f for _, f in floors], linestyle=":", color=line[0].get_color(), alpha=0.6)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("rows (n³)")
-        ax.set_ylabel("µs per iteration (median, 99% CI); dotted: bytes ÷ copy rate")
-        ax.set_title(f"krylov {solver} on {op}, {precision}, {ranks} ranks, {its} iterations per step")
-        ax.legend(fontsize=7)
-        ax.grid(True, which="both", alpha=0.3)
+        refs = {k for k, _ in best if "/cusparse_csr/" in f"/{k}"}
+        where = f"krylov {solver} on {op}, {precision}, {ranks} rank{'s' if ranks > 1 else ''}, {its} iterations per step"
+        unit = "µs per iteration (median, 99% CI)"
+        ns = sorted({n for _, n in best})
+        if len(ns) == 1:
+            items = sorted(((k, r) for (k, _), r in best.items()), key=lambda kr: per_iteration(kr[1])[0])
+            entries = [(k, per_iteration(r)[0], per_iteration(r)[1:]) for k, r in items]
+            labels = [f"{per_iteration(r)[0]:.3g}" + (f" (floor {floor_us(r):.2g})" if floor_us(r) else "") for _, r in items]
+            fig, series = bar_figure(entries, f"{where}, {round(ns[0] ** (1 / 3))}³: which configuration is fastest?",
+                                     unit + "; floor: bytes ÷ copy rate", references=refs, labels=labels)
+        else:
+            curves, floor = defaultdict(dict), {}
+            for (k, n), r in best.items():
+                curves[k][n] = per_iteration(r)
+                if floor_us(r):  # the lowest floor of any configuration: the bound for them all
+                    floor[n] = min(floor.get(n, floor_us(r)), floor_us(r))
+            fig, series = lines_figure(curves, {n: f"{round(n ** (1 / 3))}³" for n in ns},
+                                       f"{where}: which configuration is fastest at each size?", unit, "rows (n³)",
+                                       references=refs, extra={"floor: fewest bytes ÷ copy rate": floor} if floor else None)
         name = f"krylov_{solver}_{op}_r{ranks}"
-        figures.append((name, save(fig, out, name), sorted({k for k, _ in best})))
+        figures.append((name, save(fig, out, name), series))
         # The table: each configuration of each size, against the reference and its floor.
         md += [f"### {solver} on {op}, {precision}, {ranks} ranks", "",
                "| n³ | configuration | µs/iteration (99% CI) | reference ÷ this | floor µs | floor ÷ this |", "|---|---|---|---|---|---|"]
