@@ -282,5 +282,167 @@ class ReportTest(unittest.TestCase):
         # Without a description the sizes are the fields that hold lists of numbers.
         self.assertEqual(report.axes_of("dot", records[:4], {}), (["length"], ["precision"]))
 
+
+FAMILIES = os.path.join(os.path.dirname(__file__), "testdata", "families.jsonl.gz")  # krylov, convolution, poisson: 2 ranks
+
+
+class FigureRulesTest(unittest.TestCase):
+    """The figure rules of issue 43, checked on the Figure objects the report drew:
+    real tick labels (sizes, configuration names), bars sorted fastest on top,
+    legends off the data, distinct (marker, line style) per line."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        report.KEEP = {}
+
+    def tearDown(self):
+        for fig in report.KEEP.values():
+            report.plt.close(fig)
+        report.KEEP = None
+        self.tmp.cleanup()
+
+    def draw(self, records, **kw):
+        """{name: Figure} of a report of `records`, each checked against the rules every figure keeps."""
+        report.KEEP.clear()
+        report.report(records, self.tmp.name, "rules", **kw)
+        for name, fig in report.KEEP.items():
+            with self.subTest(figure=name):
+                self.assert_readable(fig)
+        return dict(report.KEEP)
+
+    def assert_readable(self, fig):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                shown = [t.get_text() for t in axis.get_ticklabels() if t.get_visible()]
+                if axis is ax.yaxis and not ax.yaxis.get_tick_params().get("labelleft", True):
+                    continue  # a panel that shares its neighbour's rows
+                self.assertTrue(any(shown), f"no tick labels on {axis.axis_name} of '{ax.get_title() or fig._suptitle}'")
+            self.assertTrue(ax.get_title() or fig._suptitle, "a figure states its question")
+            self.assertTrue(ax.get_xlabel(), "the value axis names its unit")
+            legend = ax.get_legend()
+            if legend:
+                a, b = ax.get_window_extent(renderer), legend.get_window_extent(renderer)
+                self.assertTrue(b.x0 >= a.x1 or b.x1 <= a.x0 or b.y0 >= a.y1 or b.y1 <= a.y0,
+                                f"legend {b} over the data area {a} of '{ax.get_title()}'")
+
+    def assert_bars(self, ax, names, references=()):
+        """One bar per configuration, sorted fastest on top, the names as tick labels, the best highlighted."""
+        self.assertTrue(ax.yaxis_inverted(), "the first bar is drawn on top")
+        labels = [t.get_text().replace("\n", "") for t in ax.get_yticklabels()]
+        self.assertEqual(sorted(labels), sorted(names))
+        self.assertEqual(list(ax.get_yticks()), list(range(len(labels))))
+        bars = sorted(ax.patches, key=lambda p: p.get_y())
+        widths = [p.get_width() for p in bars]
+        self.assertEqual(widths, sorted(widths), f"bars not sorted: {list(zip(labels, widths))}")
+        best = next(i for i, l in enumerate(labels) if l not in references)
+        self.assertNotEqual(bars[best].get_facecolor(), next(p.get_facecolor() for i, p in enumerate(bars) if i != best and labels[i] not in references))
+        self.assertEqual(ax.get_yticklabels()[best].get_fontweight(), "bold")
+        return labels
+
+    def assert_lines(self, ax, sizes, series=None):
+        """Ticks at the measured sizes with their labels; every line its own (marker, line style)."""
+        self.assertEqual([t.get_text() for t in ax.get_xticklabels()], sizes)
+        self.assertEqual(ax.xaxis.get_minorticklocs().size, 0)
+        handles, labels = ax.get_legend_handles_labels()
+        self.assertIsNotNone(ax.get_legend(), "many lines need a legend")
+        lines = [h[0] if isinstance(h, tuple) or hasattr(h, "lines") else h for h in handles]
+        styles = [(l.get_marker(), l.get_linestyle()) for l, n in zip(lines, labels) if not n.startswith("floor")]
+        self.assertEqual(len(set(styles)), len(styles), f"lines share a (marker, line style): {styles}")
+        if series is not None:
+            self.assertEqual(sorted(n for n in labels if not n.startswith("floor")), sorted(series))
+        return labels
+
+    def test_fft3d_lines_over_sizes_and_bars_at_one_size(self):
+        records = report.load_records([FIXTURE], None, None)
+        figs = self.draw(records)
+        labels = self.assert_lines(figs["total_r2_double_forward"].axes[0], ["128³", "256x128x128", "256x256x128"])
+        self.assertIn("reference: cuFFT 3D, one GPU", labels)
+        self.assertIn("slab_2d1d/default", labels)
+        self.assert_lines(figs["relative_r2_double_forward"].axes[0], ["128³", "256x128x128", "256x256x128"])
+        self.assertIn("which decomposition/layout is fastest at each size?", figs["total_r2_double_forward"].axes[0].get_title())
+        methods = figs["methods_r2_double_forward"].axes[0]
+        names = self.assert_bars(methods, [l.get_text().replace("\n", "") for l in methods.get_yticklabels()])
+        self.assertEqual(names[0], "slab_2d1d/default: nccl_a2a")  # the winners table's best at 256x256x128
+        phases = [t.get_text().split("\n") for t in figs["phases_r2_double_forward"].axes[0].get_yticklabels()]
+        self.assertEqual([p[0] for p in phases], ["128³", "256x128x128", "256x256x128"])
+        # One size: bars, the reference among them (grey), fastest first.
+        at128 = [r for r in records if r["problem"]["size"] == [128] * 3]
+        figs = self.draw(at128)
+        ax = figs["total_r2_double_forward"].axes[0]
+        names = self.assert_bars(ax, [l.get_text().replace("\n", "") for l in ax.get_yticklabels()],
+                                 references={"reference: cuFFT 3D, one GPU"})
+        self.assertIn("reference: cuFFT 3D, one GPU", names)
+        self.assertEqual({"slab_2d1d/default", "pencil/realigned"} - set(names), set())
+        self.assertIn("fft3d 128³, 2 ranks, double forward: which decomposition/layout is fastest?", ax.get_title())
+        self.assert_bars(figs["relative_r2_double_forward"].axes[0], names[:0] + [n for n in names if not n.startswith("reference")])
+
+    def test_generic_section_bars_at_one_size(self):
+        records = [r for r in report.load_records([FAMILIES], None, None) if r["problem"]["kind"] == "poisson"]
+        figs = self.draw(records)
+        self.assertEqual(list(figs), ["poisson_total_r2_free_hockney_double"])
+        ax = figs["poisson_total_r2_free_hockney_double"].axes[0]
+        names = self.assert_bars(ax, {r["key"] for r in records})
+        fastest = min(records, key=lambda r: r["timing"]["total"]["median"])
+        self.assertEqual(names[0], fastest["key"])
+        self.assertTrue(ax.get_title().startswith("poisson 20x18x16, 2 ranks, boundary free, kernel hockney, precision double: "
+                                                  "which configuration is fastest?"), ax.get_title())
+
+    def test_generic_section_lines_keep_the_fastest_ten(self):
+        fixture = report.load_records([FIXTURE], None, None)[0]
+
+        def dot(n, i):
+            r = json.loads(json.dumps(fixture))
+            r["problem"] = {"kind": "dot", "ranks": 2, "length": [n], "precision": "double"}
+            r["key"] = r["config"] = f"fftw/way{i:02d}"
+            ms = n * (1 + i / 10)
+            r["timing"] = {"total": {"median": ms, "ci99": [0.95 * ms, 1.05 * ms]}, "phases": {}, "phase_order": []}
+            return r
+
+        records = [dot(n, i) for n in (100, 1000, 10000) for i in range(14)]
+        figs = self.draw(records)
+        ax = figs["dot_total_r2_double"].axes[0]
+        self.assert_lines(ax, ["100", "1000", "10000"], [f"fftw/way{i:02d}" for i in range(10)])
+        self.assertEqual(ax.get_legend().get_title().get_text(), "fastest 10 of 14")
+        self.assertEqual(ax.get_xscale(), "log")  # sizes span decades
+
+    def test_more_than_ten_lines_stay_distinguishable(self):
+        series = {f"c{i}": {x: (x * (1 + i), None, None) for x in (8, 64, 512)} for i in range(30)}
+        fig, shown = report.lines_figure(series, {8: "2³", 64: "4³", 512: "8³"}, "t", "ms", "size", top=30)
+        self.assertEqual(len(shown), 30)
+        self.assert_readable(fig)
+        self.assert_lines(fig.axes[0], ["2³", "4³", "8³"], list(series))
+        report.plt.close(fig)
+
+    def test_krylov_bars_at_one_size_lines_over_sizes(self):
+        records = [r for r in report.load_records([FAMILIES], None, None) if r["problem"]["kind"] == "krylov"]
+        figs = self.draw(records)
+        ax = figs["krylov_cg_poisson7_r2"].axes[0]
+        names = self.assert_bars(ax, {r["key"] for r in records})
+        self.assertRegex(ax.texts[0].get_text(), r"^[\d.]+ \(floor [\d.]+\)$")  # value and floor beside the bar
+        self.assertIn("16³: which configuration is fastest?", ax.get_title())
+        bigger = json.loads(json.dumps(records))
+        for r in bigger:
+            r["problem"]["size"] = [32] * 3
+            r["timing"]["total"] = {k: [x * 8 for x in v] if isinstance(v, list) else v * 8 for k, v in r["timing"]["total"].items()}
+        figs = self.draw(records + bigger)
+        labels = self.assert_lines(figs["krylov_cg_poisson7_r2"].axes[0], ["16³", "32³"])
+        self.assertEqual([l for l in labels if not l.startswith("floor")], names[:10])  # the fastest ten, fastest first
+        self.assertIn("floor: fewest bytes ÷ copy rate", labels)
+
+    def test_convolution_time_and_error_on_the_same_rows(self):
+        records = [r for r in report.load_records([FAMILIES], None, None) if r["problem"]["kind"] == "convolution"]
+        figs = self.draw(records)
+        fig = figs["convolution_16_gaussian_blobs_r2"]
+        t, e = fig.axes
+        names = self.assert_bars(t, {"exact/a2a_sync/fftw", "octree/coarse/fftw", "octree/fine/fftw", "octree/full/fftw"})
+        self.assertTrue(e.get_shared_y_axes().joined(e, t))  # the error panel reads its names off the time panel's rows
+        error = {r["key"]: max(r["validation"]["checks"][0]["max_rel_error"], 1e-17) for r in records}
+        self.assertEqual([p.get_width() for p in sorted(e.patches, key=lambda p: p.get_y())], [error[n] for n in names])
+        self.assertEqual(e.get_xscale(), "log")
+        self.assertIn("which configuration is fastest", fig._suptitle.get_text())
+
+
 if __name__ == "__main__":
     unittest.main()
