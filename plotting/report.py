@@ -121,6 +121,11 @@ def wrap(name, width=44):
     return "\n".join(lines)
 
 
+def num(v):
+    """A value beside a bar: 3 digits, no exponent for the thousands (1040, not 1.04e+03)."""
+    return f"{v:.0f}" if 1e3 <= abs(v) < 1e6 else f"{v:.3g}"
+
+
 def legend_outside(ax, **kw):
     """The legend right of the axes, where it covers no data."""
     return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0, fontsize=7, **kw)
@@ -161,7 +166,7 @@ def bars(ax, entries, xlabel, references=(), labels=None, order=None, highlight=
             tick.set_fontweight("bold")
     if not ax.yaxis_inverted():  # fastest on top (once: axes may share y)
         ax.invert_yaxis()
-    for y, x, text in zip(range(len(names)), hi, labels or [f"{v:.3g}" for v in vals]):
+    for y, x, text in zip(range(len(names)), hi, labels or [num(v) for v in vals]):
         ax.annotate(text, (x, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)  # past the CI
     if log_if_wide(ax, vals, "x"):
         ax.set_xlim(min(vals) / 2, max(hi) * 6)
@@ -215,7 +220,7 @@ def lines_figure(series, sizes, title, ylabel, xlabel, references=(), extra=None
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     dropped = len(contenders) - min(top, len(contenders))
-    legend_outside(ax, title=f"fastest {top} of {len(contenders)}" if dropped else None, title_fontsize=7)
+    legend_outside(ax, title=(f"fastest {top} of {len(contenders)}, " if dropped else "") + "fastest first", title_fontsize=7)
     return fig, shown
 
 

@@ -404,7 +404,7 @@ class FigureRulesTest(unittest.TestCase):
         figs = self.draw(records)
         ax = figs["dot_total_r2_double"].axes[0]
         self.assert_lines(ax, ["100", "1000", "10000"], [f"fftw/way{i:02d}" for i in range(10)])
-        self.assertEqual(ax.get_legend().get_title().get_text(), "fastest 10 of 14")
+        self.assertEqual(ax.get_legend().get_title().get_text(), "fastest 10 of 14, fastest first")
         self.assertEqual(ax.get_xscale(), "log")  # sizes span decades
 
     def test_more_than_ten_lines_stay_distinguishable(self):

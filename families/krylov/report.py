@@ -6,7 +6,7 @@ each problem's configurations as ratios to the reference and to the floor."""
 import json
 from collections import defaultdict
 
-from report import bar_figure, best_by, lines_figure, save
+from report import bar_figure, best_by, lines_figure, num, save
 
 
 def per_iteration(r):
@@ -46,7 +46,7 @@ def section(records, out, every_record=None, hbm_gbps=None, link_gbps=None, prob
         if len(ns) == 1:
             items = sorted(((k, r) for (k, _), r in best.items()), key=lambda kr: per_iteration(kr[1])[0])
             entries = [(k, per_iteration(r)[0], per_iteration(r)[1:]) for k, r in items]
-            labels = [f"{per_iteration(r)[0]:.3g}" + (f" (floor {floor_us(r):.2g})" if floor_us(r) else "") for _, r in items]
+            labels = [num(per_iteration(r)[0]) + (f" (floor {num(floor_us(r))})" if floor_us(r) else "") for _, r in items]
             fig, series = bar_figure(entries, f"{where}, {round(ns[0] ** (1 / 3))}³: which configuration is fastest?",
                                      unit + "; floor: bytes ÷ copy rate", references=refs, labels=labels)
         else:
