@@ -210,7 +210,7 @@ def lines_figure(series, sizes, title, ylabel, xlabel, references=(), extra=None
         pts = sorted(ys.items())
         ax.plot([x for x, _ in pts], [y for _, y in pts], color="0.5", linestyle=":", label=label)
     xs = sorted(sizes)
-    if xs[-1] >= 10 * xs[0]:
+    if xs[-1] >= 4 * xs[0]:  # sizes grow by doubling: even steps on a log axis
         ax.set_xscale("log", base=2)
     ax.set_xticks(xs, [sizes[x] for x in xs], rotation=30 if len(xs) > 5 else 0, fontsize=8)
     ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())  # only the measured sizes are labelled
