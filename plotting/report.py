@@ -131,11 +131,11 @@ def legend_outside(ax, **kw):
     return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0, fontsize=7, **kw)
 
 
-def log_if_wide(ax, values, axis="y", base=10):
+def log_if_wide(ax, values, axis="y"):
     """Log scale where the values span more than a decade (then a decade tick is in view)."""
     values = [v for v in values if v and v > 0]
     if values and max(values) > 10 * min(values):
-        (ax.set_yscale if axis == "y" else ax.set_xscale)("log", base=base)
+        (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
         a = ax.yaxis if axis == "y" else ax.xaxis
         a.set_major_locator(matplotlib.ticker.LogLocator(subs=(1, 2, 5)))  # plain numbers at 1, 2, 5 per decade
         a.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
@@ -147,8 +147,8 @@ def log_if_wide(ax, values, axis="y", base=10):
 def bars(ax, entries, xlabel, references=(), labels=None, order=None, highlight=True):
     """entries: (name, value, (lo, hi) or None); one horizontal bar each, sorted
     by value (or in `order`), the first on top; the fastest non-reference bar
-    highlighted, references grey and hatched; labels: the text beside each bar
-    (default: the value). Returns the names top to bottom."""
+    highlighted, references grey and hatched; labels: {name: the text beside
+    its bar} (default: the value). Returns the names top to bottom."""
     by = {e[0]: e for e in entries}
     names = order or [e[0] for e in sorted(entries, key=lambda e: e[1])]
     vals = [by[n][1] for n in names]
@@ -166,8 +166,8 @@ def bars(ax, entries, xlabel, references=(), labels=None, order=None, highlight=
             tick.set_fontweight("bold")
     if not ax.yaxis_inverted():  # fastest on top (once: axes may share y)
         ax.invert_yaxis()
-    for y, x, text in zip(range(len(names)), hi, labels or [num(v) for v in vals]):
-        ax.annotate(text, (x, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)  # past the CI
+    for y, (n, x) in enumerate(zip(names, hi)):
+        ax.annotate((labels or {}).get(n, num(by[n][1])), (x, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)  # past the CI
     if log_if_wide(ax, vals, "x"):
         ax.set_xlim(min(vals) / 2, max(hi) * 6)
     else:
@@ -212,7 +212,7 @@ def lines_figure(series, sizes, title, ylabel, xlabel, references=(), extra=None
     xs = sorted(sizes)
     if xs[-1] >= 4 * xs[0]:  # sizes grow by doubling: even steps on a log axis
         ax.set_xscale("log", base=2)
-    ax.set_xticks(xs, [sizes[x] for x in xs], rotation=30 if len(xs) > 5 else 0, fontsize=8)
+    ax.set_xticks(xs, [sizes[x] for x in xs], fontsize=8, **(dict(rotation=30, ha="right") if len(xs) > 5 else {}))
     ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())  # only the measured sizes are labelled
     log_if_wide(ax, [p[0] for n in shown for p in series[n].values()] + [y for ys in (extra or {}).values() for y in ys.values()])
     ax.set_xlabel(xlabel)

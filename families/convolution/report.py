@@ -48,7 +48,7 @@ def section(records, out, every_record=None, hbm_gbps=None, link_gbps=None, prob
                      "median time per convolution [ms], 99% CI")
         errs = {r["key"]: error_of(r) or 0 for r in shown}
         bars(a2, [(k, max(v, 1e-17), None) for k, v in errs.items()], "relative L2 error vs exact (0 at 1e-17)",
-             order=order, highlight=False, labels=[f"{errs[k]:.2g}" for k in order])
+             order=order, highlight=False, labels={k: f"{v:.2g}" for k, v in errs.items()})
         a2.set_xscale("log")
         a2.set_xlim(1e-18, 10)
         a2.tick_params(axis="y", labelleft=False)

@@ -350,7 +350,7 @@ def fig_relative(recs, key, out):
     if len(sizes) == 1:
         entries = [(v, ratio(v, s), None) for v, s in best]
         fig, series = bar_figure(entries, f"fft3d {dims_label(sizes[0])}, {what(key)}: how much slower than the fastest?",
-                                 unit, labels=None)
+                                 unit, labels={v: f"{x:.2f}×" for v, x, _ in entries})
     else:
         curves = defaultdict(dict)
         for v, s in best:

@@ -44,9 +44,8 @@ def section(records, out, every_record=None, hbm_gbps=None, link_gbps=None, prob
         unit = "µs per iteration (median, 99% CI)"
         ns = sorted({n for _, n in best})
         if len(ns) == 1:
-            items = sorted(((k, r) for (k, _), r in best.items()), key=lambda kr: per_iteration(kr[1])[0])
-            entries = [(k, per_iteration(r)[0], per_iteration(r)[1:]) for k, r in items]
-            labels = [num(per_iteration(r)[0]) + (f" (floor {num(floor_us(r))})" if floor_us(r) else "") for _, r in items]
+            entries = [(k, per_iteration(r)[0], per_iteration(r)[1:]) for (k, _), r in best.items()]
+            labels = {k: num(per_iteration(r)[0]) + (f" (floor {num(floor_us(r))})" if floor_us(r) else "") for (k, _), r in best.items()}
             fig, series = bar_figure(entries, f"{where}, {round(ns[0] ** (1 / 3))}³: which configuration is fastest?",
                                      unit + "; floor: bytes ÷ copy rate", references=refs, labels=labels)
         else:
