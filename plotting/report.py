@@ -186,6 +186,15 @@ def bar_figure(entries, title, xlabel, references=(), labels=None):
     return fig, order
 
 
+def size_axis(sizes, work):
+    """{size: x} for lines over size: its work, or where two sizes do the same
+    work (256x128x128, 128x256x128) its place in order of work (a categorical axis)."""
+    ordered = sorted(sizes, key=lambda s: (work(s), s))
+    if len({work(s) for s in ordered}) == len(ordered):
+        return {s: work(s) for s in ordered}
+    return {s: i for i, s in enumerate(ordered)}
+
+
 def lines_figure(series, sizes, title, ylabel, xlabel, references=(), extra=None, top=TOP):
     """Many problem sizes: series {name: {x: (median, lo, hi)}} (lo, hi may be
     None) over x, the work of a size, ticks at the measured x labelled
@@ -210,7 +219,7 @@ def lines_figure(series, sizes, title, ylabel, xlabel, references=(), extra=None
         pts = sorted(ys.items())
         ax.plot([x for x, _ in pts], [y for _, y in pts], color="0.5", linestyle=":", label=label)
     xs = sorted(sizes)
-    if xs[-1] >= 4 * xs[0]:  # sizes grow by doubling: even steps on a log axis
+    if xs[0] > 0 and xs[-1] >= 4 * xs[0]:  # sizes grow by doubling: even steps on a log axis
         ax.set_xscale("log", base=2)
     ax.set_xticks(xs, [sizes[x] for x in xs], fontsize=8, **(dict(rotation=30, ha="right") if len(xs) > 5 else {}))
     ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())  # only the measured sizes are labelled
@@ -288,21 +297,23 @@ def generic_section(kind, records, out, descriptions):
     for r in records:
         groups[(r["problem"]["ranks"],) + tuple(str(r["problem"].get(c)) for c in cats)].append(r)
     for key, recs in sorted(groups.items()):
-        best = best_by(recs, lambda r: (r["key"], work(r["problem"], sizes)))
+        best = best_by(recs, lambda r: (r["key"], label(r["problem"])))
         what = ", ".join(f"{c} {v}" for c, v in zip(cats, key[1:]))
         where = f"{key[0]} ranks" + (f", {what}" if what else "")
         unit = "median time per step [ms], 99% CI"
-        xs = {w: label(r["problem"]) for (_, w), r in best.items()}
+        works = {label(r["problem"]): work(r["problem"], sizes) for r in recs}
+        xs = size_axis(works, works.get)  # size label -> x
         if len(xs) == 1:
             entries = [(k, r["timing"]["total"]["median"], r["timing"]["total"]["ci99"]) for (k, _), r in best.items()]
-            fig, series = bar_figure(entries, f"{kind} {next(iter(xs.values()))}, {where}: which configuration is fastest?", unit)
+            fig, series = bar_figure(entries, f"{kind} {next(iter(xs))}, {where}: which configuration is fastest?", unit)
         else:
             curves = defaultdict(dict)
-            for (k, w), r in best.items():
+            for (k, l), r in best.items():
                 t = r["timing"]["total"]
-                curves[k][w] = (t["median"], *t["ci99"])
-            fig, series = lines_figure(curves, xs, f"{kind}, {where}: which configuration is fastest at each size?", unit,
-                                       "problem size (" + ", ".join(sizes) + ")" if sizes else "problem")
+                curves[k][xs[l]] = (t["median"], *t["ci99"])
+            fig, series = lines_figure(curves, {x: l for l, x in xs.items()},
+                                       f"{kind}, {where}: which configuration is fastest at each size?", unit,
+                                       f"problem size ({', '.join(sizes)})" if sizes else "problem")
         name = f"{kind}_total_r{key[0]}" + "".join(f"_{v}" for v in key[1:])
         figures.append((name, save(fig, out, name), series))
     by_problem = defaultdict(dict)

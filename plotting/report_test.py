@@ -367,6 +367,13 @@ class FigureRulesTest(unittest.TestCase):
         self.assertEqual(names[0], "slab_2d1d/default: nccl_a2a")  # the winners table's best at 256x256x128
         phases = [t.get_text().split("\n") for t in figs["phases_r2_double_forward"].axes[0].get_yticklabels()]
         self.assertEqual([p[0] for p in phases], ["128³", "256x128x128", "256x256x128"])
+        # Two sizes of the same work keep their own ticks (the axis turns categorical).
+        turned = json.loads(json.dumps([r for r in records if r["problem"]["size"] == [256, 128, 128]]))
+        for r in turned:
+            r["problem"]["size"] = [128, 256, 128]
+        ax = self.draw(records + turned)["total_r2_double_forward"].axes[0]
+        self.assert_lines(ax, ["128³", "128x256x128", "256x128x128", "256x256x128"])
+        self.assertEqual(list(ax.get_xticks()), [0, 1, 2, 3])
         # One size: bars, the reference among them (grey), fastest first.
         at128 = [r for r in records if r["problem"]["size"] == [128] * 3]
         figs = self.draw(at128)

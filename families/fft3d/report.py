@@ -6,7 +6,7 @@ references and the device-memory table."""
 import re
 from collections import defaultdict
 
-from report import COLORS, bar_figure, best_by, dims_label, legend_outside, lines_figure, plt, save
+from report import COLORS, bar_figure, best_by, dims_label, legend_outside, lines_figure, plt, save, size_axis
 
 def size_label(s):
     return "x".join(str(n) for n in s)
@@ -327,13 +327,13 @@ def fig_total(recs, all_records, key, out):
         fig, series = bar_figure(entries, f"fft3d {dims_label(sizes[0])}, {what(key)}: which decomposition/layout is fastest?",
                                  UNIT, references=set(refs))
     else:
-        curves = defaultdict(dict)
+        curves, xs = defaultdict(dict), size_axis(sizes, points)
         for (v, s), r in best.items():
             t = r["timing"]["total"]
-            curves[v][points(s)] = (t["median"], *t["ci99"])
+            curves[v][xs[s]] = (t["median"], *t["ci99"])
         for n, by in refs.items():
-            curves[n] = {points(s): (t, None, None) for s, t in by.items() if s in sizes}
-        fig, series = lines_figure({n: c for n, c in curves.items() if c}, {points(s): dims_label(s) for s in sizes},
+            curves[n] = {xs[s]: (t, None, None) for s, t in by.items() if s in xs}
+        fig, series = lines_figure({n: c for n, c in curves.items() if c}, {xs[s]: dims_label(s) for s in sizes},
                                    f"fft3d, {what(key)}: which decomposition/layout is fastest at each size?", UNIT,
                                    "grid size (points Nx·Ny·Nz)", references=set(refs))
     return name, save(fig, out, name), series
@@ -352,10 +352,10 @@ def fig_relative(recs, key, out):
         fig, series = bar_figure(entries, f"fft3d {dims_label(sizes[0])}, {what(key)}: how much slower than the fastest?",
                                  unit, labels={v: f"{x:.2f}×" for v, x, _ in entries})
     else:
-        curves = defaultdict(dict)
+        curves, xs = defaultdict(dict), size_axis(sizes, points)
         for v, s in best:
-            curves[v][points(s)] = (ratio(v, s), None, None)
-        fig, series = lines_figure(curves, {points(s): dims_label(s) for s in sizes},
+            curves[v][xs[s]] = (ratio(v, s), None, None)
+        fig, series = lines_figure(curves, {xs[s]: dims_label(s) for s in sizes},
                                    f"fft3d, {what(key)}: how much slower than the fastest at each size?", unit,
                                    "grid size (points Nx·Ny·Nz)")
     name = f"relative_r{ranks}_{prec}_{direction}"
