@@ -1,8 +1,8 @@
 """The convolution family's section of `fftune report` (plotting/report.py
-loads it): for each problem (size, kernel, input, ranks), the octree
-configurations' relative L2 error against the speed-up over exact (exact's
-median time ÷ theirs) and against the bytes they send (÷ exact's), one point
-per sampling; a table of the same."""
+loads it): for each problem (size, kernel, input, ranks), one bar per
+configuration (exact's fastest method, each octree sampling) of its time,
+fastest on top, beside its relative L2 error against exact; a table of the
+octree samplings' error, speed-up over exact and bytes sent ÷ exact's."""
 from collections import defaultdict
 
 from report import bars, best_by, plt, save, wrap

@@ -1,9 +1,9 @@
 """The krylov family's section of `fftune report` (plotting/report.py loads it):
-time per iteration against the rows per configuration, with the library
-reference (cusparse_csr) drawn dashed and each configuration's floor (the bytes
-an iteration must move ÷ the copy rate its record measured) dotted; a table of
-each problem's configurations as ratios to the reference and to the floor."""
-import json
+time per iteration per configuration (bars at one size, each with its floor:
+the bytes an iteration must move ÷ the copy rate its record measured; lines
+over the rows at several sizes, with the lowest floor dotted), the library
+reference (cusparse_csr) grey; a table of each problem's configurations as
+ratios to the reference and to the floor."""
 from collections import defaultdict
 
 from report import bar_figure, best_by, lines_figure, num, save
