@@ -6,8 +6,9 @@
 Reads the records of results/README.md (from JSON-lines files, or the
 record_json column of a tuning database opened read-only) and writes PNG and
 SVG figures plus report.md linking them, one section per problem family: the
-family's own (families/KIND/report.py: section()) or a generic one (time
-against work per configuration, winners). Only validated ok records count,
+family's own (families/KIND/report.py: section()) or a generic one (time per
+configuration: bars at one size, lines over size; winners). Every figure keeps
+the rules above bar_figure and lines_figure. Only validated ok records count,
 except where a family's section reads more (fft3d's device-memory table also
 reads unvalidated points and points skipped because they would not fit).
 Exit status 2 with a message (no traceback) when there is nothing to plot.
@@ -131,10 +132,10 @@ def legend_outside(ax, **kw):
     return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0, fontsize=7, **kw)
 
 
-def log_if_wide(ax, values, axis="y"):
-    """Log scale where the values span more than a decade (then a decade tick is in view)."""
+def log_if_wide(ax, values, axis="y", span=10):
+    """Log scale where the values span more than `span` (at least a decade: a decade tick is in view)."""
     values = [v for v in values if v and v > 0]
-    if values and max(values) > 10 * min(values):
+    if values and max(values) > span * min(values):
         (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
         a = ax.yaxis if axis == "y" else ax.xaxis
         a.set_major_locator(matplotlib.ticker.LogLocator(subs=(1, 2, 5)))  # plain numbers at 1, 2, 5 per decade
@@ -168,7 +169,7 @@ def bars(ax, entries, xlabel, references=(), labels=None, order=None, highlight=
         ax.invert_yaxis()
     for y, (n, x) in enumerate(zip(names, hi)):
         ax.annotate((labels or {}).get(n, num(by[n][1])), (x, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize=7)  # past the CI
-    if log_if_wide(ax, vals, "x"):
+    if log_if_wide(ax, vals, "x", span=100):  # bar lengths compare on a linear axis, unless the short ones would vanish
         ax.set_xlim(min(vals) / 2, max(hi) * 6)
     else:
         ax.set_xlim(0, max(hi) * 1.3 if hi and max(hi) > 0 else 1)  # room for the labels
