@@ -318,8 +318,8 @@ class FigureRulesTest(unittest.TestCase):
                 shown = [t.get_text() for t in axis.get_ticklabels() if t.get_visible()]
                 if axis is ax.yaxis and not ax.yaxis.get_tick_params().get("labelleft", True):
                     continue  # a panel that shares its neighbour's rows
-                self.assertTrue(any(shown), f"no tick labels on {axis.axis_name} of '{ax.get_title() or fig._suptitle}'")
-            self.assertTrue(ax.get_title() or fig._suptitle, "a figure states its question")
+                self.assertTrue(any(shown), f"no tick labels on {axis.axis_name} of '{ax.get_title() or fig.get_suptitle()}'")
+            self.assertTrue(ax.get_title() or fig.get_suptitle(), "a figure states its question")
             self.assertTrue(ax.get_xlabel(), "the value axis names its unit")
             legend = ax.get_legend()
             if legend:
@@ -448,7 +448,7 @@ class FigureRulesTest(unittest.TestCase):
         error = {r["key"]: max(r["validation"]["checks"][0]["max_rel_error"], 1e-17) for r in records}
         self.assertEqual([p.get_width() for p in sorted(e.patches, key=lambda p: p.get_y())], [error[n] for n in names])
         self.assertEqual(e.get_xscale(), "log")
-        self.assertIn("which configuration is fastest", fig._suptitle.get_text())
+        self.assertIn("which configuration is fastest", fig.get_suptitle())
 
 
 if __name__ == "__main__":
