@@ -75,7 +75,7 @@ nlohmann::json best_problem(const std::string& family_name, const std::map<std::
                                                         "of {})",
                                                         a.name, family_name, v.size(), fmt::join(v, " "),
                                                         fmt::join(a.values, ", ")));
-            const std::string value = set ? v.front() : a.fallback;
+            const std::string value = set ? v.front() : fallback_of(a, problem);
             if (std::find(a.values.begin(), a.values.end(), value) == a.values.end())
                 throw std::invalid_argument(fmt::format("--{} {}: unknown value for problem {} (allowed: {})", a.name,
                                                         value, family_name, fmt::join(a.values, ", ")));
@@ -138,6 +138,8 @@ void add_best(CLI::App& app, Commands& commands) {
             auto* opt = best->add_option("--" + axis.name, o->axes[axis.name], axis.help + " (" + name + ")");
             if (axis.role == ProblemAxis::Role::size) opt->expected(1, axis.dims);
         }
+    // --problem NAME --help: that family's axes, their values and defaults.
+    best->footer([o] { return "\n" + problem_help(family_named(o->family)); });
     add_db_option(best, o->db_path);
     add_machine_option(best, o->machine);
     commands.push_back({best, [o] { return tuner_errors_reported([&] { return select_best(*o); }); }});

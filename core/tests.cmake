@@ -72,7 +72,7 @@ add_test(NAME sweep_kill COMMAND bash ${PROJECT_SOURCE_DIR}/core/run/sweep_kill_
 # kill -9 of the job's own launcher process while its ranks live on: one record, the failure, for that point.
 add_test(NAME sweep_job_dies COMMAND bash ${PROJECT_SOURCE_DIR}/core/run/sweep_job_dies_test.sh
   $<TARGET_FILE:fftune_cli> ${MPIEXEC_EXECUTABLE})
-# The issue's check: 592 points, the launcher killed with kill -9 three times at random and resumed.
+# The issue's check: 568 points, the launcher killed with kill -9 three times at random and resumed.
 add_test(NAME sweep_kill9_resume COMMAND bash ${PROJECT_SOURCE_DIR}/core/run/sweep_kill9_resume_check.sh
   $<TARGET_FILE:fftune_cli> ${MPIEXEC_EXECUTABLE})
 set_tests_properties(sweep_write_error sweep_kill sweep_job_dies sweep_kill9_resume PROPERTIES

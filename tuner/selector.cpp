@@ -266,4 +266,26 @@ std::unique_ptr<Plan> make_plan(MPI_Comm comm, const Problem& problem, const Sel
     return std::make_unique<Plan>(comm, problem, s.config.get<Config>());
 }
 
+std::unique_ptr<Workload> make_workload(MPI_Comm comm, const json& problem, const SelectOptions& options,
+                                        Selection* chosen) {
+    int ranks = 0;
+    FFTUNE_MPI_CHECK(MPI_Comm_size(comm, &ranks));
+    if (!problem.is_object() || !problem.contains("kind") || !problem.at("kind").is_string())
+        throw std::invalid_argument("make_workload: the problem names no family in \"kind\" (allowed: " +
+                                    TestcaseParser::list(Registry<Family>::instance().names()) + ")");
+    const Family& family = family_named(problem.at("kind").get<std::string>());
+    json full = complete_problem(family, problem);
+    full["ranks"] = ranks;
+    const Selection s = select(comm, full, options);
+    if (chosen) *chosen = s;
+    Point point;
+    point.problem = full;
+    point.config = s.config;
+    point.key = s.key;
+    point.label = family.problem_label(full) + " " + s.key;
+    if (auto why = family.not_applicable(full, s.config))
+        throw Unsupported(fmt::format("make_workload: {} does not apply to {}: {}", s.key, full.dump(), *why));
+    return family.workload(point);
+}
+
 }  // namespace fftune

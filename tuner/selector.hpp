@@ -30,6 +30,7 @@
 #include "core/base/registry.hpp"
 #include "core/engine/config.hpp"
 #include "core/engine/plan.hpp"
+#include "core/run/family.hpp"
 #include "tuner/database.hpp"
 
 namespace fftune {
@@ -93,5 +94,13 @@ Selection select(MPI_Comm comm, const Problem& problem, const SelectOptions& opt
 // fft3d: select and build in one collective call.
 std::unique_ptr<Plan> make_plan(MPI_Comm comm, const Problem& problem, const SelectOptions& options = {},
                                 Selection* chosen = nullptr);
+// Any family: select and make the chosen configuration's work in one
+// collective call. `problem` holds "kind" and the family's fields (`fftune
+// best --problem NAME --help`; categories left out take their defaults,
+// complete_problem); "ranks" is the size of `comm`. The caller drives the work
+// as the runner does (core/run/family.hpp Workload): setup(comm),
+// prepare(comm), step() as often as it likes, validate(comm).
+std::unique_ptr<Workload> make_workload(MPI_Comm comm, const nlohmann::json& problem,
+                                        const SelectOptions& options = {}, Selection* chosen = nullptr);
 
 }  // namespace fftune

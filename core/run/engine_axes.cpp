@@ -38,6 +38,20 @@ const std::vector<std::string>& engine_axis_keys() {
 
 EngineAxes parse_engine_axes(const TestcaseParser& ps, const json& j, const std::vector<int>& ranks) {
     EngineAxes a;
+    auto is_all = [&](const char* key, json fallback) {
+        const json v = TestcaseParser::value_or(j, key, std::move(fallback));
+        return v.is_string() && v.get<std::string>() == "all";
+    };
+    a.from_all.decomposition = is_all("decomposition", "all");
+    a.from_all.layout = is_all("layout", "all");
+    a.from_all.backend = is_all("backend", "fftw");
+    a.from_all.gpu_aware = is_all("gpu_aware", false);
+    a.from_all.fft_stores_kept = is_all("fft_stores_kept", false);
+    if (j.contains("redistribution_phases") && j.at("redistribution_phases").is_array())
+        for (const auto& ph : j.at("redistribution_phases"))
+            a.from_all.redistribution.push_back(ph.is_string() && ph.get<std::string>() == "all");
+    else
+        a.from_all.redistribution = {is_all("redistribution", "all")};
     a.layouts = ps.enum_axis<LayoutVariant>(TestcaseParser::value_or(j, "layout", "all"), "/layout");
     a.decompositions = ps.names_axis(TestcaseParser::value_or(j, "decomposition", "all"), "/decomposition",
                                        Registry<Decomposition>::instance().names());
@@ -163,12 +177,83 @@ std::vector<EngineShape> engine_shapes(const EngineAxes& tc, const std::string& 
 
 std::vector<Config> engine_configs(const EngineAxes& tc, const std::string& dname, const EngineShape& s) {
     std::vector<Config> out;
+    const int ranks = s.grid[0] * s.grid[1];
     for (const auto& backend : tc.backends)
         for (bool aware : tc.gpu_aware)
             for (int chunks : tc.overlap)
-                for (bool kept : tc.fft_stores_kept)
-                    out.push_back({backend, dname, s.layout, s.grid, s.methods, aware, chunks, kept});
+                for (bool kept : tc.fft_stores_kept) {
+                    Config c{backend, dname, s.layout, s.grid, s.methods, aware, chunks, kept};
+                    if (!left_out_by_all(tc, c, ranks)) out.push_back(std::move(c));
+                }
     return out;
+}
+
+std::optional<std::string> left_out_by_all(const EngineAxes& axes, const Config& c, int ranks) {
+    // Applicability at a size where no size rule binds (every axis split once per rank at least).
+    const index_t n = std::max<index_t>(64, 2 * index_t(ranks));
+    const Problem probe{"fft3d", {n, n, n}, Precision::double_, Direction::forward, ranks};
+    auto why = [&](const Config& o) -> std::optional<std::string> {
+        try {
+            return check_applicable(probe, o);
+        } catch (const std::exception& e) {
+            return std::string(e.what());  // a name this build does not have, a phase count that differs
+        }
+    };
+    // A decomposition in its plainest form: default layout, an MPI transport
+    // in every phase, nothing else asked of it.
+    auto plain = [&](const std::string& d, const std::array<int, 2>& grid) -> std::optional<Config> {
+        try {
+            const auto dec = Registry<Decomposition>::instance().create(d);
+            Config o{c.backend, d, LayoutVariant::default_, grid, {}, false};
+            if (d != c.decomposition) o.process_grid = dec->uses_process_grid() ? auto_grid(ranks) : std::array{ranks, 1};
+            o.redistribution.assign(dec->redistribution_phases(), "a2a_sync");
+            return o;
+        } catch (const std::exception&) {
+            return std::nullopt;
+        }
+    };
+    const auto& all = axes.from_all;
+    const auto base = plain(c.decomposition, c.process_grid);
+    if (!base) return std::nullopt;
+    if (const auto reason = why(*base)) {
+        // Not even plain: the decomposition's fault where another one applies here.
+        if (all.decomposition)
+            for (const auto& d : axes.decompositions)
+                if (const auto other = plain(d, c.process_grid); d != c.decomposition && other && !why(*other))
+                    return reason;
+        // An "all" backend that cannot run here where another one can.
+        if (all.backend)
+            for (const auto& b : axes.backends) {
+                Config o = *base;
+                o.backend = b;
+                if (b != c.backend && !why(o)) return reason;
+            }
+        return std::nullopt;  // a named value, or nothing applies here: skipped with its reason
+    }
+    // Each value an "all" axis brought, on the plain form alone.
+    auto fails_with = [&](auto change) {
+        Config o = *base;
+        change(o);
+        return why(o);
+    };
+    if (all.layout)
+        if (auto r = fails_with([&](Config& o) { o.layout = c.layout; })) return r;
+    for (std::size_t ph = 0; ph < c.redistribution.size(); ++ph) {
+        const bool from_all = all.redistribution.size() == 1 ? all.redistribution[0]
+                              : ph < all.redistribution.size() ? bool(all.redistribution[ph])
+                                                               : false;
+        if (from_all)
+            if (auto r = fails_with([&](Config& o) { o.redistribution[ph] = c.redistribution[ph]; })) return r;
+    }
+    if (all.gpu_aware && c.gpu_aware)
+        if (auto r = fails_with([](Config& o) { o.gpu_aware = true; })) return r;
+    if (all.fft_stores_kept && c.fft_stores_kept)
+        if (auto r = fails_with([&](Config& o) {
+                o.fft_stores_kept = true;
+                o.redistribution = c.redistribution;  // kept needs methods that copy the self block
+            }))
+            return r;
+    return std::nullopt;
 }
 
 std::vector<Config> engine_configs(const EngineAxes& axes, int ranks) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,12 @@ struct EngineAxes {
     std::vector<bool> gpu_aware;
     std::vector<int> overlap{1};               // chunk counts (Config::overlap); 1: none
     std::vector<bool> fft_stores_kept{false};  // Config::fft_stores_kept
+    // Axes given as "all" (or left to that default): they bring only the
+    // values that apply to a configuration's backend and rank count.
+    struct {
+        bool decomposition = false, layout = false, backend = false, gpu_aware = false, fft_stores_kept = false;
+        std::vector<bool> redistribution;  // per axis of `redistribution`
+    } from_all;
 };
 
 // The keys parse_engine_axes reads.
@@ -46,8 +53,17 @@ struct EngineShape {
 };
 // Sweep order: layout, then grid, then methods.
 std::vector<EngineShape> engine_shapes(const EngineAxes& axes, const std::string& decomposition, int ranks);
-// The configurations of one shape: backend, then gpu_aware, overlap, fft_stores_kept.
+// The configurations of one shape: backend, then gpu_aware, overlap, fft_stores_kept;
+// those that an "all" axis brought and that do not apply at the shape's rank
+// count are left out (left_out_by_all).
 std::vector<Config> engine_configs(const EngineAxes& axes, const std::string& decomposition, const EngineShape& shape);
+// Why `config` makes no point at `ranks`: a value that one of the axes given as
+// "all" brought and that does not apply to the configuration's backend and rank
+// count (reference_3d at 2 ranks, a realigned reference_3d, nccl_a2a on fftw,
+// gpu_aware on a host backend, fft_stores_kept at one rank). Sizes do not
+// count: a point skipped for its size, or for a value named in the testcase,
+// keeps its skip and its reason. Nothing when the configuration stays.
+std::optional<std::string> left_out_by_all(const EngineAxes& axes, const Config& config, int ranks);
 // Every configuration at `ranks`, decomposition by decomposition, each once.
 std::vector<Config> engine_configs(const EngineAxes& axes, int ranks);
 

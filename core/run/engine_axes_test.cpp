@@ -7,8 +7,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
+
 #include <stdexcept>
 #include <string>
+
+#include "core/base/registry.hpp"
+#include "core/engine/transport.hpp"
+#include "core/testing/forwarding_transport.hpp"
 
 namespace fftune {
 namespace {
@@ -72,6 +79,58 @@ TEST(EngineAxes, RegriddedSaysWhatChanged) {
               fmt::format("with the process grid 2x2 re-derived as {}x{} for 8 ranks", adapted[0].process_grid[0],
                           adapted[0].process_grid[1]));
     EXPECT_EQ(regridded(pencil, pencil, 4), "");
+}
+
+// A transport that needs device memory: "all" leaves it out on fftw, a testcase naming it keeps it.
+class DeviceOnly final : public testing::ForwardingTransport {
+public:
+    std::optional<std::string> not_applicable(const Backend& b, bool) const override {
+        if (!b.device_memory()) return std::string("needs device memory");
+        return std::nullopt;
+    }
+};
+const bool registered_device_only = register_variant<Transport, DeviceOnly>("test_device_only");
+
+bool has(const std::vector<Config>& cs, const std::function<bool(const Config&)>& f) {
+    return std::any_of(cs.begin(), cs.end(), f);
+}
+
+TEST(EngineAxes, AllBringsOnlyWhatAppliesAtTheRankCount) {
+    const json j{{"gpu_aware", "all"}, {"fft_stores_kept", "all"}};  // decomposition, layout, redistribution: all
+    const EngineAxes a = parse_engine_axes(ps, j, {1, 2});
+    auto ref = [](const Config& c) { return c.decomposition == "reference_3d"; };
+    auto device_only = [](const Config& c) {
+        return std::find(c.redistribution.begin(), c.redistribution.end(), "test_device_only") != c.redistribution.end();
+    };
+    const auto one = engine_configs(a, 1), two = engine_configs(a, 2);
+    // One rank: the reference in its one layout, nothing that needs a reshape between ranks.
+    EXPECT_TRUE(has(one, ref));
+    EXPECT_FALSE(has(one, [&](const Config& c) { return ref(c) && c.layout != LayoutVariant::default_; }));
+    EXPECT_FALSE(has(one, [](const Config& c) { return c.fft_stores_kept; }));
+    // Two ranks: no one-process reference; a host backend has no gpu_aware and no device-only transport.
+    EXPECT_FALSE(has(two, ref));
+    EXPECT_FALSE(has(two, [](const Config& c) { return c.gpu_aware; }));
+    EXPECT_FALSE(has(two, device_only));
+    EXPECT_TRUE(has(two, [](const Config& c) { return c.decomposition == "pencil" && c.layout == LayoutVariant::realigned; }));
+    EXPECT_TRUE(has(two, [](const Config& c) { return c.fft_stores_kept; }) ==
+                !Registry<Backend>::instance().create("fftw")->store_aside_unavailable().has_value());
+    for (const auto& c : two) EXPECT_FALSE(left_out_by_all(a, c, 2)) << json(c).dump();
+}
+
+TEST(EngineAxes, NamedValuesStayAndSkipWithTheirReason) {
+    // Named, they make points (skipped when run, with the reason): the user asked for them.
+    const json j{{"decomposition", {"reference_3d", "slab_2d1d"}},
+                 {"layout", "realigned"},
+                 {"redistribution", "test_device_only"},
+                 {"gpu_aware", true},
+                 {"overlap", {1, 3}}};
+    const EngineAxes a = parse_engine_axes(ps, j, {1, 2});
+    const auto two = engine_configs(a, 2);
+    EXPECT_TRUE(has(two, [](const Config& c) { return c.decomposition == "reference_3d"; }));
+    EXPECT_EQ(two.size(), 2u * 2);  // 2 decompositions x 2 overlaps: nothing left out
+    // A value that fails for a named one's sake stays too: overlap 3 at one rank with every decomposition.
+    const EngineAxes b = parse_engine_axes(ps, json{{"overlap", {1, 3}}, {"redistribution", "a2a_sync"}}, {1});
+    EXPECT_TRUE(has(engine_configs(b, 1), [](const Config& c) { return c.decomposition == "slab_2d1d" && c.overlap == 3; }));
 }
 
 }  // namespace

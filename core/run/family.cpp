@@ -1,9 +1,11 @@
 #include "core/run/family.hpp"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace fftune {
 
@@ -66,6 +68,45 @@ const Family& family_named(const std::string& name) {
     auto& f = made[name];
     if (!f) f = Registry<Family>::instance().create(name);
     return *f;
+}
+
+std::string fallback_of(const ProblemAxis& axis, const json& problem) {
+    return axis.fallback_from ? axis.fallback_from(problem) : axis.fallback;
+}
+
+json complete_problem(const Family& family, json given) {
+    for (const auto& a : family.problem_axes()) {
+        if (a.role != ProblemAxis::Role::category) continue;
+        if (!given.contains(a.name)) given[a.name] = fallback_of(a, given);
+        const json& v = given.at(a.name);
+        if (!v.is_string() || std::find(a.values.begin(), a.values.end(), v.get<std::string>()) == a.values.end())
+            throw std::invalid_argument(fmt::format("problem {}: {} {} is not one of its values (allowed: {})",
+                                                    family.name(), a.name, v.dump(), fmt::join(a.values, ", ")));
+    }
+    return given;
+}
+
+std::string problem_help(const Family& family) {
+    std::string out = fmt::format("Problem {}: {}\n", family.name(), family.summary());
+    const auto axes = family.problem_axes();
+    for (const auto& a : axes) {
+        std::string what;
+        if (a.role == ProblemAxis::Role::size) {
+            what = a.dims == 1 ? "N, required" : fmt::format("N or {} numbers, required", a.dims);
+        } else if (a.fallback_from) {
+            // The default for each value of the axis it follows.
+            std::vector<std::string> rules;
+            for (const auto& b : axes)
+                if (b.name == a.follows)
+                    for (const auto& v : b.values) rules.push_back(v + " -> " + a.fallback_from(json{{b.name, v}}));
+            what = fmt::format("{} (default follows --{}: {})", fmt::join(a.values, " | "), a.follows,
+                               fmt::join(rules, ", "));
+        } else {
+            what = fmt::format("{} (default {})", fmt::join(a.values, " | "), a.fallback);
+        }
+        out += fmt::format("  --{:<12} {}: {}\n", a.name, what, a.help);
+    }
+    return out;
 }
 
 json describe(const Family& family) {

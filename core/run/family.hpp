@@ -8,6 +8,7 @@
 //   static const bool registered = fftune::register_variant<fftune::Family, MyFamily>("my_family");
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -115,7 +116,24 @@ struct ProblemAxis {
     std::string fallback;             // category: the value `fftune best` assumes when not given
     int dims = 3;                     // size: how many numbers
     std::string help;
+    // category: a default that follows the axes before it (krylov's precision
+    // follows its operator): the value for the problem read so far, and the
+    // axis it follows (for help). Empty: `fallback`.
+    std::function<std::string(const nlohmann::json& problem)> fallback_from;
+    std::string follows;
 };
+class Family;
+// The value `fftune best` assumes for category `axis` when not given, with the
+// axes before it in `problem`.
+std::string fallback_of(const ProblemAxis& axis, const nlohmann::json& problem);
+// `given` with each category axis it leaves out at its default (fallback_of,
+// axis by axis, so that a default may follow the axes before it). Throws
+// std::invalid_argument for a category value the family does not have.
+nlohmann::json complete_problem(const Family& family, nlohmann::json given);
+// The family's problem axes as `fftune best --problem NAME --help` lists them:
+// each option with its values and default (one that follows another axis
+// names it and its values), and what is required.
+std::string problem_help(const Family& family);
 
 class Family {
 public:

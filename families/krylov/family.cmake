@@ -40,10 +40,14 @@ if(FFTUNE_BUILD_TESTS)
     fftune_cli_test(krylov_best_exact 0 ARGS best --problem krylov --size 16 --ranks 2 --iterations 50
       --db ${kdir}/db.sqlite EXPECT "^cg/(csr|ell|matrix_free)/(none|fused|folded|one_pass)/(none|jacobi)/fftw  \\[exact\\]  fastest of 24 validated" LABELS krylov)
     fftune_cli_test(krylov_best_curlcurl 0 ARGS best --problem krylov --size 16 --ranks 3 --iterations 50
-      --operator curlcurl13 --precision complex_double --db ${kdir}/db.sqlite
+      --operator curlcurl13 --db ${kdir}/db.sqlite
       EXPECT "^(cocg|bicg|qmr|qmr_sym)/(csr|ell)/(none|fused|folded|one_pass)/(none|jacobi)/fftw  \\[exact\\]  fastest of 28 validated" LABELS krylov)
     fftune_cli_test(krylov_report 0 ARGS report --db ${kdir}/db.sqlite --out ${kdir}/report
       EXPECT "  krylov: [0-9]+ figures from 208 records" LABELS "krylov;plotting")
+    # --precision follows --operator where not given (curlcurl13: complex_double), as the help says.
+    fftune_cli_test(krylov_best_help 0 ARGS best --problem krylov --help
+      EXPECT "Problem krylov: ;--precision +double \\| complex_double \\(default follows --operator: poisson7 -> double, curlcurl13 -> complex_double\\)"
+      LABELS krylov)
     set_tests_properties(krylov_best_exact krylov_best_curlcurl krylov_report PROPERTIES FIXTURES_REQUIRED krylov_db)
   endif()
 endif()

@@ -307,7 +307,12 @@ public:
         using Role = ProblemAxis::Role;
         return {{"size", Role::size, {}, "", 3, "n n n: the grid of unknowns (a cube)"},
                 {"operator", Role::category, operators, "poisson7", 0, "poisson7 or curlcurl13"},
-                {"precision", Role::category, {"double", "complex_double"}, "double", 0, "double (poisson7) or complex_double (curlcurl13)"},
+                {"precision", Role::category, {"double", "complex_double"}, "double", 0,
+                 "the operator's scalar: double (poisson7) or complex_double (curlcurl13)",
+                 [](const json& problem) {
+                     return info_of(problem.value("operator", std::string("poisson7"))).precision;
+                 },
+                 "operator"},
                 {"iterations", Role::size, {}, "", 1, "timed iterations per step (default 1000)"}};
     }
     std::vector<std::string> config_axes() const override {
