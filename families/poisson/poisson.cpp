@@ -159,14 +159,17 @@ public:
         // A size no listed boundary can check is refused (size_not_applicable).
         const bool one = !j.at("sizes").is_array();  // a list's entries are /sizes/i (TestcaseParser::sizes)
         for (std::size_t i = 0; i < a->sizes.size(); ++i) {
-            std::string why;
+            std::optional<std::string> why;
             bool any = false;
             for (auto b : a->boundaries) {
                 const auto w = size_not_applicable(a->sizes[i], b);
                 any = any || !w;
-                if (w) why += (why.empty() ? "" : "; ") + *w;
+                if (w && !why) why = w;
             }
-            if (!any) ps.fail(one ? "/sizes" : fmt::format("/sizes/{}", i), why);
+            if (!any)
+                ps.fail(one ? "/sizes" : fmt::format("/sizes/{}", i),
+                        fmt::format("{} (allowed: at least {} points along the smallest side; periodic: {} per axis)",
+                                    *why, min_points_charged, min_points_periodic));
         }
         // The engine's axes (errors name the same paths as fft3d's).
         json e = json::object();
