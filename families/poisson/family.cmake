@@ -27,6 +27,8 @@ if(FFTUNE_BUILD_TESTS)
   fftune_family_sweep(poisson ${PROJECT_SOURCE_DIR}/testcases/poisson_quick.json ${pdir})
   fftune_cli_test(poisson_bad_kernel 2 ARGS run ${PROJECT_SOURCE_DIR}/families/poisson/testdata/bad_kernel.json
     EXPECT "/kernel/1: kernel regularized4 is a free-space kernel; boundary .* takes hockney" LABELS poisson)
+  fftune_cli_test(poisson_coarse_size 2 ARGS run ${PROJECT_SOURCE_DIR}/families/poisson/testdata/coarse_size.json
+    EXPECT "/sizes/1: size 2x2x2: the free test charge .* needs at least 16 points along the smallest side; coarser, the tolerance admits a wrong φ \\(allowed: at least 16 points along the smallest side; periodic: 8 per axis\\)" LABELS poisson)
   fftune_cli_test(poisson_bad_boundary 2 ARGS run ${PROJECT_SOURCE_DIR}/families/poisson/testdata/bad_boundary.json
     EXPECT "/boundary: unknown value 'open' \\(allowed: free, wire, surface, periodic, or \"all\"\\)" LABELS poisson)
   if(FFTUNE_HAVE_TUNER)

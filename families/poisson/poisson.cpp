@@ -156,6 +156,21 @@ public:
                         why + " (allowed with /boundary as given: " +
                             TestcaseParser::list(allowed_kernels(a->boundaries)) + ")");
         }
+        // A size no listed boundary can check is refused (size_not_applicable).
+        const bool one = !j.at("sizes").is_array();  // a list's entries are /sizes/i (TestcaseParser::sizes)
+        for (std::size_t i = 0; i < a->sizes.size(); ++i) {
+            std::optional<std::string> why;
+            bool any = false;
+            for (auto b : a->boundaries) {
+                const auto w = size_not_applicable(a->sizes[i], b);
+                any = any || !w;
+                if (w && !why) why = w;
+            }
+            if (!any)
+                ps.fail(one ? "/sizes" : fmt::format("/sizes/{}", i),
+                        fmt::format("{} (allowed: at least {} points along the smallest side; periodic: {} per axis)",
+                                    *why, min_points_charged, min_points_periodic));
+        }
         // The engine's axes (errors name the same paths as fft3d's).
         json e = json::object();
         for (const auto& k : engine_keys)
@@ -211,6 +226,7 @@ public:
     std::optional<std::string> not_applicable(const json& problem, const json& config) const override {
         const Problem p = problem.get<Problem>();
         if (auto why = kernel_not_applicable(p.boundary, p.kernel)) return why;
+        if (auto why = size_not_applicable(p.n, p.boundary)) return why;
         return solver(config).not_applicable(p, config);
     }
     std::unique_ptr<Workload> workload(const Point& point) const override {
