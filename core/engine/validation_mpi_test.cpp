@@ -51,25 +51,25 @@ TEST(SpectrumSpotCheck, SeesAMirroredSpectrumAboveTheOracleLimit) {
     const std::array<index_t, 3> n{160, 128, 128};
     ASSERT_GT(n[0] * n[1] * n[2], oracle_max_points);
     // slab_2d1d: one c2c stage (x) each way, so the round trip undoes the mirror.
-    for (const char* d : {"slab_2d1d"})
-        for (const char* backend : {"fftw", "fftw_mirrored"})
-            for (auto precision : {Precision::double_, Precision::single}) {
-                const bool mirrored = std::string(backend) == "fftw_mirrored";
-                if (mirrored && precision == Precision::single) continue;
-                const Problem problem{"fft3d", n, precision, Direction::forward, world_size()};
-                const int forward = mirrored_forward, inverse = mirrored_inverse;
-                Plan plan(MPI_COMM_WORLD, problem, config_of(backend, d));
-                if (mirrored) ASSERT_TRUE(mirrored_forward > forward && mirrored_inverse > inverse) << d;
-                const auto v = validate(plan);
-                ASSERT_EQ(v.checks.size(), 3u) << d;
-                EXPECT_TRUE(check_named(v, "round_trip").passed) << d << " " << backend;
-                EXPECT_TRUE(check_named(v, "spectral_laplacian").passed) << d << " " << backend;
-                const Check& spot = check_named(v, "spectrum_spot");
-                EXPECT_EQ(spot.passed, !mirrored) << d << " " << backend << ": " << spot.max_rel_error;
-                EXPECT_EQ(v.passed(), !mirrored) << d << " " << backend;
-                if (mirrored) EXPECT_GT(spot.max_rel_error, 0.1) << d;
-                else EXPECT_LT(spot.max_rel_error, precision == Precision::double_ ? 1e-13 : 1e-6) << d;
-            }
+    const char* d = "slab_2d1d";
+    for (const char* backend : {"fftw", "fftw_mirrored"})
+        for (auto precision : {Precision::double_, Precision::single}) {
+            const bool mirrored = std::string(backend) == "fftw_mirrored";
+            if (mirrored && precision == Precision::single) continue;
+            const Problem problem{"fft3d", n, precision, Direction::forward, world_size()};
+            const int forward = mirrored_forward, inverse = mirrored_inverse;
+            Plan plan(MPI_COMM_WORLD, problem, config_of(backend, d));
+            if (mirrored) ASSERT_TRUE(mirrored_forward > forward && mirrored_inverse > inverse) << d;
+            const auto v = validate(plan);
+            ASSERT_EQ(v.checks.size(), 3u) << d;
+            EXPECT_TRUE(check_named(v, "round_trip").passed) << d << " " << backend;
+            EXPECT_TRUE(check_named(v, "spectral_laplacian").passed) << d << " " << backend;
+            const Check& spot = check_named(v, "spectrum_spot");
+            EXPECT_EQ(spot.passed, !mirrored) << d << " " << backend << ": " << spot.max_rel_error;
+            EXPECT_EQ(v.passed(), !mirrored) << d << " " << backend;
+            if (mirrored) EXPECT_GT(spot.max_rel_error, 0.1) << d;
+            else EXPECT_LT(spot.max_rel_error, precision == Precision::double_ ? 1e-13 : 1e-6) << d;
+        }
 }
 
 // Below the limit the oracle sees it too, and the spot check agrees with it.
