@@ -33,6 +33,7 @@ endif()
 fftune_add_test(mpi_util_mpi_test SOURCES core/platform/mpi_util_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 fftune_add_test(collective_try_mpi_test SOURCES core/platform/collective_try_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 fftune_add_test(plan_mpi_test SOURCES core/engine/plan_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+fftune_add_test(validation_mpi_test SOURCES core/engine/validation_mpi_test.cpp LABELS engine MPI_RANKS 2 3)
 fftune_add_test(gpu_aware_mpi_test SOURCES core/platform/gpu_aware_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3)
 fftune_add_test(runner_mpi_test SOURCES core/run/runner_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 # The multi-device path (reference_cufftxt's) through a CPU stand-in for cufftXt.

@@ -1,7 +1,7 @@
 // The engine end to end (MPI test, 1-4 ranks): every decomposition x layout x
 // method combination x process grid x precision, on sizes that do not divide
 // by the rank counts (some ranks own empty boxes), validated by the spectral
-// Laplacian, the round trip and the whole-world oracle.
+// Laplacian, the round trip, the spectrum spot check and the whole-world oracle.
 #include "core/engine/plan.hpp"
 
 #include <fmt/format.h>
@@ -92,7 +92,7 @@ TEST_P(PlanSweep, EveryApplicableConfigurationValidates) {
                             }
                             Plan plan(MPI_COMM_WORLD, problem, config);
                             const ValidationResult v = validate(plan);
-                            ASSERT_EQ(v.checks.size(), 3u);  // small grids get the oracle too
+                            ASSERT_EQ(v.checks.size(), 4u);  // small grids get the oracle too
                             for (const auto& c : v.checks) {
                                 EXPECT_TRUE(c.passed) << config.key() << " " << size_string(n) << " " << c.method
                                                       << " error " << c.max_rel_error << " > " << c.tolerance;

@@ -156,6 +156,75 @@ struct RelErr {
     }
 };
 
+// Wavenumbers of the spectrum spot check, (x, y, z) output indices with z in
+// 0..n_z/2: k = 0, Nyquist, an empty asymmetric one, and per test mode its own
+// (amplitude N/2) and where a mirror along k_x or k_y would move it.
+std::vector<std::array<index_t, 3>> spot_wavenumbers(const std::vector<TestMode>& modes,
+                                                     const std::array<index_t, 3>& n) {
+    auto at = [&](index_t x, index_t y, index_t z) {
+        return std::array<index_t, 3>{(x % n[0] + n[0]) % n[0], (y % n[1] + n[1]) % n[1], std::min(z, n[2] / 2)};
+    };
+    std::vector<std::array<index_t, 3>> k{at(0, 0, 0), at(n[0] / 2, n[1] / 2, n[2] / 2), at(2, -3, n[2] / 2)};
+    for (const auto& m : modes) {
+        k.push_back(at(m.k[0], m.k[1], m.k[2]));
+        k.push_back(at(-m.k[0], m.k[1], m.k[2]));
+        k.push_back(at(m.k[0], -m.k[1], m.k[2]));
+    }
+    std::sort(k.begin(), k.end());
+    k.erase(std::unique(k.begin(), k.end()), k.end());
+    return k;
+}
+
+// This rank's part of the direct DFT X[k] = sum_x f(x) e^{-2 pi i k.x / n} at
+// each of `ks`, then sum |f| last: one pass over the box, a row's sum along z
+// per distinct k_z, then a multiply per wavenumber.
+template <class T>
+std::vector<std::complex<double>> partial_dft(const T* f, const Layout& l, const std::array<index_t, 3>& n,
+                                              const std::vector<std::array<index_t, 3>>& ks) {
+    const Box3& b = l.box;
+    std::vector<std::complex<double>> sums(ks.size() + 1);
+    if (b.empty()) return sums;
+    auto table = [&](int a, index_t k) {  // e^{-2 pi i k j / n} over the box
+        std::vector<std::complex<double>> t;
+        for (index_t j = b.lo[a]; j < b.hi[a]; ++j)
+            t.push_back(std::polar(1.0, -2 * std::numbers::pi * double((k * j) % n[a]) / double(n[a])));
+        return t;
+    };
+    std::vector<index_t> kz;
+    for (const auto& k : ks) kz.push_back(k[2]);
+    std::sort(kz.begin(), kz.end());
+    kz.erase(std::unique(kz.begin(), kz.end()), kz.end());
+    std::vector<std::vector<std::complex<double>>> tx, ty, tz;
+    std::vector<std::size_t> zi;  // each wavenumber's index in kz
+    for (const auto& k : ks) {
+        tx.push_back(table(0, k[0]));
+        ty.push_back(table(1, k[1]));
+        zi.push_back(std::size_t(std::lower_bound(kz.begin(), kz.end(), k[2]) - kz.begin()));
+    }
+    for (index_t k : kz) tz.push_back(table(2, k));
+    const index_t st = l.strides()[2], nz = b.hi[2] - b.lo[2];
+    std::mutex mutex;
+    for_x_planes(b, [&](index_t x) {
+        std::vector<std::complex<double>> plane(ks.size() + 1), row(kz.size());
+        double abs_sum = 0;
+        for (index_t y = b.lo[1]; y < b.hi[1]; ++y) {
+            const T* r = f + l.offset_of({x, y, b.lo[2]});
+            std::fill(row.begin(), row.end(), std::complex<double>());
+            for (index_t z = 0; z < nz; ++z) {
+                const double v = double(r[z * st]);
+                abs_sum += std::abs(v);
+                for (std::size_t j = 0; j < kz.size(); ++j) row[j] += v * tz[j][z];
+            }
+            for (std::size_t w = 0; w < ks.size(); ++w)
+                plane[w] += row[zi[w]] * tx[w][x - b.lo[0]] * ty[w][y - b.lo[1]];
+        }
+        plane.back() = abs_sum;
+        std::lock_guard<std::mutex> lock(mutex);
+        for (std::size_t w = 0; w < plane.size(); ++w) sums[w] += plane[w];
+    });
+    return sums;
+}
+
 template <class T>
 ValidationResult validate_typed(Plan& plan) {
     using C = std::complex<T>;
@@ -176,6 +245,11 @@ ValidationResult validate_typed(Plan& plan) {
     Buffer d_real, d_complex;
     T* real = nullptr;
     C* spec = nullptr;
+    // Spectrum spot check: this rank's part of the direct DFT at spot_k, less
+    // the entries this rank's output holds (summed over ranks: want - got).
+    const auto spot_k = spot_wavenumbers(modes, n);
+    std::vector<std::complex<double>> spot;
+    std::vector<double> spot_owners(spot_k.size());
     // Rank-local allocation and filling, agreed before the first exchange.
     all_or_none(comm, [&] {
         d_real = plan.allocate_input();
@@ -184,6 +258,7 @@ ValidationResult validate_typed(Plan& plan) {
         spec = direct ? d_complex.as<C>() : host_scratch(ScratchRole::spectrum).get<C>(n_out, &be);
         fill_test_input(real, in_l, n);
         if (!direct) be.copy_from_host(d_real.data(), real, plan.input_bytes());
+        spot = partial_dft(real, in_l, n, spot_k);
     });
     auto real_to_host = [&] { if (!direct) be.copy_to_host(real, d_real.data(), plan.input_bytes()); };
     auto spec_to_host = [&] { if (!direct) be.copy_to_host(spec, d_complex.data(), plan.output_bytes()); };
@@ -233,6 +308,16 @@ ValidationResult validate_typed(Plan& plan) {
     std::optional<RelErr> orc;
     all_or_none(comm, forward_failed, [&] {
         spec_to_host();
+        for (std::size_t w = 0; w < spot_k.size(); ++w) {
+            const auto& k = spot_k[w];
+            const Box3& held = out_l.box;
+            if (k[0] < held.lo[0] || k[0] >= held.hi[0] || k[1] < held.lo[1] || k[1] >= held.hi[1] ||
+                k[2] < held.lo[2] || k[2] >= held.hi[2])
+                continue;
+            const C got = spec[out_l.offset_of(k)];
+            spot[w] -= std::complex<double>(got.real(), got.imag());
+            spot_owners[w] += 1;
+        }
         if (total <= oracle_max_points) {
             std::vector<double> whole(total);
             for (index_t x = 0; x < n[0]; ++x)
@@ -260,6 +345,25 @@ ValidationResult validate_typed(Plan& plan) {
                     }
         }
     });
+    // max_k |want - got| / sum |f| (|X[k]| <= sum |f|); a wavenumber that
+    // no rank's output holds, or two do, fails it.
+    std::vector<double> spot_sums(3 * spot_k.size() + 1);
+    for (std::size_t w = 0; w < spot_k.size(); ++w) {
+        spot_sums[3 * w] = spot[w].real();
+        spot_sums[3 * w + 1] = spot[w].imag();
+        spot_sums[3 * w + 2] = spot_owners[w];
+    }
+    spot_sums.back() = spot.back().real();
+    FFTUNE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, spot_sums.data(), int(spot_sums.size()), MPI_DOUBLE, MPI_SUM, comm));
+    RelErr spot_err;
+    spot_err.den = spot_sums.back();
+    for (std::size_t w = 0; w < spot_k.size(); ++w)
+        spot_err.add(spot_sums[3 * w + 2] == 1 ? std::hypot(spot_sums[3 * w], spot_sums[3 * w + 1])
+                                               : std::numeric_limits<double>::infinity(),
+                     0.0);
+    const Check spot_check =
+        make_check("spectrum_spot", spot_err.den > 0 ? spot_err.num / spot_err.den : spot_err.num, tol);
+
     std::optional<Check> oracle;
     if (orc) {  // the same on every rank: the grid's size decides
         oracle = make_check("oracle_forward", orc->reduce(comm), tol);
@@ -306,6 +410,7 @@ ValidationResult validate_typed(Plan& plan) {
                    tol * std::max(1.0, kmax2 / ksig2));
     result.checks.push_back(lap_check);
     result.checks.push_back(rt_check);
+    result.checks.push_back(spot_check);
     if (oracle) result.checks.push_back(*oracle);
     return result;
 }

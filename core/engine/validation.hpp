@@ -3,7 +3,12 @@
 //    wavenumbers), inverse, compare with the analytic Laplacian;
 //  - whole-world oracle: every rank transforms the whole grid serially (FFTW,
 //    double) and compares its own output box (small sizes only);
-//  - round trip: inverse(forward(f)) / N == f.
+//  - round trip: inverse(forward(f)) / N == f;
+//  - spectrum spot check (every size): the spectrum at a few wavenumbers, the
+//    test modes' own and where a mirror along k_x or k_y would move them
+//    among them, against a direct DFT of the input (an O(N) sum each). The
+//    round trip and the Laplacian cannot see a mirrored spectrum (a c2c
+//    stage of the wrong sign): the first undoes it, the second is even in k.
 // The test function sums modes with different frequencies per axis, so a
 // swapped axis changes the result on non-cubic grids.
 #pragma once

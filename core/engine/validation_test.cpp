@@ -107,7 +107,7 @@ private:
 
 const bool registered = register_variant<Backend, SwappingBackend>("fftw_swapped_axes");
 
-TEST(Validation, CorrectPlansPassWithAllThreeChecks) {
+TEST(Validation, CorrectPlansPassWithAllFourChecks) {
     const Problem problem{"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, 1};
     for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil"}) {
         const Config config{"fftw", d, LayoutVariant::realigned, {1, 1},
@@ -116,7 +116,7 @@ TEST(Validation, CorrectPlansPassWithAllThreeChecks) {
                             false};
         Plan plan(MPI_COMM_SELF, problem, config);
         const auto v = validate(plan);
-        ASSERT_EQ(v.checks.size(), 3u);
+        ASSERT_EQ(v.checks.size(), 4u);
         EXPECT_TRUE(v.passed()) << d;
         EXPECT_EQ(v.primary().method, "spectral_laplacian");
     }
