@@ -86,7 +86,8 @@ std::vector<Cell> tile(const Box3& region, const Box3& source, const SamplingSch
                                                                   : 0;
                 const std::size_t level = std::size_t(gap / b);
                 c.rate = s.rates[std::min(level, s.rates.size() - 1)];
-                if (drop && drop->region == region && drop->index == index++) continue;
+                const std::size_t k = index++;
+                if (drop && drop->region == region && drop->index == k) continue;
                 out.push_back(c);
             }
     return out;
