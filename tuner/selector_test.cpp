@@ -145,6 +145,62 @@ json synthetic_record(const Problem& p, const Config& c, double ms) {
                 {"machine", {{"fingerprint", "synthetic"}}}, {"provenance", {{"fftune_version", fftune_version()}}}};
 }
 
+// Timings made so that the winner is known: the fastest record failed its
+// validation, the fastest validated one has an error of 1e-3, the one within
+// max_error 1e-6 is third (measured twice: its faster median counts), the
+// slowest last. The answer is that configuration, not merely an answer.
+TEST_F(SelectorTest, TheFastestValidatedConfigurationWins) {
+    const Problem p{"fft3d", {32, 32, 32}, Precision::double_, Direction::forward, 4};
+    const Config failed{"fftw", "pencil", LayoutVariant::default_, {2, 2}, {"a2a_sync", "p2p_sync"}, false},
+        rough{"fftw", "slab_2d1d", LayoutVariant::default_, {4, 1}, {"a2a_sync"}, false},
+        precise{"fftw", "slab_2d1d", LayoutVariant::default_, {4, 1}, {"p2p_sync"}, false},
+        slow{"fftw", "slab_1d2d", LayoutVariant::default_, {4, 1}, {"a2a_sync"}, false};
+    std::string line;
+    std::getline(std::ifstream(file("runs.jsonl")), line);
+    const json here = json::parse(line);  // this machine and software: the rung is exact, not stale
+    auto record = [&](const Config& c, double ms) {
+        json r = synthetic_record(p, c, ms);
+        r["machine"] = here.at("machine"), r["provenance"] = here.at("provenance");
+        return r;
+    };
+    json bad = record(failed, 1.0), coarse = record(rough, 2.0);
+    bad["status"] = "failed";  // as the runner records a failed validation
+    bad["validation"] = {{"passed", false}, {"max_rel_error", 0.5}};
+    coarse["validation"]["max_rel_error"] = 1e-3;
+    std::ofstream(file("known.jsonl")) << bad.dump() << "\n"
+                                       << coarse.dump() << "\n"
+                                       << record(precise, 9.0).dump() << "\n"
+                                       << record(slow, 5.0).dump() << "\n"
+                                       << record(precise, 3.0).dump() << "\n";
+    const auto stats = Database(file("known.sqlite"), false).ingest({file("known.jsonl")});
+    EXPECT_EQ(stats.added, 5);
+
+    const Selection s = select(p, {file("known.sqlite"), ""});
+    EXPECT_EQ(s.rung, "exact") << s.reason;
+    EXPECT_EQ(s.key, "fftw/slab_2d1d/default/4x1/a2a_sync/host");
+    EXPECT_EQ(s.key, rough.key());
+    EXPECT_EQ(s.reason, "fastest of 3 validated configurations measured for this problem");
+    EXPECT_EQ(s.expected_ms, 2.0);
+    EXPECT_EQ(s.error, 1e-3);
+
+    const Selection within = select(p, {file("known.sqlite"), "", 1e-6});
+    EXPECT_EQ(within.rung, "exact") << within.reason;
+    EXPECT_EQ(within.key, "fftw/slab_2d1d/default/4x1/p2p_sync/host");
+    EXPECT_EQ(within.expected_ms, 3.0);
+    EXPECT_EQ(within.reason, "fastest of 3 validated configurations measured for this problem with a measured error "
+                             "within 1e-06");
+
+    Database db(file("known.sqlite"), true);
+    const auto w = pick_winner(json(p), db.measurements(json(p), machine_info().at("fingerprint")));
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->best.key, rough.key());
+    ASSERT_TRUE(w->runner_up);
+    EXPECT_EQ(w->runner_up->key, precise.key());
+    EXPECT_EQ(w->runner_up->median_ms, 3.0);
+    EXPECT_EQ(w->candidates, 3);
+    EXPECT_EQ(w->verdict, "faster");  // CIs of zero width, disjoint
+}
+
 TEST_F(SelectorTest, PencilGridsAreReDerivedForTheNewRankCount) {
     const Problem measured{"fft3d", {32, 32, 32}, Precision::double_, Direction::forward, 4};
     std::ofstream(file("pencil.jsonl"))

@@ -37,6 +37,30 @@ fftune_cli_test(tuner_best_bad_ranks_per_node 2 ARGS best --size 8 8 8 --ranks 2
   EXPECT "--ranks-per-node 3 exceeds --ranks 2 \\(allowed: 1 to 2\\)" LABELS tuner)
 set_tests_properties(tuner_reingest tuner_best_exact tuner_best_nearest tuner_best_default tuner_winners
   tuner_best_ranks_per_node_exact tuner_best_other_ranks_per_node PROPERTIES FIXTURES_REQUIRED tuner_db)
+# Which configuration wins, not only the answer's shape (issue 42): tiny's
+# records with known timings (tuner/known_winner.py). For 24x12x10 at 2 ranks,
+# in key order: the a2a_mpi_type pencil failed its validation at 1 ms, the
+# a2a_sync pencil is the fastest validated (2 ms, error 0.5), the p2p_mpi_type
+# pencil the fastest within --max-error 0.1 (3 ms), the 27 others slower.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_FOUND)
+  set(kdb ${PROJECT_BINARY_DIR}/tuner-test/known.sqlite)
+  add_test(NAME tuner_known_records COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tuner/known_winner.py
+    ${PROJECT_BINARY_DIR}/tuner-test/known.jsonl ${PROJECT_BINARY_DIR}/tuner-test/out/round0/tiny.jsonl)
+  set_tests_properties(tuner_known_records PROPERTIES FIXTURES_REQUIRED tuner_db FIXTURES_SETUP tuner_known_jsonl
+    LABELS tuner PASS_REGULAR_EXPRESSION "244 records of 8 problems with known winners")
+  fftune_cli_test(tuner_known_ingest 0 ARGS ingest ${PROJECT_BINARY_DIR}/tuner-test/known.jsonl --db ${kdb}
+    EXPECT "known.sqlite: 1 files, 244 lines: 244 added" LABELS tuner)
+  set_tests_properties(tuner_known_ingest PROPERTIES FIXTURES_REQUIRED tuner_known_jsonl FIXTURES_SETUP tuner_known_db)
+  fftune_cli_test(tuner_best_known 0 ARGS best --size 24 12 10 --ranks 2 --db ${kdb}
+    EXPECT "^fftw/pencil/default/2x1/a2a_sync\\+a2a_sync/host  \\[exact\\]  fastest of 29 validated configurations measured for this problem; expected 2 ms"
+    LABELS tuner)
+  fftune_cli_test(tuner_best_known_bound 0 ARGS best --size 24 12 10 --ranks 2 --max-error 0.1 --db ${kdb}
+    EXPECT "^fftw/pencil/default/2x1/p2p_mpi_type\\+p2p_mpi_type/host  \\[exact\\]  fastest of 29 validated configurations measured for this problem with a measured error within 0.1; expected 3 ms"
+    LABELS tuner)
+  set_tests_properties(tuner_best_known tuner_best_known_bound PROPERTIES FIXTURES_REQUIRED tuner_known_db)
+endif()
+
 # The example application runs the selected plan and checks its output.
 add_test(NAME tuner_example_app
   COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS} $<TARGET_FILE:fftune_example_app> 24 12 10 --db ${db})

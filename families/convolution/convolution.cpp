@@ -11,7 +11,6 @@
 #include <complex>
 #include <limits>
 #include <map>
-#include <random>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -247,7 +246,7 @@ public:
     }
     // The relative L2 error against the exact convolution (octree: the same
     // pipeline at full resolution, exact by linearity; exact: itself), and the
-    // exact values at 16 points of each rank against a direct sum over N³, the
+    // exact values at a point of each octree cell against a direct sum over N³, the
     // difference relative to max |exact| (the FFT's round-off is relative to
     // the field's size: a point where the field is 1e-4 of its peak has 1e4×
     // the relative error; 1.6e-10 at 512³ on an H200).
@@ -262,20 +261,32 @@ public:
             else local[0] += e * e, local[1] += exact[i] * exact[i];
             scale = std::max(scale, std::abs(exact[i]));
         }
-        std::mt19937 rng(77 + rank_);
-        for (int s = 0; s < 16 && own_.count() > 0; ++s) {
-            const index_t i = own_.lo[0] + index_t(rng() % std::uint32_t(own_.extent(0))),
-                          j = own_.lo[1] + index_t(rng() % std::uint32_t(own_.extent(1))),
-                          l = own_.lo[2] + index_t(rng() % std::uint32_t(own_.extent(2)));
-            // Σ over planes a of each plane's sum, in a's order whatever the threads.
-            std::vector<double> plane(static_cast<std::size_t>(n_), 0.0);
-            parallel_for(0, n_, [&](std::int64_t lo, std::int64_t hi) {
-                for (index_t a = lo; a < hi; ++a)
-                    for (index_t b = 0; b < n_; ++b)
-                        for (index_t c = 0; c < n_; ++c) plane[a] += x(a, b, c) * kernel_value(kernel_, i - a, j - b, l - c);
-            });
+        // Direct sums at one point of every octree cell of own_: a cell dropped
+        // from the tiling is dropped from both runs above alike, so only a probe
+        // inside it sees it. Each costs N³ kernel terms: every cell while that
+        // totals at most 2^26 per rank (N ≤ 40 at one rank, 48 at four; 64
+        // probes at 16³ on one rank), else one per block of 2^L cells, at most
+        // max(16, 2^26 / N³) of them (16 at 256³ and 512³, the cost of the
+        // 16 random points before).
+        const auto probes = probe_points(
+            own_, sampling_scheme("full").cell,
+            std::max<std::size_t>(16, (std::size_t(1) << 26) / std::size_t(n_ * n_ * n_)));
+        // Σ over planes a of each plane's sum, in a's order whatever the threads.
+        std::vector<double> plane(probes.size() * std::size_t(n_), 0.0);
+        parallel_for(0, std::int64_t(plane.size()), [&](std::int64_t lo, std::int64_t hi) {
+            for (std::int64_t k = lo; k < hi; ++k) {
+                const auto& p = probes[std::size_t(k / n_)];
+                const index_t a = k % n_;
+                double v = 0;
+                for (index_t b = 0; b < n_; ++b)
+                    for (index_t c = 0; c < n_; ++c) v += x(a, b, c) * kernel_value(kernel_, p[0] - a, p[1] - b, p[2] - c);
+                plane[std::size_t(k)] = v;
+            }
+        });
+        for (std::size_t s = 0; s < probes.size(); ++s) {
+            const auto [i, j, l] = probes[s];
             double d = 0;
-            for (double v : plane) d += v;
+            for (index_t a = 0; a < n_; ++a) d += plane[s * std::size_t(n_) + std::size_t(a)];
             const double got = exact[static_cast<std::size_t>(((i - own_.lo[0]) * own_.extent(1) + (j - own_.lo[1])) *
                                                                   own_.extent(2) +
                                                               (l - own_.lo[2]))];

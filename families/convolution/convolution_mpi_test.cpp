@@ -15,6 +15,7 @@
 #include "core/run/family.hpp"
 #include "core/testing/metered_backend.hpp"
 #include "core/testing/world.hpp"
+#include "families/convolution/sampling.hpp"
 
 namespace fftune {
 namespace {
@@ -107,6 +108,36 @@ TEST(Convolution, BadInputIsRefusedBeforeWork) {
     json problem{{"kind", "convolution"}, {"ranks", 4}, {"size", {3, 3, 3}}, {"kernel", "gaussian"}, {"input", "blobs"}};
     EXPECT_EQ(*f.not_applicable(problem, {{"method", "octree"}, {"sampling", "fine"}, {"backend", "fftw"}}),
               "3 x-planes over 4 ranks: every rank needs a plane");
+}
+
+// A cell dropped from the octree tiling is dropped from the full-rate run that
+// validation compares with too (the L2 error stays small): the direct-sum
+// probes must see it, whichever cell of whichever rank's slab it is. At 10³
+// the slabs have clipped cells along every axis (10 = 4 + 4 + 2).
+TEST(Convolution, EveryDroppedOctreeCellFailsValidation) {
+    if (world_size() == 1) GTEST_SKIP() << "one rank exchanges nothing: no octree cells";
+    const index_t n = 10;
+    const auto slab = [&](int r) -> Box3 {
+        return {{split_lo(n, world_size(), r), 0, 0}, {split_hi(n, world_size(), r), n, n}};
+    };
+    auto& drop = convolution::dropped_cell_for_testing();
+    const Point pt = point(n, "inverse_r", "blobs", octree("fine"));  // long range: every cell gets a share
+    for (const Check& c : run(pt).v.checks) EXPECT_TRUE(c.passed) << c.method << " " << c.max_rel_error;
+    int tried = 0;
+    for (int r = 0; r < world_size(); ++r) {
+        const std::size_t cells = convolution::tile(slab(r), slab((r + 1) % world_size()),
+                                                    convolution::sampling_scheme("fine")).size();
+        for (std::size_t k = 0; k < cells; ++k, ++tried) {
+            drop = convolution::DroppedCell{slab(r), k};
+            const Ran got = run(pt);
+            drop.reset();
+            ASSERT_EQ(got.v.checks.size(), 2u);
+            EXPECT_TRUE(got.v.checks[0].passed) << "the L2 check compares two runs that both lost the cell";
+            EXPECT_EQ(got.v.checks[1].method, "exact_vs_direct_sum");
+            EXPECT_FALSE(got.v.checks[1].passed) << "cell " << k << " of rank " << r << "'s slab dropped unseen";
+        }
+    }
+    EXPECT_GE(tried, 9 * world_size()) << "cells tried";  // 3 x 3 cells across each slab at least
 }
 
 const bool metered = register_variant<Backend, testing::MeteredBackend>("fftw_metered");

@@ -26,5 +26,29 @@ if(FFTUNE_BUILD_TESTS)
     fftune_cli_test(convolution_report 0 ARGS report --db ${cdir}/db.sqlite --out ${cdir}/report
       EXPECT "  convolution: 12 figures from [0-9]+ records" LABELS "convolution;plotting")
     set_tests_properties(convolution_best_bound convolution_report PROPERTIES FIXTURES_REQUIRED convolution_db)
+    # Which configuration wins: the sweep's records with known timings
+    # (tuner/known_winner.py): exact failed its validation at 1 ms, octree/coarse
+    # is the fastest validated (2 ms, error 0.5), octree/fine the fastest
+    # within --max-error 0.1 (3 ms), octree/full the slowest.
+    find_package(Python3 COMPONENTS Interpreter QUIET)
+    if(Python3_FOUND)
+      add_test(NAME convolution_known_records COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tuner/known_winner.py
+        ${cdir}/known.jsonl ${cdir}/out/round0/convolution_quick.jsonl)
+      set_tests_properties(convolution_known_records PROPERTIES FIXTURES_REQUIRED convolution_db
+        FIXTURES_SETUP convolution_known_jsonl LABELS "convolution;tuner")
+      fftune_cli_test(convolution_known_ingest 0 ARGS ingest ${cdir}/known.jsonl --db ${cdir}/known.sqlite
+        EXPECT "known.sqlite: 1 files, [0-9]+ lines: [0-9]+ added" LABELS "convolution;tuner")
+      set_tests_properties(convolution_known_ingest PROPERTIES FIXTURES_REQUIRED convolution_known_jsonl
+        FIXTURES_SETUP convolution_known_db)
+      set(known best --problem convolution --size 16 --ranks 3 --kernel gaussian --input blobs --db ${cdir}/known.sqlite)
+      fftune_cli_test(convolution_best_known 0 ARGS ${known}
+        EXPECT "^octree/coarse/fftw  \\[exact\\]  fastest of 3 validated configurations measured for this problem; expected 2 ms"
+        LABELS "convolution;tuner")
+      fftune_cli_test(convolution_best_known_bound 0 ARGS ${known} --max-error 0.1
+        EXPECT "^octree/fine/fftw  \\[exact\\]  fastest of 3 validated configurations measured for this problem with a measured error within 0.1; expected 3 ms"
+        LABELS "convolution;tuner")
+      set_tests_properties(convolution_best_known convolution_best_known_bound PROPERTIES
+        FIXTURES_REQUIRED convolution_known_db)
+    endif()
   endif()
 endif()

@@ -1,6 +1,7 @@
 #include "families/convolution/sampling.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include "core/platform/parallel.hpp"
@@ -63,8 +64,15 @@ std::size_t Cell::samples() const {
     return n;
 }
 
+std::optional<DroppedCell>& dropped_cell_for_testing() {
+    static std::optional<DroppedCell> d;
+    return d;
+}
+
 std::vector<Cell> tile(const Box3& region, const Box3& source, const SamplingScheme& s) {
     std::vector<Cell> out;
+    const auto& drop = dropped_cell_for_testing();
+    std::size_t index = 0;
     const index_t b = s.cell;
     for (index_t i = region.lo[0]; i < region.hi[0]; i += b)
         for (index_t j = region.lo[1]; j < region.hi[1]; j += b)
@@ -78,6 +86,8 @@ std::vector<Cell> tile(const Box3& region, const Box3& source, const SamplingSch
                                                                   : 0;
                 const std::size_t level = std::size_t(gap / b);
                 c.rate = s.rates[std::min(level, s.rates.size() - 1)];
+                const std::size_t k = index++;
+                if (drop && drop->region == region && drop->index == k) continue;
                 out.push_back(c);
             }
     return out;
@@ -87,6 +97,35 @@ std::size_t sample_count(const std::vector<Cell>& cells) {
     std::size_t n = 0;
     for (const auto& c : cells) n += c.samples();
     return n;
+}
+
+std::vector<std::array<index_t, 3>> probe_points(const Box3& region, index_t cell, std::size_t max_probes) {
+    if (region.empty()) return {};
+    index_t b = cell;
+    auto blocks = [&](index_t side) {
+        std::size_t n = 1;
+        for (int a = 0; a < 3; ++a) n *= std::size_t((region.extent(a) + side - 1) / side);
+        return n;
+    };
+    while (blocks(b) > std::max<std::size_t>(max_probes, 1)) b *= 2;
+    std::vector<std::array<index_t, 3>> out;
+    out.reserve(blocks(b));
+    for (index_t i = region.lo[0]; i < region.hi[0]; i += b)
+        for (index_t j = region.lo[1]; j < region.hi[1]; j += b)
+            for (index_t l = region.lo[2]; l < region.hi[2]; l += b) {
+                // A point of the block hashed from its corner (splitmix64), so
+                // that coarse blocks do not all probe the same corner of a cell.
+                std::uint64_t h = std::uint64_t((i * 0x1F1F1F1Fll) ^ (j * 0x3C6EF372ll) ^ (l * 0x5851F42Dll)) +
+                                  0x9E3779B97F4A7C15ull;
+                const std::array<index_t, 3> lo{i, j, l};
+                std::array<index_t, 3> p = lo;
+                for (int a = 0; a < 3; ++a) {
+                    h ^= h >> 30, h *= 0xBF58476D1CE4E5B9ull, h ^= h >> 27, h *= 0x94D049BB133111EBull, h ^= h >> 31;
+                    p[a] += index_t(h % std::uint64_t(std::min(lo[a] + b, region.hi[a]) - lo[a]));
+                }
+                out.push_back(p);
+            }
+    return out;
 }
 
 namespace {

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,20 @@ struct Cell {
 // Cells tiling `region`, rated by their distance along axis 0 from `source`.
 std::vector<Cell> tile(const Box3& region, const Box3& source, const SamplingScheme& s);
 std::size_t sample_count(const std::vector<Cell>& cells);
+
+// Test seam: tile() leaves out cell `index` (in its order) of every tiling of
+// `region`, as a bug that drops a cell would; the sender and the receiver tile
+// the same region, so they agree (convolution_mpi_test: validation catches it).
+struct DroppedCell {
+    Box3 region;
+    std::size_t index = 0;
+};
+std::optional<DroppedCell>& dropped_cell_for_testing();
+
+// Direct-sum probe points of `region`, one per block, deterministic: blocks of
+// cell·2^L points aligned as tile()'s cells, L the smallest level with at most
+// `max_probes` blocks (L = 0: one probe in every octree cell).
+std::vector<std::array<index_t, 3>> probe_points(const Box3& region, index_t cell, std::size_t max_probes);
 
 // A grid of values by strides: point (i, j, l) at data[base + i·stride[0] + j·stride[1] + l·stride[2]].
 struct GridView {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace fftune::convolution {
@@ -56,6 +57,30 @@ TEST(Sampling, InterpolationIsExactForTrilinearFields) {
     }
     // Fewer samples than points away from the source.
     EXPECT_LT(sample_count(tile(region, source, sampling_scheme("coarse"))), std::size_t(region.count()) / 2);
+}
+
+// Validation's direct-sum probes: one in every cell tile() makes while they
+// fit the cap (a dropped cell is seen), else one per block of 2^L cells.
+TEST(Sampling, ProbesCoverEveryCellUnderTheirCap) {
+    const Box3 region{{5, 0, 0}, {15, 10, 9}}, source{{0, 0, 0}, {5, 10, 9}};
+    const auto cells = tile(region, source, sampling_scheme("fine"));
+    const auto probes = probe_points(region, 4, 1000);
+    EXPECT_EQ(probes.size(), cells.size());  // 3 x 3 x 3
+    auto inside = [](const Box3& b, const std::array<index_t, 3>& p) {
+        for (int a = 0; a < 3; ++a)
+            if (p[a] < b.lo[a] || p[a] >= b.hi[a]) return false;
+        return true;
+    };
+    for (const Cell& c : cells)
+        EXPECT_EQ(std::count_if(probes.begin(), probes.end(), [&](const auto& p) { return inside(c.box, p); }), 1)
+            << c.box.str();
+    EXPECT_EQ(probes, probe_points(region, 4, 1000));  // deterministic
+    // Capped: 8³ blocks (2 x 2 x 2), then 16³ (1).
+    const auto fewer = probe_points(region, 4, 26);
+    EXPECT_EQ(fewer.size(), 8u);
+    for (const auto& p : fewer) EXPECT_TRUE(inside(region, p));
+    EXPECT_EQ(probe_points(region, 4, 7).size(), 1u);
+    EXPECT_TRUE(probe_points(Box3{}, 4, 10).empty());
 }
 
 }  // namespace
