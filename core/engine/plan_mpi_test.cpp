@@ -39,12 +39,17 @@ std::string backend_name() {
     return env ? env : "fftw";
 }
 
-// Every registered method that applies to the backend (host-staged or not).
+// Every registered method that applies to the backend (host-staged or not),
+// or those of them FFTUNE_TEST_METHODS lists (space-separated: to narrow a
+// failure down by hand).
 std::vector<std::string> methods() {
     const auto backend = Registry<Backend>::instance().create(backend_name());
+    const char* only = std::getenv("FFTUNE_TEST_METHODS");
     std::vector<std::string> out;
     for (const auto& name : Registry<Transport>::instance().names())
-        if (!Registry<Transport>::instance().create(name)->not_applicable(*backend, false)) out.push_back(name);
+        if (!Registry<Transport>::instance().create(name)->not_applicable(*backend, false) &&
+            (!only || (" " + std::string(only) + " ").find(" " + name + " ") != std::string::npos))
+            out.push_back(name);
     return out;
 }
 
