@@ -152,13 +152,17 @@ public:
         push_ = pushes(plan);
         in_place_ = !push_ && reads_in_place(plan);
         const void* shared = push_ ? ctx.destination_array : in_place_ ? ctx.source_array : ctx.send_buffer;
-        if ((push_ || in_place_) && !shared) throw std::logic_error("cuda_ipc: a plan-owned array without its address");
+        // Peers map it only where blocks pass through it: a rank that receives
+        // nothing may hold an empty destination (no address; a pencil's empty box).
+        const bool shares = (push_ ? plan.recv_total : plan.send_total) > 0;
         SharedHandle mine{};
         int device = -1;
         all_or_none(ctx.comm, [&] {  // no rank may stop alone before the exchange below
+            if ((push_ || in_place_) && shares && !shared)
+                throw std::logic_error("cuda_ipc: a plan-owned array without its address");
             check(cudaGetDevice(&device), "cudaGetDevice");
             check(cudaDeviceGetPCIBusId(mine.device_bus, sizeof mine.device_bus, device), "cudaDeviceGetPCIBusId");
-            if (shared && (push_ ? plan.recv_total : plan.send_total) > 0) {
+            if (shared && shares) {
                 check(cudaIpcGetMemHandle(&mine.handle, const_cast<void*>(shared)), "cudaIpcGetMemHandle");
                 mine.valid = 1;
             }
