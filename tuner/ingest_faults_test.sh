@@ -51,7 +51,7 @@ PY
     cat "$work/best.txt"
     grep -q "\[exact\]" "$work/best.txt" || fail "best does not answer from the database as before"
     # With room again, the same ingest stores everything.
-    "$fftune" ingest "$work/more.jsonl" --db "$db" | grep -q " 5120 added" || fail "the ingest after the fault"
+    "$fftune" ingest "$work/more.jsonl" --db "$db" | grep -q " 4960 added" || fail "the ingest after the fault"
     ;;
 corrupt)
     "$fftune" ingest "$records" --db "$db" >/dev/null

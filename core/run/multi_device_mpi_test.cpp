@@ -195,7 +195,7 @@ TEST(MultiDevice, PlanValidatesThroughTheStandIn) {
             const json r = run_point(MPI_COMM_WORLD, point(n, dir), options, machine_info());
             ASSERT_EQ(r.at("status"), "ok") << r.dump();
             EXPECT_TRUE(r.at("validation").at("passed").get<bool>()) << r.dump();
-            EXPECT_EQ(r.at("validation").at("checks").size(), 3u);
+            EXPECT_EQ(r.at("validation").at("checks").size(), 4u);
             EXPECT_LT(r.at("validation").at("max_rel_error").get<double>(), 1e-10);
         }
 }
