@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <random>
@@ -25,6 +26,7 @@
 #include "families/krylov/kernels.hpp"
 #include "families/krylov/krylov_test.hpp"
 #include "families/krylov/operator.hpp"
+#include "families/krylov/solver.hpp"
 
 namespace fftune::krylov {
 namespace {
@@ -258,6 +260,57 @@ TEST(Krylov, AFailureOnOneRankStopsEveryRank) {
             EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << fusion << ": " << e.what();
         }
         MPI_Barrier(MPI_COMM_WORLD);  // every rank got here
+    }
+}
+
+// Wrong solvers around the real CG (issue 42): one that claims convergence at
+// x = 0, one whose answer is scaled by 1.1, one whose answer is shifted by a
+// row. The family's validation recomputes the residual and the error from x.
+enum class Wrong { zeros, scaled, shifted };
+template <Wrong W>
+class WrongCg final : public SolverT<double> {
+public:
+    WrongCg() : cg_(Registry<SolverT<double>>::instance().create("cg/none")) {}
+    void setup(Context<double>& c) override { cg_->setup(c); }
+    void restart(Context<double>& c) override { cg_->restart(c); }
+    void start(Context<double>& c) override { cg_->start(c); }
+    void iterate(Context<double>& c) override {
+        if (W != Wrong::zeros) cg_->iterate(c);
+    }
+    double residual2(Context<double>& c) override { return W == Wrong::zeros ? 0 : cg_->residual2(c); }
+    void catch_up(Context<double>& c) override {
+        cg_->catch_up(c);
+        if (W == Wrong::zeros || c.rows() == 0) return;
+        std::vector<double> x(static_cast<std::size_t>(c.rows()));
+        c.backend_->copy_to_host(x.data(), c.x(), x.size() * sizeof(double));
+        if (W == Wrong::scaled)
+            for (auto& v : x) v *= 1.1;
+        else
+            std::rotate(x.begin(), x.begin() + 1, x.end());  // each row takes the next one's value
+        c.backend_->copy_from_host(c.x(), x.data(), x.size() * sizeof(double));
+    }
+    std::vector<PhaseTraffic> traffic(const Context<double>& c, std::size_t k) const override {
+        return cg_->traffic(c, k);
+    }
+
+private:
+    std::unique_ptr<SolverT<double>> cg_;
+};
+const bool registered_wrong = register_variant<SolverT<double>, WrongCg<Wrong::zeros>>("cg/test_zeros") &&
+                              register_variant<SolverT<double>, WrongCg<Wrong::scaled>>("cg/test_scaled") &&
+                              register_variant<SolverT<double>, WrongCg<Wrong::shifted>>("cg/test_shifted");
+
+// At the smallest size the family runs at this rank count, every wrong solver fails validation.
+TEST(Krylov, AWrongSolverFailsValidationAtTheSmallestSize) {
+    const index_t n = std::max(2, world_size());
+    ASSERT_TRUE(family_named("krylov").not_applicable(point(n - 1, 5, "csr", "none", "none").problem,
+                                                      point(n - 1, 5, "csr", "none", "none").config));
+    const Ran right = run(point(n, 5, "csr", "none", "none"));
+    EXPECT_TRUE(right.v.passed());
+    for (const char* wrong : {"test_zeros", "test_scaled", "test_shifted"}) {
+        const Point pt = point(n, 5, "csr", wrong, "none");
+        ASSERT_FALSE(family_named("krylov").not_applicable(pt.problem, pt.config)) << wrong;
+        EXPECT_FALSE(run(pt).v.passed()) << wrong << " passed validation at n = " << n;
     }
 }
 
