@@ -41,26 +41,19 @@ json zero_skipping(const std::string& method = "a2a_sync", const std::string& al
     return {{"algorithm", algorithm}, {"backend", "fftw"}, {"redistribution", {method}}};
 }
 
-// zero_skipping whose φ has one value that is not a number (rank 0's first).
-class NanSolver final : public Solver {
+// zero_skipping, forwarded: the test solvers below change one call each.
+class ForwardingSolver : public Solver {
 public:
     std::optional<std::string> not_applicable(const Problem& p, const json& c) const override {
         return inner_->not_applicable(p, c);
     }
     std::string key(const json& c) const override { return inner_->key(c); }
-    void setup(MPI_Comm comm, const Problem& p, const json& c) override {
-        inner_->setup(comm, p, c);
-        MPI_Comm_rank(comm, &rank_);
-    }
+    void setup(MPI_Comm comm, const Problem& p, const json& c) override { inner_->setup(comm, p, c); }
     Backend& backend() override { return inner_->backend(); }
     Box3 physical_box() const override { return inner_->physical_box(); }
     void load_rho(const std::vector<double>& rho) override { inner_->load_rho(rho); }
     void solve() override { inner_->solve(); }
-    std::vector<double> phi() override {
-        auto v = inner_->phi();
-        if (rank_ == 0 && !v.empty()) v[0] = std::numeric_limits<double>::quiet_NaN();
-        return v;
-    }
+    std::vector<double> phi() override { return inner_->phi(); }
     std::vector<std::string> phase_names() const override { return inner_->phase_names(); }
     std::vector<double> collect_phase_times() override { return inner_->collect_phase_times(); }
     std::vector<PhaseTraffic> traffic() const override { return inner_->traffic(); }
@@ -68,8 +61,24 @@ public:
     std::size_t backend_bytes() const override { return inner_->backend_bytes(); }
     std::size_t workspace_bytes() const override { return inner_->workspace_bytes(); }
 
-private:
+protected:
     std::unique_ptr<Solver> inner_ = Registry<Solver>::instance().create("zero_skipping");
+};
+
+// zero_skipping whose φ has one value that is not a number (rank 0's first).
+class NanSolver final : public ForwardingSolver {
+public:
+    void setup(MPI_Comm comm, const Problem& p, const json& c) override {
+        inner_->setup(comm, p, c);
+        MPI_Comm_rank(comm, &rank_);
+    }
+    std::vector<double> phi() override {
+        auto v = inner_->phi();
+        if (rank_ == 0 && !v.empty()) v[0] = std::numeric_limits<double>::quiet_NaN();
+        return v;
+    }
+
+private:
     int rank_ = 0;
 };
 const bool nan_registered = register_variant<Solver, NanSolver>("test_nan_phi");
@@ -79,15 +88,8 @@ const bool nan_registered = register_variant<Solver, NanSolver>("test_nan_phi");
 enum class Wrong { zeros, scaled, shifted, last_plane };
 Wrong wrong_mode = Wrong::zeros;
 double wrong_scale = 1.1;
-class WrongSolver final : public Solver {
+class WrongSolver final : public ForwardingSolver {
 public:
-    std::optional<std::string> not_applicable(const Problem& p, const json& c) const override {
-        return inner_->not_applicable(p, c);
-    }
-    std::string key(const json& c) const override { return inner_->key(c); }
-    void setup(MPI_Comm comm, const Problem& p, const json& c) override { inner_->setup(comm, p, c); }
-    Backend& backend() override { return inner_->backend(); }
-    Box3 physical_box() const override { return inner_->physical_box(); }
     void load_rho(const std::vector<double>& rho) override {
         auto v = rho;
         const Box3 b = inner_->physical_box();
@@ -98,21 +100,11 @@ public:
         if (wrong_mode == Wrong::last_plane && v.size() >= plane) std::fill(v.end() - long(plane), v.end(), 0.0);
         inner_->load_rho(v);
     }
-    void solve() override { inner_->solve(); }
     std::vector<double> phi() override {
         auto v = inner_->phi();
         for (auto& x : v) x = wrong_mode == Wrong::zeros ? 0 : wrong_mode == Wrong::scaled ? wrong_scale * x : x;
         return v;
     }
-    std::vector<std::string> phase_names() const override { return inner_->phase_names(); }
-    std::vector<double> collect_phase_times() override { return inner_->collect_phase_times(); }
-    std::vector<PhaseTraffic> traffic() const override { return inner_->traffic(); }
-    std::unique_ptr<PhaseClock> make_clock() override { return inner_->make_clock(); }
-    std::size_t backend_bytes() const override { return inner_->backend_bytes(); }
-    std::size_t workspace_bytes() const override { return inner_->workspace_bytes(); }
-
-private:
-    std::unique_ptr<Solver> inner_ = Registry<Solver>::instance().create("zero_skipping");
 };
 const bool wrong_registered = register_variant<Solver, WrongSolver>("test_wrong");
 
