@@ -32,10 +32,9 @@ struct Config {
     std::array<int, 2> process_grid{1, 1};  // P1 x P2; slabs use P x 1
     std::vector<std::string> redistribution{"p2p_sync"};  // one method per phase
     bool gpu_aware = false;
-    // Chunks K of comm/compute overlap: each reshape and one FFT stage next to
-    // it (before or after) are split into K slices along an axis the FFT does
-    // not transform, and one slice is reshaped while the next is transformed.
-    // 1: no overlap.
+    // Chunks K of comm/compute overlap: each FFT stage next to a reshape is
+    // split into K slices along an untransformed axis, and the reshape of one
+    // slice runs while the next is transformed. 1: no overlap.
     int overlap = 1;
     // The FFT before each reshape stores the rank's self block (the part it
     // keeps) straight into the reshape's destination, so that no transport

@@ -29,40 +29,19 @@ std::string fft_stage_name(const std::vector<int>& axes) {
     return s;
 }
 
-// The axis along which FFT step `fft` can run slice by slice beside the
-// reshape step next to it (`reshape`, one before or after it in the chain):
-// one the FFT does not transform. Preferably the slowest in memory of both its
-// layouts, so that each slice is one contiguous range of either array; else
-// the slowest in the layout it shares with the reshape, so that the reshape's
-// slices are the least scattered (the FFT slices then stride over the whole
-// arrays: fft_descriptor_of_slice). Nothing when the steps are not such a pair.
-std::optional<int> slice_axis(const Chain& chain, std::size_t fft, std::size_t reshape) {
-    if (fft >= chain.steps.size() || reshape >= chain.steps.size()) return std::nullopt;
-    if (reshape + 1 != fft && fft + 1 != reshape) return std::nullopt;
-    const ChainStep& f = chain.steps[fft];
-    if (f.kind != ChainStep::Kind::fft || f.all_devices || chain.steps[reshape].kind != ChainStep::Kind::reshape)
+// The axis along which chain step i, an FFT followed by a reshape, can be
+// sliced for overlap: one it does not transform that is the slowest in memory
+// of both its layouts, so that each slice is one contiguous range of either
+// array. Nothing when step i is not such an FFT or has no such axis.
+std::optional<int> overlap_axis(const Chain& chain, std::size_t i) {
+    if (i + 1 >= chain.steps.size()) return std::nullopt;
+    const ChainStep& fft = chain.steps[i];
+    if (fft.kind != ChainStep::Kind::fft || fft.all_devices || chain.steps[i + 1].kind != ChainStep::Kind::reshape)
         return std::nullopt;
-    auto transformed = [&](int a) { return std::find(f.axes.begin(), f.axes.end(), a) != f.axes.end(); };
-    const Layout& in = chain.layouts[fft];
-    const Layout& out = chain.layouts[fft + 1];
-    if (in.order[0] == out.order[0] && !transformed(in.order[0])) return in.order[0];
-    const Layout& shared = reshape > fft ? out : in;
-    for (int a : shared.order)
-        if (!transformed(a)) return a;
-    return std::nullopt;
-}
-
-// The FFT step that reshape step r runs beside when overlapped: of its FFT
-// neighbours that can be sliced, the one transforming more axes (the more
-// work to hide behind the exchange), the one before it on a tie. Slab 2D-1D
-// forward: fft.yz, then the reshape; slab 1D-2D forward: the reshape, then fft.xy.
-std::optional<std::size_t> overlap_partner(const Chain& chain, std::size_t r) {
-    std::optional<std::size_t> best;
-    for (std::size_t j : {r - 1, r + 1}) {
-        if (!slice_axis(chain, j, r)) continue;
-        if (!best || chain.steps[j].axes.size() > chain.steps[*best].axes.size()) best = j;
-    }
-    return best;
+    const int axis = chain.layouts[i].order[0];
+    if (chain.layouts[i + 1].order[0] != axis) return std::nullopt;
+    if (std::find(fft.axes.begin(), fft.axes.end(), axis) != fft.axes.end()) return std::nullopt;
+    return axis;
 }
 
 // Planes per slice boundary for slicing layouts a and b (the two arrays of an
@@ -72,7 +51,8 @@ std::optional<std::size_t> overlap_partner(const Chain& chain, std::size_t r) {
 index_t slice_granule(const Layout& a, std::size_t a_elem, const Layout& b, std::size_t b_elem, int axis) {
     constexpr std::size_t align = 16;
     auto plane = [&](const Layout& l, std::size_t e) {
-        return l.box.empty() ? 0 : static_cast<std::size_t>(l.strides()[axis]) * e;
+        const index_t n = l.box.extent(axis);
+        return n > 0 ? static_cast<std::size_t>(l.box.count() / n) * e : 0;
     };
     const std::size_t pa = plane(a, a_elem), pb = plane(b, b_elem);
     index_t g = 1;
@@ -118,17 +98,15 @@ std::vector<bool> skipped_reshapes(const Walk& w, const Chain& mine, const std::
     return skip;
 }
 
-// Overlap pairs: a reshape and its overlap_partner FFT, next to each other in
-// either walk order. pair_at[k]: walk positions k and k + 1 are one; the FFT
-// runs first where it comes first in the walk.
+// Overlap pairs: chain step j, an FFT, and the reshape j + 1 after it, walked
+// forward as FFT then reshape (positions k, k + 1), inverse as reshape then FFT.
 std::vector<bool> overlap_pairs(const Walk& w, const Chain& mine, const Config& config) {
     std::vector<bool> pair_at(w.nsteps + 1, false);
     for (std::size_t k = 0; config.overlap > 1 && k + 1 < w.nsteps; ++k) {
-        const std::size_t a = w.step(k), b = w.step(k + 1);
-        const bool reshape_first = mine.steps[a].kind == ChainStep::Kind::reshape;
-        const std::size_t r = reshape_first ? a : b, f = reshape_first ? b : a;
-        const std::size_t rk = reshape_first ? k : k + 1;
-        pair_at[k] = mine.steps[r].kind == ChainStep::Kind::reshape && !w.skip[rk] && overlap_partner(mine, r) == f;
+        const std::size_t i = w.step(k);
+        pair_at[k] = w.fwd ? overlap_axis(mine, i).has_value() && !w.skip[k + 1]
+                           : mine.steps[i].kind == ChainStep::Kind::reshape && i >= 1 &&
+                                 overlap_axis(mine, i - 1).has_value() && !w.skip[k];
         if (pair_at[k]) ++k;
     }
     return pair_at;
@@ -142,7 +120,7 @@ std::vector<bool> ffts_storing_aside(const Walk& w, const Chain& mine, const Con
     for (std::size_t k = 0; config.fft_stores_kept && k + 1 < w.nsteps; ++k)
         aside_at[k] = mine.steps[w.step(k)].kind == ChainStep::Kind::fft && !mine.steps[w.step(k)].all_devices &&
                       mine.steps[w.step(k + 1)].kind == ChainStep::Kind::reshape && !w.skip[k + 1] && !w.pair_at[k] &&
-                      !w.pair_at[k + 1] && !(k >= 1 && w.pair_at[k - 1]);
+                      !(k >= 1 && w.pair_at[k - 1]);
     return aside_at;
 }
 
@@ -235,10 +213,10 @@ struct Plan::Reshape {
 };
 
 // Two chain steps run slice by slice (Config::overlap): an FFT and the reshape
-// next to it (overlap_partner), through the array `mid`. FFT first: slice c is
-// transformed on the overlap queue and then reshaped on queue 0 while slice
-// c + 1 is transformed. Reshape first: slice c is reshaped, then transformed
-// on the overlap queue while slice c + 1 is reshaped.
+// next to it, through the array `mid`. Forward: slice c is transformed on the
+// overlap queue and then reshaped on queue 0 while slice c + 1 is transformed.
+// Inverse: slice c is reshaped, then transformed on the overlap queue while
+// slice c + 1 is reshaped.
 struct Plan::Overlap {
     struct Slice {
         std::unique_ptr<FftPlan> fft;  // null for an empty slice
@@ -332,10 +310,10 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
     const auto& steps = chain0.steps;
     if (config.overlap > 1) {
         bool any = false;
-        for (std::size_t i = 0; i < steps.size(); ++i) any = any || overlap_partner(chain0, i).has_value();
+        for (std::size_t i = 0; i < steps.size(); ++i) any = any || overlap_axis(chain0, i).has_value();
         if (!any)
-            return fmt::format("overlap needs an FFT stage next to a reshape, with an axis it does not "
-                               "transform to slice along; {}/{} has none",
+            return fmt::format("overlap needs an FFT stage next to a reshape whose slowest axis it does not "
+                               "transform; {}/{} has none",
                                config.decomposition, to_string(config.layout));
     }
     if (config.overlap > 1 && problem.ranks == 1 &&
@@ -655,54 +633,51 @@ struct Plan::Builder {
 
     // The overlapped FFT + reshape pair at walk positions k and k + 1, one stage of slices.
     void add_overlap_pair(std::size_t k, Stage stage) {
-        const std::size_t to = walk.to(k);
-        const bool fft_first = mine.steps[walk.step(k)].kind == ChainStep::Kind::fft;
-        const std::size_t j = fft_first ? walk.step(k) : walk.step(k + 1);   // the pair's FFT step
-        const std::size_t r = fft_first ? walk.step(k + 1) : walk.step(k);   // and its reshape
-        const int axis = *slice_axis(mine, j, r);
+        const std::size_t i = walk.step(k), to = walk.to(k);
+        const std::size_t j = fwd ? i : i - 1;  // the pair's FFT step
+        const int axis = *overlap_axis(mine, j);
         const int chunks = plan.config_.overlap;
         const ChainStep& fft_step = mine.steps[j];
-        // The FFT goes between layouts j and j + 1, the reshape between r and
-        // r + 1; slices are cut along `axis` from the FFT's layouts and, for
-        // the reshape, from the layout the two share.
+        // The FFT goes between layouts j and j + 1, the reshape between
+        // j + 1 and j + 2; slices are cut from layout j + 1 (and j) along `axis`.
         const std::size_t fft_from = fwd ? j : j + 1, fft_to = fwd ? j + 1 : j;
-        const std::size_t rs_from = fwd ? r : r + 1, rs_to = fwd ? r + 1 : r;
+        const std::size_t rs_from = fwd ? j + 1 : j + 2, rs_to = fwd ? j + 2 : j + 1;
         auto ov = std::make_unique<Overlap>();
-        ov->fft_first = fft_first;
+        ov->fft_first = fwd;
         ov->queue = plan.backend_->overlap_queue();
         ov->mid = walk.slot_out(k);
         ov->mid_bytes = plan.layout_bytes(mine.layouts[to], to);
         stage.out = walk.slot_out(k + 1);
         stage.out_bytes = plan.layout_bytes(mine.layouts[walk.to(k + 1)], walk.to(k + 1));
-        stage.name = "overlap." + std::to_string(mine.steps[r].phase);
-        // Phases in walk order: the FFT's before the reshape's where it runs first.
+        stage.name = "overlap." + std::to_string(mine.steps[j + 1].phase);
+        // Phases in walk order: the FFT's before the reshape's forward, after them inverse.
         auto fft_phase = [&] {
             stage.fft_phase = pipe.timer.phase(fft_stage_name(fft_step.axes), plan.backend_->make_clock_on(ov->queue));
         };
-        if (fft_first) fft_phase();
+        if (fwd) fft_phase();
         // Slices of rank r start on multiples of its granule of planes.
-        auto granule = [&](int rk) {
-            return slice_granule(chains[rk].layouts[j], element_bytes(j), chains[rk].layouts[j + 1],
+        auto granule = [&](int r) {
+            return slice_granule(chains[r].layouts[j], element_bytes(j), chains[r].layouts[j + 1],
                                  element_bytes(j + 1), axis);
         };
         const index_t g = granule(rank);
-        const Layout& fa = mine.layouts[fft_from];
-        const Layout& fb = mine.layouts[fft_to];
         for (int c = 0; c < chunks; ++c) {
             Overlap::Slice slice;
-            const Box3 sa = slice_of(fa.box, axis, chunks, c, g);
-            const Box3 sb = slice_of(fb.box, axis, chunks, c, g);
-            if (auto desc = fft_descriptor_of_slice(fa, fb, axis, sa.lo[axis], sa.extent(axis), fft_step.axes,
-                                                    fft_kind(j), plan.problem_.precision, plan.problem_.size[2])) {
+            const Layout& fa = mine.layouts[fft_from];
+            const Layout& fb = mine.layouts[fft_to];
+            const Layout sa{slice_of(fa.box, axis, chunks, c, g), fa.order};
+            const Layout sb{slice_of(fb.box, axis, chunks, c, g), fb.order};
+            if (auto desc = fft_descriptor(sa, sb, fft_step.axes, fft_kind(j), plan.problem_.precision,
+                                           plan.problem_.size[2])) {
                 desc->queue = ov->queue;
                 slice.fft = plan.backend_->make_fft(*desc);
-                slice.fft_in = static_cast<std::size_t>(fa.offset_of(sa.lo)) * element_bytes(fft_from);
-                slice.fft_out = static_cast<std::size_t>(fb.offset_of(sb.lo)) * element_bytes(fft_to);
+                slice.fft_in = static_cast<std::size_t>(fa.offset_of(sa.box.lo)) * element_bytes(fft_from);
+                slice.fft_out = static_cast<std::size_t>(fb.offset_of(sb.box.lo)) * element_bytes(fft_to);
             }
             slice.reshape = make_reshape(
-                r, rs_from, rs_to,
-                [&](int rk, const Layout& l) { return slice_of(l.box, axis, chunks, c, granule(rk)); }, fft_first);
-            if (!fft_first && c == 0) fft_phase();
+                j + 1, rs_from, rs_to,
+                [&](int r, const Layout& l) { return slice_of(l.box, axis, chunks, c, granule(r)); }, fwd);
+            if (!fwd && c == 0) fft_phase();
             ov->slices.push_back(std::move(slice));
         }
         pipe.add_traffic(stage.fft_phase, plan.layout_bytes(mine.layouts[fft_from], fft_from) +
