@@ -29,25 +29,5 @@ std::optional<FftDescriptor> fft_descriptor(const Layout& in, const Layout& out,
     return d;
 }
 
-std::optional<FftDescriptor> fft_descriptor_of_slice(const Layout& in, const Layout& out, int axis, index_t lo,
-                                                     index_t extent, const std::vector<int>& axes, FftKind kind,
-                                                     Precision precision, index_t nz_real) {
-    if (std::find(axes.begin(), axes.end(), axis) != axes.end())
-        throw std::logic_error("an FFT stage is sliced along an axis it transforms");
-    auto d = fft_descriptor(in, out, axes, kind, precision, nz_real);
-    if (!d || extent <= 0) return std::nullopt;
-    // Batch dims follow the untransformed axes in index order (fft_descriptor).
-    std::size_t k = 0;
-    for (int b = 0; b < axis; ++b) k += std::find(axes.begin(), axes.end(), b) == axes.end();
-    d->batch[k].n = extent;
-    auto first = [&](const Layout& l) {
-        auto at = l.box.lo;
-        at[axis] = lo;
-        return l.offset_of(at);
-    };
-    d->in_elements -= first(in);
-    d->out_elements -= first(out);
-    return d;
-}
 
 }  // namespace fftune

@@ -18,14 +18,4 @@ std::optional<FftDescriptor> fft_descriptor(const Layout& in, const Layout& out,
                                             const std::vector<int>& axes, FftKind kind,
                                             Precision precision, index_t nz_real);
 
-// The same FFT over the part of both arrays whose index along batch axis
-// `axis` lies in [lo, lo + extent): the whole arrays' strides, so a slice
-// along any untransformed axis is one plan (not only along the slowest,
-// where the part is contiguous). Offsets: Layout::offset_of at the part's
-// first index. Nothing when the part is empty. Throws std::logic_error when
-// `axis` is transformed.
-std::optional<FftDescriptor> fft_descriptor_of_slice(const Layout& in, const Layout& out, int axis, index_t lo,
-                                                     index_t extent, const std::vector<int>& axes, FftKind kind,
-                                                     Precision precision, index_t nz_real);
-
 }  // namespace fftune

@@ -50,9 +50,9 @@ std::optional<int> overlap_axis(const Chain& chain, std::size_t i) {
 // (CUFFT_INVALID_VALUE from a D2Z on 168-byte planes).
 index_t slice_granule(const Layout& a, std::size_t a_elem, const Layout& b, std::size_t b_elem, int axis) {
     constexpr std::size_t align = 16;
-    // A slice starts lo * stride(axis) elements into its array.
     auto plane = [&](const Layout& l, std::size_t e) {
-        return l.box.empty() ? 0 : static_cast<std::size_t>(l.strides()[axis]) * e;
+        const index_t n = l.box.extent(axis);
+        return n > 0 ? static_cast<std::size_t>(l.box.count() / n) * e : 0;
     };
     const std::size_t pa = plane(a, a_elem), pb = plane(b, b_elem);
     index_t g = 1;
@@ -70,7 +70,6 @@ struct Walk {
     std::vector<bool> skip;      // at k: no stage (a reshape of a block onto itself)
     std::vector<bool> pair_at;   // at k: the first of an overlapped FFT + reshape pair
     std::vector<bool> aside_at;  // at k: an FFT that stores the next reshape's self block aside
-    std::vector<bool> tail_at;   // at k: the pair at k also runs the FFT at k + 2, in parts (overlap_tails)
     std::vector<Slot> array;     // array[t]: the slot between walk positions t - 1 and t
 
     std::size_t step(std::size_t k) const { return fwd ? k : nsteps - 1 - k; }
@@ -111,31 +110,6 @@ std::vector<bool> overlap_pairs(const Walk& w, const Chain& mine, const Config& 
         if (pair_at[k]) ++k;
     }
     return pair_at;
-}
-
-// The axis along which the FFT at chain step i can run in parts: the slowest
-// of its input that it does not transform (slab 2D-1D's fft.x: y), so that a
-// part's batch is one stride apart (fft_descriptor_of_slice).
-std::optional<int> tail_axis(const Chain& chain, std::size_t i) {
-    const ChainStep& fft = chain.steps[i];
-    if (fft.kind != ChainStep::Kind::fft || fft.all_devices) return std::nullopt;
-    for (int a : chain.layouts[i].order)
-        if (std::find(fft.axes.begin(), fft.axes.end(), a) == fft.axes.end()) return a;
-    return std::nullopt;
-}
-
-// Overlapped tails: forward, an FFT + reshape pair whose stage after it is
-// the last one, an FFT. That FFT runs in parts along tail_axis, and the pair's
-// last slice is reshaped part by part, so that part p is transformed while
-// part p + 1 still moves: only the last part waits for the whole exchange
-// (slab 2D-1D: fft.x behind the last slice; pencils: behind the second
-// reshape). The tail writes the caller's output, never the pair's arrays.
-std::vector<bool> overlap_tails(const Walk& w, const Chain& mine) {
-    std::vector<bool> tail_at(w.nsteps + 1, false);
-    if (!w.fwd || w.nsteps < 3) return tail_at;
-    const std::size_t k = w.nsteps - 3;
-    tail_at[k] = w.pair_at[k] && tail_axis(mine, w.step(k + 2)).has_value();
-    return tail_at;
 }
 
 // FFT stages that store the self block of the reshape after them into its
@@ -180,7 +154,6 @@ Walk walk_of(const Chain& mine, const std::vector<bool>& self, const Config& con
     w.skip = skipped_reshapes(w, mine, self, config);
     w.pair_at = overlap_pairs(w, mine, config);
     w.aside_at = ffts_storing_aside(w, mine, config);
-    w.tail_at = overlap_tails(w, mine);
     w.array = array_slots(w);
     return w;
 }
@@ -255,12 +228,6 @@ struct Plan::Overlap {
     Slot mid = work_a;
     std::size_t mid_bytes = 0;
     std::vector<Slice> slices;
-    // Forward, overlap_tails: the last slice's reshape in parts (reshape p
-    // moves what the next FFT's part p reads), then that FFT's part p on the
-    // overlap queue, into `tail_out`; timed as `tail_phase`. Empty: none.
-    std::vector<Slice> tail;
-    Slot tail_out = user_out;
-    int tail_phase = -1;
 };
 
 struct Plan::Stage {
@@ -279,9 +246,8 @@ struct Plan::Stage {
     void for_each_fft(F&& f) {
         if (fft) f(*fft);
         if (overlap)
-            for (auto* part : {&overlap->slices, &overlap->tail})
-                for (auto& c : *part)
-                    if (c.fft) f(*c.fft);
+            for (auto& c : overlap->slices)
+                if (c.fft) f(*c.fft);
     }
     // The array its reshapes read: the FFT slices' output forward, else its input.
     Slot reshape_source() const { return overlap && overlap->fft_first ? overlap->mid : in; }
@@ -292,9 +258,7 @@ struct Plan::Stage {
     void for_each_reshape(F&& f) {
         if (reshape) f(*reshape);
         if (overlap)
-            for (auto* part : {&overlap->slices, &overlap->tail})
-                for (auto& c : *part)
-                    if (c.reshape) f(*c.reshape);
+            for (auto& c : overlap->slices) f(*c.reshape);
     }
 };
 
@@ -568,15 +532,13 @@ struct Plan::Builder {
 
     // The reshape of chain step i from layouts[from] to layouts[to], among the
     // ranks of its phase communicator; `moving` restricts it to one slice of
-    // every rank's before (or after) box, `moving_after` also to one of every
-    // rank's after box.
-    using Moving = std::function<Box3(int, const Layout&)>;
-    std::unique_ptr<Reshape> make_reshape(std::size_t i, std::size_t from, std::size_t to, const Moving& moving,
-                                          bool moving_before, bool self_in_place = false,
-                                          const Moving& moving_after = nullptr) {
+    // every rank's before (or after) box.
+    std::unique_ptr<Reshape> make_reshape(std::size_t i, std::size_t from, std::size_t to,
+                                          const std::function<Box3(int, const Layout&)>& moving, bool moving_before,
+                                          bool self_in_place = false) {
         const ChainStep& step = mine.steps[i];  // its phase communicator: made by the constructor
         std::vector<Layout> before, after;
-        std::vector<Box3> moved, moved_after;
+        std::vector<Box3> moved;
         int self = -1;
         for (int r = 0; r < size; ++r) {
             if (chains[r].steps[i].color != step.color) continue;
@@ -584,11 +546,10 @@ struct Plan::Builder {
             before.push_back(chains[r].layouts[from]);
             after.push_back(chains[r].layouts[to]);
             if (moving) moved.push_back(moving(r, moving_before ? before.back() : after.back()));
-            if (moving_after) moved_after.push_back(moving_after(r, after.back()));
         }
         auto rs = std::make_unique<Reshape>();
         rs->plan = make_reshape_plan(step.phase, self, before, after, cb, moving_before ? moved : std::vector<Box3>{},
-                                     moving_after ? moved_after : moving_before ? std::vector<Box3>{} : moved);
+                                     moving_before ? std::vector<Box3>{} : moved);
         rs->plan.self_in_place = self_in_place;
         rs->transport = Registry<Transport>::instance().create(plan.config_.redistribution[step.phase]);
         rs->ctx.plan = &rs->plan;
@@ -700,7 +661,6 @@ struct Plan::Builder {
                                  element_bytes(j + 1), axis);
         };
         const index_t g = granule(rank);
-        const bool tail = walk.tail_at[k];
         for (int c = 0; c < chunks; ++c) {
             Overlap::Slice slice;
             const Layout& fa = mine.layouts[fft_from];
@@ -714,58 +674,20 @@ struct Plan::Builder {
                 slice.fft_in = static_cast<std::size_t>(fa.offset_of(sa.box.lo)) * element_bytes(fft_from);
                 slice.fft_out = static_cast<std::size_t>(fb.offset_of(sb.box.lo)) * element_bytes(fft_to);
             }
-            auto sliced = [&, c](int r, const Layout& l) { return slice_of(l.box, axis, chunks, c, granule(r)); };
-            if (!(tail && c + 1 == chunks))  // a tail moves the last slice part by part
-                slice.reshape = make_reshape(j + 1, rs_from, rs_to, sliced, fwd);
+            slice.reshape = make_reshape(
+                j + 1, rs_from, rs_to,
+                [&](int r, const Layout& l) { return slice_of(l.box, axis, chunks, c, granule(r)); }, fwd);
             if (!fwd && c == 0) fft_phase();
             ov->slices.push_back(std::move(slice));
         }
         pipe.add_traffic(stage.fft_phase, plan.layout_bytes(mine.layouts[fft_from], fft_from) +
                                               plan.layout_bytes(mine.layouts[fft_to], fft_to));
-        if (tail) {
-            auto last = [&](int r, const Layout& l) { return slice_of(l.box, axis, chunks, chunks - 1, granule(r)); };
-            add_tail(k, *ov, j + 1, rs_from, rs_to, last);
-        }
         stage.overlap = std::move(ov);
-        stage.for_each_reshape([&](Reshape& r) {
-            r.plan.source_owned = stage.reshape_source() >= work_a;
-            r.plan.destination_owned = stage.reshape_destination() >= work_a;
-        });
-        pipe.stages.push_back(std::move(stage));
-    }
-
-    // The tail of the pair at walk position k (overlap_tails): the FFT at
-    // k + 2 in parts along tail_axis, part p after the reshape of the pair's
-    // last slice (`last`) into that part.
-    void add_tail(std::size_t k, Overlap& ov, std::size_t r, std::size_t rs_from, std::size_t rs_to, const Moving& last) {
-        const std::size_t t = walk.step(k + 2);
-        const ChainStep& fft_step = mine.steps[t];
-        const int axis = *tail_axis(mine, t);
-        const int parts = plan.config_.overlap;
-        ov.tail_out = walk.slot_out(k + 2);
-        ov.tail_phase = pipe.timer.phase(fft_stage_name(fft_step.axes), plan.backend_->make_clock_on(ov.queue));
-        auto granule = [&](int rk) {
-            return slice_granule(chains[rk].layouts[t], element_bytes(t), chains[rk].layouts[t + 1],
-                                 element_bytes(t + 1), axis);
-        };
-        const Layout& fa = mine.layouts[t];
-        const Layout& fb = mine.layouts[t + 1];
-        for (int p = 0; p < parts; ++p) {
-            Overlap::Slice part;
-            const Box3 sa = slice_of(fa.box, axis, parts, p, granule(rank));
-            const Box3 sb = slice_of(fb.box, axis, parts, p, granule(rank));
-            if (auto desc = fft_descriptor_of_slice(fa, fb, axis, sa.lo[axis], sa.extent(axis), fft_step.axes,
-                                                    fft_kind(t), plan.problem_.precision, plan.problem_.size[2])) {
-                desc->queue = ov.queue;
-                part.fft = plan.backend_->make_fft(*desc);
-                part.fft_in = static_cast<std::size_t>(fa.offset_of(sa.lo)) * element_bytes(t);
-                part.fft_out = static_cast<std::size_t>(fb.offset_of(sb.lo)) * element_bytes(t + 1);
-            }
-            auto into_part = [&, p](int rk, const Layout& l) { return slice_of(l.box, axis, parts, p, granule(rk)); };
-            part.reshape = make_reshape(r, rs_from, rs_to, last, true, false, into_part);
-            ov.tail.push_back(std::move(part));
+        for (auto& c : stage.overlap->slices) {
+            c.reshape->plan.source_owned = stage.reshape_source() >= work_a;
+            c.reshape->plan.destination_owned = stage.reshape_destination() >= work_a;
         }
-        pipe.add_traffic(ov.tail_phase, plan.layout_bytes(fa, t) + plan.layout_bytes(fb, t + 1));
+        pipe.stages.push_back(std::move(stage));
     }
 };
 
@@ -791,7 +713,7 @@ void Plan::build(Direction dir) {
     for (std::size_t k = 0; k < walk.nsteps; ++k) {
         if (walk.skip[k]) continue;
         builder.add_stage(k);
-        if (walk.pair_at[k]) k += walk.tail_at[k] ? 2 : 1;  // the pair's second step (and its tail) are done
+        if (walk.pair_at[k]) ++k;  // the pair's second step is done
     }
     pipelines_[static_cast<int>(dir)] = std::move(pipe);
 }
@@ -873,7 +795,7 @@ void Plan::run(Direction d, const void* in, void* out) {
         void* src = slots[s.in];
         void* dst = slots[s.out];
         if (s.overlap) {
-            run_overlap(s, p.timer, src, slots[s.overlap->mid], dst, slots[s.overlap->tail_out], failed);
+            run_overlap(s, p.timer, src, slots[s.overlap->mid], dst, failed);
         } else if (s.reshape) {
             failed.reshape([&] { s.reshape->transport->execute(s.reshape->ctx, src, dst, p.timer, s.reshape->phases); });
         } else if (s.copy_elems > 0) {
@@ -905,14 +827,13 @@ void Plan::LocalFailure::rethrow_with(const std::string& later) const {
     }
 }
 
-void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out, void* tail_out,
-                       LocalFailure& failed) {
+void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out, LocalFailure& failed) {
     Overlap& ov = *s.overlap;
     Backend& b = *backend_;
     const int q = ov.queue;
-    auto transform = [&](Overlap::Slice& c, const void* src, void* dst, int phase) {
+    auto transform = [&](Overlap::Slice& c, const void* src, void* dst) {
         failed.unless_failed([&] {
-            PhaseScope scope(timer, phase);
+            PhaseScope scope(timer, s.fft_phase);
             if (c.fft)
                 c.fft->execute(const_cast<char*>(static_cast<const char*>(src)) + c.fft_in,
                                static_cast<char*>(dst) + c.fft_out);
@@ -928,40 +849,28 @@ void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, v
         // Every slice's moves queued behind its FFT slice; ranks meet only
         // before the first and after the last (Transport::queues_slices).
         PhaseScope scope(timer, ov.slices.front().reshape->phases.exchange);
-        transform(ov.slices[0], in, mid, s.fft_phase);
+        transform(ov.slices[0], in, mid);
         failed.reshape([&] { first.open_slices(ov.slices.front().reshape->ctx); });
-        Overlap::Slice* queued = nullptr;  // the last slice queued
         for (std::size_t c = 0; c < n; ++c) {
             b.queue_wait(0, q);  // slice c's moves after FFT c
-            if (c + 1 < n) transform(ov.slices[c + 1], in, mid, s.fft_phase);
-            if (!ov.slices[c].reshape) continue;  // the tail's
-            queued = &ov.slices[c];
-            failed.reshape([&] { queued->reshape->transport->queue_slice(queued->reshape->ctx, mid, out); });
+            if (c + 1 < n) transform(ov.slices[c + 1], in, mid);
+            failed.reshape([&] { ov.slices[c].reshape->transport->queue_slice(ov.slices[c].reshape->ctx, mid, out); });
         }
-        failed.reshape([&] { queued->reshape->transport->close_slices(queued->reshape->ctx); });
+        failed.reshape([&] { ov.slices.back().reshape->transport->close_slices(ov.slices.back().reshape->ctx); });
     } else if (ov.fft_first) {
         // Transports return when their slice has moved (they wait for their
         // queues), so slice c + 1 is queued before reshape c starts.
-        transform(ov.slices[0], in, mid, s.fft_phase);
+        transform(ov.slices[0], in, mid);
         for (std::size_t c = 0; c < n; ++c) {
             b.queue_wait(0, q);  // reshape c after FFT c, not after FFT c + 1
-            if (c + 1 < n) transform(ov.slices[c + 1], in, mid, s.fft_phase);
-            if (ov.slices[c].reshape) reshape(ov.slices[c], mid, out);
-        }
-    }
-    if (ov.fft_first) {
-        // The tail: part p of the next FFT once its share of the last slice has
-        // moved (every earlier slice has), while part p + 1 moves.
-        for (auto& part : ov.tail) {
-            reshape(part, mid, out);
-            b.queue_wait(q, 0);
-            transform(part, out, tail_out, ov.tail_phase);
+            if (c + 1 < n) transform(ov.slices[c + 1], in, mid);
+            reshape(ov.slices[c], mid, out);
         }
     } else {
         for (std::size_t c = 0; c < n; ++c) {
             reshape(ov.slices[c], in, mid);
             b.queue_wait(q, 0);  // FFT c after reshape c; reshape c + 1 runs beside it
-            transform(ov.slices[c], mid, out, s.fft_phase);
+            transform(ov.slices[c], mid, out);
         }
     }
     b.queue_wait(0, q);  // the next stage, and the clocks on queue 0, see every slice

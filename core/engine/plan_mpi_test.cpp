@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <map>
 #include <numeric>
 #include <thread>
 
@@ -246,30 +245,6 @@ TEST(Plan, AtOneRankNothingIsCopied) {
             ++checked;
         }
     EXPECT_EQ(checked, 6);
-}
-
-// Forward, the last FFT after an overlapped pair runs in parts, each behind
-// its share of the pair's last slice (overlap_tails): slab 2D-1D plans fft.x
-// once per part forward and once whole inverse, and fft.yz once per slice
-// each way (counted by transformed axes). Its validation, on the queued
-// backend too, is in OverlappedStagesValidate.
-TEST(Plan, OverlappedForwardRunsItsLastFftInParts) {
-    const int p = world_size();
-    if (p < 2) GTEST_SKIP() << "needs a reshape";
-    constexpr int chunks = 3;
-    // At most 4 ranks: 12 x-planes give each rank 3 or more.
-    const Problem problem{"fft3d", {12, 10, 22}, Precision::double_, Direction::forward, p};
-    const Config config{"test_noting_ffts", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"a2a_sync"}, false, chunks};
-    ASSERT_FALSE(check_applicable(problem, config));
-    planned_ffts.clear();
-    Plan plan(MPI_COMM_WORLD, problem, config);
-    std::map<std::size_t, int> planned;
-    for (const FftDescriptor& f : planned_ffts) ++planned[f.dims.size()];
-    EXPECT_EQ(planned, (std::map<std::size_t, int>{{1, chunks + 1}, {2, 2 * chunks}}));
-    const auto names = plan.phase_names(Direction::forward);
-    EXPECT_EQ(names.front(), "fft.yz");
-    EXPECT_EQ(names.back(), "fft.x");
-    EXPECT_TRUE(validate(plan).passed());
 }
 
 TEST(Plan, OverlapMustBeAChunkCount) {
@@ -652,8 +627,7 @@ TEST(Plan, ReshapesAreGivenTheOwnedArraysTheirContextNames) {
 
 // What cuda_ipc_push_queued relies on: forward, an overlapped stage of
 // a transport that queues slices opens once, queues every slice on that
-// slice's own instance with the stage's arrays, and closes once on the last
-// (a tail's parts, which an FFT part waits for each, then run one by one);
+// slice's own instance with the stage's arrays, and closes once on the last;
 // inverse (FFT slices read each destination), every slice runs execute. The
 // moves happen only at close_slices, so a slice left out or given the wrong
 // arrays fails validation.
@@ -721,9 +695,7 @@ TEST(Plan, OverlappedSlicesAreQueuedForwardOnly) {
             if (dir == Direction::forward) {
                 plan.forward(in.data(), out.data());
                 EXPECT_GT(slices_opened, 0) << what;
-                // Only an overlapped tail's parts run alone (slab 2D-1D: fft.x's three).
-                if (std::string(d) == "slab_2d1d") EXPECT_EQ(slices_executed, config.overlap) << what;
-                else EXPECT_TRUE(slices_executed == 0 || slices_executed == config.overlap) << what;
+                EXPECT_EQ(slices_executed, 0) << what;
             } else {
                 plan.inverse(in.data(), out.data());
                 EXPECT_EQ(slices_opened, 0) << what;
