@@ -5,8 +5,10 @@
 // octree sends less than exact and its memory is what the model predicts.
 // The backend is FFTUNE_TEST_BACKEND (default fftw; CMake registers the binary
 // again for cuda, label gpu).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -138,6 +140,37 @@ TEST(Convolution, EveryDroppedOctreeCellFailsValidation) {
         }
     }
     EXPECT_GE(tried, 9 * world_size()) << "cells tried";  // 3 x 3 cells across each slab at least
+}
+
+// Wrong solvers (issue 42): a step whose answer is zeros, scaled by 1.1 or
+// shifted by one point along z fails validation at the smallest size the
+// family runs at this rank count (octree: its sampling's smallest_n, where
+// the right answer still meets the stored bound), for both methods, every
+// sampling, kernel and input.
+// Exact is checked against direct sums of the step's own result (not a rerun),
+// octree against the full-rate run and direct sums.
+TEST(Convolution, AWrongSolverFailsValidationAtTheSmallestSize) {
+    const Family& f = family_named("convolution");
+    for (const json& config : {exact, octree("full"), octree("fine"), octree("coarse")}) {
+        index_t n = std::max(2, world_size());
+        if (config["method"] == "octree") n = std::max(n, convolution::sampling_scheme(config["sampling"]).smallest_n);
+        EXPECT_TRUE(f.not_applicable(point(n - 1, "gaussian", "blobs", config).problem,
+                                     point(n - 1, "gaussian", "blobs", config).config))
+            << config.dump() << " runs below " << n;
+        for (const char* kernel : {"gaussian", "inverse_r"})
+            for (const char* input : {"blobs", "noise"}) {
+                const Point pt = point(n, kernel, input, config);
+                const std::string what = fmt::format("{} {} {} at {}^3", config.dump(), kernel, input, n);
+                EXPECT_TRUE(run(pt).v.passed()) << what;
+                for (auto wrong : {convolution::WrongAnswer::zeros, convolution::WrongAnswer::scaled,
+                                   convolution::WrongAnswer::shifted}) {
+                    convolution::wrong_answer_for_testing() = wrong;
+                    const Ran got = run(pt);
+                    convolution::wrong_answer_for_testing().reset();
+                    EXPECT_FALSE(got.v.passed()) << what << ": wrong answer " << int(wrong) << " passed";
+                }
+            }
+    }
 }
 
 const bool metered = register_variant<Backend, testing::MeteredBackend>("fftw_metered");

@@ -21,6 +21,9 @@ struct SamplingScheme {
     std::string name;
     index_t cell = 4;
     std::vector<index_t> rates;  // per level, the last for every farther one
+    // The smallest n (grid n^3) from which the stored error bounds hold at 2-4
+    // ranks (README.md); below it the family refuses the scheme.
+    index_t smallest_n = 2;
 };
 // The registered schemes: full (rate 1: exact up to rounding), fine, coarse.
 const std::vector<SamplingScheme>& sampling_schemes();
@@ -47,6 +50,14 @@ struct DroppedCell {
     std::size_t index = 0;
 };
 std::optional<DroppedCell>& dropped_cell_for_testing();
+
+// Tests only: a wrong solver (issue 42). The answer a step returns over the
+// rank's own slab (x slowest, z fastest) is replaced by zeros, scaled by 1.1,
+// or shifted by one point along z within each line, before validation sees it.
+enum class WrongAnswer { zeros, scaled, shifted };
+std::optional<WrongAnswer>& wrong_answer_for_testing();
+// Applies wrong_answer_for_testing() to `y`, lines of `nz` values; nothing when unset.
+void apply_wrong_answer(std::vector<double>& y, index_t nz);
 
 // Direct-sum probe points of `region`, one per block, deterministic: blocks of
 // cell·2^L points aligned as tile()'s cells, L the smallest level with at most
