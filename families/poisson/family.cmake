@@ -32,11 +32,11 @@ if(FFTUNE_BUILD_TESTS)
   fftune_cli_test(poisson_bad_boundary 2 ARGS run ${PROJECT_SOURCE_DIR}/families/poisson/testdata/bad_boundary.json
     EXPECT "/boundary: unknown value 'open' \\(allowed: free, wire, surface, periodic, or \"all\"\\)" LABELS poisson)
   if(FFTUNE_HAVE_TUNER)
-    fftune_cli_test(poisson_best_exact 0 ARGS best --problem poisson --size 20 18 16 --ranks 3 --boundary wire
+    fftune_cli_test(poisson_best_exact 0 ARGS best --problem poisson --size 30 29 28 --ranks 3 --boundary wire
       --db ${pdir}/db.sqlite EXPECT "^(padded|zero_skipping|zero_skipping_fused)/fftw/.*  \\[exact\\]  fastest of [0-9]+ validated" LABELS poisson)
-    fftune_cli_test(poisson_best_nearest 0 ARGS best --problem poisson --size 24 --ranks 2 --boundary free
+    fftune_cli_test(poisson_best_nearest 0 ARGS best --problem poisson --size 32 --ranks 2 --boundary free
       --kernel regularized4 --db ${pdir}/db.sqlite
-      EXPECT "\\[nearest\\]  fastest applicable configuration of the nearest measured problem 20x18x16" LABELS poisson)
+      EXPECT "\\[nearest\\]  fastest applicable configuration of the nearest measured problem 30x29x28" LABELS poisson)
     fftune_cli_test(poisson_best_default 0 ARGS best --problem poisson --size 64 --ranks 1 --boundary surface
       --precision single --db ${pdir}/db.sqlite --max-error 1e-9
       EXPECT "padded/fftw/reference_3d/default/1x1/none/host  \\[default\\]" LABELS poisson)

@@ -226,7 +226,7 @@ public:
     std::optional<std::string> not_applicable(const json& problem, const json& config) const override {
         const Problem p = problem.get<Problem>();
         if (auto why = kernel_not_applicable(p.boundary, p.kernel)) return why;
-        if (auto why = size_not_applicable(p.n, p.boundary)) return why;
+        if (auto why = size_not_applicable(p.n, p.boundary, p.kernel)) return why;
         return solver(config).not_applicable(p, config);
     }
     std::unique_ptr<Workload> workload(const Point& point) const override {
