@@ -53,7 +53,8 @@ nlohmann::json best_problem(const std::string& family_name, const std::map<std::
     for (const auto& a : axes) {
         const auto& v = given.at(a.name);
         const bool set = best->count("--" + a.name) > 0;
-        if (a.role == ProblemAxis::Role::size) {
+        if (a.role == ProblemAxis::Role::count && !set) continue;  // the measured count (select)
+        if (a.role != ProblemAxis::Role::category) {
             if (!set) throw std::invalid_argument(fmt::format("--{} is required for problem {}", a.name, family_name));
             if (v.size() != 1 && static_cast<int>(v.size()) != a.dims)
                 throw std::invalid_argument(fmt::format("--{} takes 1 or {} positive integers for problem {}, not {}",
@@ -136,7 +137,7 @@ void add_best(CLI::App& app, Commands& commands) {
         for (const auto& axis : family_named(name).problem_axes()) {
             if (o->axes.contains(axis.name)) continue;
             auto* opt = best->add_option("--" + axis.name, o->axes[axis.name], axis.help + " (" + name + ")");
-            if (axis.role == ProblemAxis::Role::size) opt->expected(1, axis.dims);
+            if (axis.role != ProblemAxis::Role::category) opt->expected(1, axis.dims);
         }
     // --problem NAME --help: that family's axes, their values and defaults.
     best->footer([o] { return "\n" + problem_help(family_named(o->family)); });

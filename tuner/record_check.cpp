@@ -133,7 +133,8 @@ void check_problem(const json& p) {
     if (Registry<Family>::instance().contains(kind)) {
         for (const auto& axis : family_named(kind).problem_axes()) {
             const std::string path = "/problem/" + axis.name;
-            if (axis.role == ProblemAxis::Role::size) positive_list(field(p, "/problem", axis.name), path, axis.dims);
+            if (axis.role != ProblemAxis::Role::category)
+                positive_list(field(p, "/problem", axis.name), path, axis.dims);
             else if (p.contains(axis.name)) text(p, "/problem", axis.name);
         }
         return;

@@ -63,14 +63,74 @@ bool other_node_share(const json& a, const json& b) {
     return per_node(a) > 0 && per_node(b) > 0 && per_node(a) != per_node(b);
 }
 
-// The problem without its rank counts and size fields: equal for problems the selector compares.
+// The problem without its rank counts, sizes and counts: equal for problems the selector compares.
 std::string categories(const Family& f, const json& p) {
     json c = p;
     c.erase("ranks");
     c.erase("ranks_per_node");
     for (const auto& axis : f.problem_axes())
-        if (axis.role == ProblemAxis::Role::size) c.erase(axis.name);
+        if (axis.role != ProblemAxis::Role::category) c.erase(axis.name);
     return c.dump();
+}
+
+double size_distance(const Family& f, const json& a, const json& b);
+
+// Sum over the count fields both have of |log2(a / b)|.
+double count_distance(const Family& f, const json& a, const json& b) {
+    double d = 0;
+    for (const auto& axis : f.problem_axes())
+        if (axis.role == ProblemAxis::Role::count && a.contains(axis.name) && b.contains(axis.name))
+            d += std::abs(std::log2(a.at(axis.name)[0].get<double>() / b.at(axis.name)[0].get<double>()));
+    return d;
+}
+
+std::string database_path(const SelectOptions& o) { return o.database.empty() ? default_database_path() : o.database; }
+std::string machine_of(const SelectOptions& o) {
+    return o.machine.empty() ? machine_info().at("fingerprint").get<std::string>() : o.machine;
+}
+
+// The problem with each count axis (ProblemAxis::Role::count) set to the count
+// of the measured problem nearest to it: the same categories and ranks, then
+// the nearest sizes, then the nearest count to the one asked. `scale` is the
+// asked count over the measured one (1 where none was asked), `note` says so.
+// Where nothing of the kind was measured: unchanged.
+json with_measured_counts(const Family& f, const json& problem, const SelectOptions& options, double& scale,
+                          std::string& note) {
+    scale = 1;
+    const auto axes = f.problem_axes();
+    if (std::none_of(axes.begin(), axes.end(), [](const auto& a) { return a.role == ProblemAxis::Role::count; }))
+        return problem;
+    std::vector<json> measured;
+    try {
+        measured = Database(database_path(options), /*read_only=*/true).problems(machine_of(options), f.name());
+    } catch (const std::exception&) {
+        return problem;  // select() says why the database cannot answer
+    }
+    const std::string cats = categories(f, problem);
+    std::optional<json> nearest;
+    std::pair<double, double> best{0, 0};
+    for (const auto& q : measured) {
+        if (categories(f, q) != cats || ranks(q) != ranks(problem)) continue;
+        const std::pair<double, double> d{size_distance(f, problem, q), count_distance(f, problem, q)};
+        if (!nearest || d < best) nearest = q, best = d;
+    }
+    if (!nearest) return problem;
+    json out = problem;
+    for (const auto& axis : axes) {
+        if (axis.role != ProblemAxis::Role::count || !nearest->contains(axis.name)) continue;
+        const double there = nearest->at(axis.name)[0].get<double>();
+        if (problem.contains(axis.name)) {
+            const double asked = problem.at(axis.name)[0].get<double>();
+            if (asked != there) {
+                scale *= asked / there;
+                note += fmt::format("; measured at {} {}, the time scaled to {}", there, axis.name, asked);
+            }
+        } else {
+            note += fmt::format("; for {} {} as measured (--{} scales it)", there, axis.name, axis.name);
+        }
+        out[axis.name] = nearest->at(axis.name);
+    }
+    return out;
 }
 
 // Sum over the size fields of |log2(a / b)| per number.
@@ -95,12 +155,12 @@ std::string check_max_error(double bound) {
                        bound);
 }
 
-Selection select(const json& problem, const SelectOptions& options) {
-    if (options.max_error)
-        if (const auto why = check_max_error(*options.max_error); !why.empty())
-            throw std::invalid_argument("max_error " + why);
-    const std::string path = options.database.empty() ? default_database_path() : options.database;
-    const std::string machine = options.machine.empty() ? machine_info().at("fingerprint").get<std::string>() : options.machine;
+namespace {
+
+// select() for a problem whose counts are those measured (with_measured_counts).
+Selection select_measured(const json& problem, const SelectOptions& options) {
+    const std::string path = database_path(options);
+    const std::string machine = machine_of(options);
     const Family& family = family_named(problem.at("kind").get<std::string>());
     const auto within_bound = [&](const Measurement& m) { return !options.max_error || m.max_rel_error <= *options.max_error; };
     const std::string bound_text =
@@ -234,6 +294,23 @@ Selection select(const json& problem, const SelectOptions& options) {
     }
 }
 
+}  // namespace
+
+Selection select(const json& asked, const SelectOptions& options) {
+    if (options.max_error)
+        if (const auto why = check_max_error(*options.max_error); !why.empty())
+            throw std::invalid_argument("max_error " + why);
+    const Family& family = family_named(asked.at("kind").get<std::string>());
+    double scale = 1;
+    std::string note;
+    Selection s = select_measured(with_measured_counts(family, asked, options, scale, note), options);
+    if (s.rung != "default") {
+        if (s.expected_ms) *s.expected_ms *= scale;
+        s.reason += note;
+    }
+    return s;
+}
+
 Selection select(const Problem& problem, const SelectOptions& options) { return select(json(problem), options); }
 
 Selection select(MPI_Comm comm, const json& problem, const SelectOptions& options) {
@@ -278,6 +355,12 @@ std::unique_ptr<Workload> make_workload(MPI_Comm comm, const json& problem, cons
     full["ranks"] = ranks;
     const Selection s = select(comm, full, options);
     if (chosen) *chosen = s;
+    // A count left out: the one measured, else the family's default.
+    for (const auto& axis : family.problem_axes())
+        if (axis.role == ProblemAxis::Role::count && !full.contains(axis.name))
+            full[axis.name] = s.measured_problem && s.measured_problem->contains(axis.name)
+                                  ? s.measured_problem->at(axis.name)
+                                  : json::array({std::stoll(axis.fallback)});
     Point point;
     point.problem = full;
     point.config = s.config;

@@ -201,6 +201,57 @@ TEST_F(SelectorTest, TheFastestValidatedConfigurationWins) {
     EXPECT_EQ(w->verdict, "faster");  // CIs of zero width, disjoint
 }
 
+// A count (krylov's iterations) is how much of one problem was timed, not
+// which problem: an application that leaves it out gets the exact rung, for
+// the count measured; one that asks for another count gets the same plan with
+// the time scaled by asked / measured.
+TEST_F(SelectorTest, IterationCountsScaleTheTimeNotTheAnswer) {
+    std::string line;
+    std::getline(std::ifstream(file("runs.jsonl")), line);
+    const json here = json::parse(line);
+    const json measured{{"kind", "krylov"}, {"size", {16, 16, 16}}, {"operator", "poisson7"},
+                        {"precision", "double"}, {"iterations", {50}}, {"ranks", 2}};
+    auto record = [&](const std::string& format, double ms) {
+        const json c{{"solver", "cg"}, {"format", format}, {"fusion", "none"}, {"preconditioner", "none"},
+                     {"backend", "fftw"}, {"halo", "sendrecv"}};
+        json r{{"schema", "fftune.result/1"}, {"status", "ok"}, {"problem", measured}, {"config", c},
+               {"key", family_named("krylov").config_key(c)},
+               {"validation", {{"passed", true}, {"max_rel_error", 1e-12}}},
+               {"timing", {{"total", {{"median", ms}, {"ci99", {ms, ms}}}}, {"phases", json::object()}}}};
+        r["machine"] = here.at("machine"), r["provenance"] = here.at("provenance");
+        return r;
+    };
+    std::ofstream(file("krylov.jsonl")) << record("ell", 3.0).dump() << "\n" << record("csr", 2.0).dump() << "\n";
+    EXPECT_EQ(Database(file("krylov.sqlite"), false).ingest({file("krylov.jsonl")}).added, 2);
+    const SelectOptions db{file("krylov.sqlite"), ""};
+
+    json asked{{"kind", "krylov"}, {"size", {16, 16, 16}}, {"ranks", 2}};
+    const Selection any = select(complete_problem(family_named("krylov"), asked), db);
+    EXPECT_EQ(any.rung, "exact") << any.reason;
+    EXPECT_EQ(any.key, "cg/csr/none/none/fftw");
+    EXPECT_EQ(any.expected_ms, 2.0);
+    EXPECT_NE(any.reason.find("for 50 iterations as measured"), std::string::npos) << any.reason;
+
+    asked["iterations"] = {1000};
+    const Selection more = select(complete_problem(family_named("krylov"), asked), db);
+    EXPECT_EQ(more.rung, "exact") << more.reason;
+    EXPECT_EQ(more.key, "cg/csr/none/none/fftw");
+    EXPECT_EQ(more.expected_ms, 40.0);
+    EXPECT_NE(more.reason.find("measured at 50 iterations, the time scaled to 1000"), std::string::npos) << more.reason;
+
+    asked["iterations"] = {50};
+    const Selection same = select(complete_problem(family_named("krylov"), asked), db);
+    EXPECT_EQ(same.expected_ms, 2.0);
+    EXPECT_EQ(same.reason, "fastest of 2 validated configurations measured for this problem");
+
+    // At another size the nearest rung scales by the work, iterations included.
+    asked["size"] = {32, 32, 32};
+    asked["iterations"] = {100};
+    const Selection bigger = select(complete_problem(family_named("krylov"), asked), db);
+    EXPECT_EQ(bigger.rung, "nearest") << bigger.reason;
+    EXPECT_DOUBLE_EQ(*bigger.expected_ms, 2.0 * 8 * 2);
+}
+
 TEST_F(SelectorTest, PencilGridsAreReDerivedForTheNewRankCount) {
     const Problem measured{"fft3d", {32, 32, 32}, Precision::double_, Direction::forward, 4};
     std::ofstream(file("pencil.jsonl"))

@@ -23,7 +23,7 @@ std::string problem_key(const json& problem) {
 double Family::work(const json& problem) const {
     double w = 1;
     for (const auto& axis : problem_axes())
-        if (axis.role == ProblemAxis::Role::size && problem.contains(axis.name))
+        if (axis.role != ProblemAxis::Role::category && problem.contains(axis.name))
             for (const auto& n : problem.at(axis.name)) w *= n.get<double>();
     return w;
 }
@@ -93,6 +93,8 @@ std::string problem_help(const Family& family) {
         std::string what;
         if (a.role == ProblemAxis::Role::size) {
             what = a.dims == 1 ? "N, required" : fmt::format("N or {} numbers, required", a.dims);
+        } else if (a.role == ProblemAxis::Role::count) {
+            what = fmt::format("N, optional (default: the count measured, else {}; times scale with it)", a.fallback);
         } else if (a.fallback_from) {
             // The default for each value of the axis it follows.
             std::vector<std::string> rules;
@@ -113,7 +115,9 @@ json describe(const Family& family) {
     json axes = json::array();
     for (const auto& a : family.problem_axes())
         axes.push_back({{"name", a.name},
-                        {"role", a.role == ProblemAxis::Role::size ? "size" : "category"},
+                        {"role", a.role == ProblemAxis::Role::size    ? "size"
+                                 : a.role == ProblemAxis::Role::count ? "count"
+                                                                      : "category"},
                         {"values", a.values},
                         {"fallback", a.fallback},
                         {"dims", a.dims},

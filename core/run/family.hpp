@@ -108,10 +108,14 @@ public:
 
 // A field of a family's problem, as `fftune best` asks for it and the
 // selector compares problems: categories must be equal, sizes are compared by
-// log ratio (the nearest rung).
+// log ratio (the nearest rung). A count is how much of the same work a
+// measurement timed (krylov's iterations): not part of what a problem is, so
+// `best` may leave it out, problems that differ only in it are the same
+// problem, and a time measured at one count is scaled to the count asked
+// (select(): the count the measurements nearest to the problem were taken at).
 struct ProblemAxis {
     std::string name;  // field of the record's "problem"
-    enum class Role { category, size } role = Role::category;
+    enum class Role { category, size, count } role = Role::category;
     std::vector<std::string> values;  // category: the allowed values
     std::string fallback;             // category: the value `fftune best` assumes when not given
     int dims = 3;                     // size: how many numbers

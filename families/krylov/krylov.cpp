@@ -315,7 +315,7 @@ public:
                      return info_of(problem.value("operator", std::string("poisson7"))).precision;
                  },
                  "operator"},
-                {"iterations", Role::size, {}, "", 1, "timed iterations per step (default 1000)"}};
+                {"iterations", Role::count, {}, "1000", 1, "iterations per solve"}};
     }
     std::vector<std::string> config_axes() const override {
         return {"solver", "format", "fusion", "preconditioner", "backend", "halo"};
