@@ -54,7 +54,7 @@ void add_tune(CLI::App& app, Commands& commands) {
     tune_app->add_option("--out", o->out, "directory for the result files");
     tune_app->add_option("--strategy", o->strategy,
                          "exhaustive, phase (pencil phases one at a time) or halving (successive halving)")
-        ->check(CLI::IsMember({"exhaustive", "phase", "halving"}));
+        ->check(CLI::IsMember(fftune::Registry<fftune::Strategy>::instance().names()));
     tune_app->add_option("--compare", o->compare_file, "exhaustive results to judge the picks against")
         ->check(CLI::ExistingFile);
     add_db_option(tune_app, o->db_path);

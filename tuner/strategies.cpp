@@ -12,12 +12,15 @@
 
 #include "core/records/provenance.hpp"
 #include "core/run/runner.hpp"
+#include "core/run/testcase_parser.hpp"
 #include "tuner/record_check.hpp"
 
 namespace fftune {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
+
+FFTUNE_DEFINE_REGISTRY(Strategy);
 
 std::string problem_signature(const json& r) {
     const json& p = r.at("problem");
@@ -41,8 +44,6 @@ std::map<std::string, const json*> best_per_problem(const std::vector<json>& rec
     }
     return best;
 }
-
-namespace {
 
 struct Round {
     const Testcase& tc;
@@ -73,6 +74,8 @@ struct Round {
     }
 };
 
+namespace {
+
 std::map<int, std::vector<int>> all_points(const Testcase& tc) {
     std::map<int, std::vector<int>> pts;
     for (int r : tc.ranks) {
@@ -82,7 +85,17 @@ std::map<int, std::vector<int>> all_points(const Testcase& tc) {
     return pts;
 }
 
-void halving(Round& round) {
+class Exhaustive final : public Strategy {
+public:
+    void search(Round& round) const override { round.run(all_points(round.tc), round.tc.warmup, round.tc.iterations); }
+};
+
+class Halving final : public Strategy {
+public:
+    void search(Round& round) const override;
+};
+
+void Halving::search(Round& round) const {
     const Testcase& tc = round.tc;
     auto candidates = all_points(tc);
     int iterations = std::max(1, tc.iterations / 8);
@@ -109,7 +122,12 @@ void halving(Round& round) {
     }
 }
 
-void phase_separable(Round& round) {
+class PhaseSeparable final : public Strategy {
+public:
+    void search(Round& round) const override;
+};
+
+void PhaseSeparable::search(Round& round) const {
     const Testcase& tc = round.tc;
     const Family& family = tc.family();
     std::map<int, std::vector<Point>> points;
@@ -163,6 +181,10 @@ void phase_separable(Round& round) {
     if (!second.empty()) round.run(second, tc.warmup, tc.iterations);
 }
 
+const bool registered = register_variant<Strategy, Exhaustive>("exhaustive") &&
+                        register_variant<Strategy, PhaseSeparable>("phase") &&
+                        register_variant<Strategy, Halving>("halving");
+
 }  // namespace
 
 void check_tunable(const Testcase& tc, const std::string& testcase_path) {
@@ -175,14 +197,14 @@ void check_tunable(const Testcase& tc, const std::string& testcase_path) {
 
 TuneResult tune(const Testcase& tc, const std::string& testcase_path, const std::string& out_dir,
                 const std::string& strategy) {
+    if (!Registry<Strategy>::instance().contains(strategy))
+        throw std::invalid_argument(fmt::format("unknown strategy '{}' (allowed: {})", strategy,
+                                                TestcaseParser::list(Registry<Strategy>::instance().names())));
     check_tunable(tc, testcase_path);
     TuneResult result;
     result.strategy = strategy;
     Round round{tc, testcase_path, out_dir, result};
-    if (strategy == "exhaustive") round.run(all_points(tc), tc.warmup, tc.iterations);
-    else if (strategy == "halving") halving(round);
-    else if (strategy == "phase") phase_separable(round);
-    else throw std::invalid_argument("unknown strategy '" + strategy + "' (allowed: exhaustive, halving, phase)");
+    Registry<Strategy>::instance().create(strategy)->search(round);
     // Picks come from the last measurement of each configuration (the most iterations).
     std::map<std::pair<std::string, std::string>, const json*> last;
     for (const auto& r : result.records)

@@ -16,9 +16,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/registry.hpp"
 #include "core/run/testcase.hpp"
 
 namespace fftune {
+
+struct Round;  // one sweep over a selection of points (strategies.cpp)
+
+// A search strategy of `fftune tune`, registered by name: it runs rounds.
+class Strategy {
+public:
+    static constexpr const char* kind = "strategy";
+    virtual ~Strategy() = default;
+    virtual void search(Round& round) const = 0;
+};
+FFTUNE_DECLARE_REGISTRY(Strategy);
 
 struct TuneResult {
     std::string strategy;
@@ -39,7 +51,8 @@ std::map<std::string, const nlohmann::json*> best_per_problem(const std::vector<
 // validated results (tuner/record_check.hpp), so such a sweep tunes nothing.
 void check_tunable(const Testcase& tc, const std::string& testcase_path);
 
-// Runs the strategy's rounds (check_tunable first).
+// Runs the strategy's rounds (check_tunable first). Throws
+// std::invalid_argument for a name not registered, naming those that are.
 TuneResult tune(const Testcase& tc, const std::string& testcase_path, const std::string& out_dir,
                 const std::string& strategy);
 

@@ -91,6 +91,9 @@ fftune_cli_test(tuner_quick_best_nearest 0 ARGS best --size 10 10 10 --ranks 4 -
   EXPECT "\\[nearest\\]  fastest applicable configuration of the nearest measured problem 9x10x11" LABELS tuner)
 set_tests_properties(tuner_quick_best_nearest PROPERTIES FIXTURES_REQUIRED tuner_quick)
 
+# Strategies are registered by name; an unknown one is refused with the names.
+fftune_cli_test(tuner_strategy_unknown 2 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json --strategy nope
+  EXPECT "--strategy: nope not in \\{exhaustive,halving,phase\\}" LABELS tuner)
 # Search strategies on the tiny sweep, judged against its exhaustive results.
 fftune_cli_test(tuner_strategy_halving 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json --strategy halving
   --out ${PROJECT_BINARY_DIR}/tuner-test/halving --db ${PROJECT_BINARY_DIR}/tuner-test/strategies.sqlite
