@@ -90,10 +90,12 @@ int run_in_job(Testcase tc, const RunOptions& o) {
             logging::warn(fmt::format("the testcase has no points for {} ranks (ranks: {})", size,
                                       fmt::join(tc.ranks, ", ")));
         std::vector<int> only;
+        long long deadline = 0;
         if (!o.selection_path.empty()) {
             const auto sel = load_point_selection(o.selection_path);
             tc.warmup = sel.warmup;
             tc.iterations = sel.iterations;
+            deadline = sel.deadline_unix_ms;
             if (auto it = sel.points.find(size); it != sel.points.end()) only = it->second;
         }
         const bool from_manifest = !o.manifest.empty();
@@ -103,7 +105,7 @@ int run_in_job(Testcase tc, const RunOptions& o) {
             start_index = o.fresh || from_manifest || !o.selection_path.empty()
                               ? 0 : resume_index(MPI_COMM_WORLD, file, tc.points(size));
         failed = run_job(MPI_COMM_WORLD, tc, file, start_index, o.argv,
-                         o.selection_path.empty() && !from_manifest ? nullptr : &only, from_manifest);
+                         o.selection_path.empty() && !from_manifest ? nullptr : &only, from_manifest, deadline);
         if (rank == 0 && std::getenv("FFTUNE_SWEEP_CHILD") == nullptr)
             std::cout << summarize_records(read_records(file)) << "\nResults: " << file << "\n";
         rc = failed > 0 ? 1 : 0;

@@ -18,7 +18,7 @@ namespace fftune::cli {
 namespace {
 
 struct TuneOptions {
-    std::string testcase, out = "fftune-results", strategy = "exhaustive", compare_file, db_path;
+    std::string testcase, out = "fftune-results", strategy = "exhaustive", compare_file, db_path, budget;
 };
 
 int tune_and_ingest(const TuneOptions& o) {
@@ -28,7 +28,9 @@ int tune_and_ingest(const TuneOptions& o) {
     // Opened, and checked, before the sweep: a database it cannot write fails now, not after it.
     Database db(db_path, false);
     setenv("FFTUNE_SWEEP_CHILD", "1", 1);
-    const auto result = fftune::tune(tc, o.testcase, o.out, o.strategy);
+    long long deadline = 0;
+    if (!o.budget.empty()) deadline = unix_ms_now() + static_cast<long long>(*parse_duration(o.budget) * 1000);
+    const auto result = fftune::tune(tc, o.testcase, o.out, o.strategy, deadline);
     std::vector<std::string> files;
     for (int k = 0; k < result.rounds; ++k)
         files.push_back((std::filesystem::path(o.out) / fmt::format("round{}", k) /
@@ -39,6 +41,13 @@ int tune_and_ingest(const TuneOptions& o) {
                              result.points_measured, result.picks.size());
     std::cout << fmt::format("{}: {} added, {} already present; {} records\n", db_path, st.added, st.duplicates,
                              db.record_count());
+    if (!o.budget.empty())
+        std::cout << fmt::format("budget {}: {}; measured {} of the {} points ({:.0f}% of the space) in {} rounds; "
+                                 "the picks are the fastest validated plans measured\n",
+                                 o.budget, result.budget_spent ? "spent, the search stopped" : "not reached",
+                                 result.points_covered, result.points_in_space,
+                                 result.points_in_space ? 100.0 * result.points_covered / result.points_in_space : 0.0,
+                                 result.rounds);
     if (!o.compare_file.empty()) std::cout << compare_with_exhaustive(result, read_records(o.compare_file));
     int failed = 0;
     for (const auto& r : result.records) failed += r.value("status", "") == "failed";
@@ -55,6 +64,16 @@ void add_tune(CLI::App& app, Commands& commands) {
     tune_app->add_option("--strategy", o->strategy,
                          "exhaustive, phase (pencil phases one at a time) or halving (successive halving)")
         ->check(CLI::IsMember(fftune::Registry<fftune::Strategy>::instance().names()));
+    tune_app->add_option("--budget", o->budget,
+                         "wall time the search may take, e.g. 90s, 10m, 1h30m: no point starts after it, and the "
+                         "fastest validated plans measured until then are stored")
+        ->check(CLI::Validator(
+            [](std::string& v) {
+                return parse_duration(v) ? std::string()
+                                         : "not a duration (allowed: a positive number of seconds, or e.g. 90s, "
+                                           "10m, 1h30m)";
+            },
+            "DURATION"));
     tune_app->add_option("--compare", o->compare_file, "exhaustive results to judge the picks against")
         ->check(CLI::ExistingFile);
     add_db_option(tune_app, o->db_path);

@@ -1,9 +1,11 @@
 #include "tuner/strategies.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <functional>
 #include <optional>
 #include <set>
@@ -49,15 +51,24 @@ struct Round {
     const Testcase& tc;
     std::string testcase_path, out_dir;
     TuneResult& result;
+    long long deadline_unix_ms = 0;  // 0: no budget
 
-    // Runs the selected points; returns their records (index -> record) per rank count.
+    bool out_of_time() const { return deadline_unix_ms > 0 && unix_ms_now() >= deadline_unix_ms; }
+
+    // Runs the selected points; returns their records (index -> record) per
+    // rank count. Past the deadline: nothing (the budget is spent).
     std::map<int, std::map<int, json>> run(const std::map<int, std::vector<int>>& points, int warmup, int iterations) {
+        if (out_of_time()) {
+            result.budget_spent = true;
+            return {};
+        }
         const std::string dir = (fs::path(out_dir) / fmt::format("round{}", result.rounds++)).string();
         fs::create_directories(dir);
         PointSelection sel;
         sel.points = points;
         sel.warmup = warmup;
         sel.iterations = iterations;
+        sel.deadline_unix_ms = deadline_unix_ms;
         const std::string path = (fs::path(dir) / "selection.json").string();
         save_point_selection(sel, path);
         run_sweep(tc, {testcase_path, dir, "", {}, path, /*resume=*/false, {}});  // each round measures anew
@@ -70,6 +81,7 @@ struct Round {
             out[r["problem"]["ranks"].get<int>()][r.value("point_index", -1)] = r;
             result.records.push_back(std::move(r));
         }
+        if (out_of_time()) result.budget_spent = true;
         return out;
     }
 };
@@ -102,7 +114,7 @@ void Halving::search(Round& round) const {
     for (;;) {
         const bool last = iterations >= tc.iterations;
         const auto measured = round.run(candidates, last ? tc.warmup : std::min(tc.warmup, 2), iterations);
-        if (last) break;
+        if (last || round.result.budget_spent) break;  // spent: the picks come from the rounds so far
         // Per problem keep the better half, and only those within 1.3x of its best.
         std::map<int, std::vector<int>> next;
         for (const auto& [ranks, recs] : measured) {
@@ -196,14 +208,15 @@ void check_tunable(const Testcase& tc, const std::string& testcase_path) {
 }
 
 TuneResult tune(const Testcase& tc, const std::string& testcase_path, const std::string& out_dir,
-                const std::string& strategy) {
+                const std::string& strategy, long long deadline_unix_ms) {
     if (!Registry<Strategy>::instance().contains(strategy))
         throw std::invalid_argument(fmt::format("unknown strategy '{}' (allowed: {})", strategy,
                                                 TestcaseParser::list(Registry<Strategy>::instance().names())));
     check_tunable(tc, testcase_path);
     TuneResult result;
     result.strategy = strategy;
-    Round round{tc, testcase_path, out_dir, result};
+    for (int r : tc.ranks) result.points_in_space += static_cast<int>(tc.points(r).size());
+    Round round{tc, testcase_path, out_dir, result, deadline_unix_ms};
     Registry<Strategy>::instance().create(strategy)->search(round);
     // Picks come from the last measurement of each configuration (the most iterations).
     std::map<std::pair<std::string, std::string>, const json*> last;
@@ -215,7 +228,39 @@ TuneResult tune(const Testcase& tc, const std::string& testcase_path, const std:
         if (p.second.empty() || median(*r) < p.first) p = {median(*r), k.second};
     }
     for (const auto& [sig, p] : pick) result.picks[sig] = p.second;
+    std::set<std::pair<int, int>> covered;  // (ranks, point index) measured in any round
+    for (const auto& r : result.records)
+        if (r.contains("timing")) covered.insert({r["problem"]["ranks"].get<int>(), r.value("point_index", -1)});
+    result.points_covered = static_cast<int>(covered.size());
     return result;
+}
+
+std::optional<double> parse_duration(const std::string& text) {
+    static const std::map<char, double> unit{{'s', 1}, {'m', 60}, {'h', 3600}};
+    double total = 0;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        std::size_t j = i;
+        while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
+        if (j == i) return std::nullopt;
+        double v = 0;
+        try {
+            v = std::stod(text.substr(i, j - i));
+        } catch (const std::exception&) {
+            return std::nullopt;
+        }
+        if (j == text.size()) {  // a bare number: seconds, and only alone
+            if (i != 0) return std::nullopt;
+            total = v;
+            break;
+        }
+        const auto u = unit.find(text[j]);
+        if (u == unit.end()) return std::nullopt;
+        total += v * u->second;
+        i = j + 1;
+    }
+    if (!(total > 0) || !std::isfinite(total)) return std::nullopt;
+    return total;
 }
 
 std::string compare_with_exhaustive(const TuneResult& result, const std::vector<json>& exhaustive) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct TuneResult {
     long long point_iterations = 0;               // sum over measured points of warmup + iterations
     int points_measured = 0;                      // points that ran (not skipped)
     int rounds = 0;
+    int points_in_space = 0;                      // the testcase's points over its rank counts
+    int points_covered = 0;                       // of them, measured at least once
+    bool budget_spent = false;                    // the deadline stopped the search early
 };
 
 // "ranks/<problem_key>", the unit a strategy picks a winner for.
@@ -53,8 +57,14 @@ void check_tunable(const Testcase& tc, const std::string& testcase_path);
 
 // Runs the strategy's rounds (check_tunable first). Throws
 // std::invalid_argument for a name not registered, naming those that are.
+// With `deadline_unix_ms` > 0 (--budget) no point starts after it, and no
+// round: the picks are the best validated plans measured until then.
 TuneResult tune(const Testcase& tc, const std::string& testcase_path, const std::string& out_dir,
-                const std::string& strategy);
+                const std::string& strategy, long long deadline_unix_ms = 0);
+
+// Seconds in a duration such as "90s", "10m", "1h", "1h30m" or "600" (seconds);
+// nothing for text that is not one, or for zero.
+std::optional<double> parse_duration(const std::string& text);
 
 // How close the picks come to the exhaustive best (times from `exhaustive`) and
 // what they cost, as a short text table.

@@ -346,6 +346,7 @@ PointSelection load_point_selection(const std::string& path) {
         }
         s.warmup = j.at("warmup").get<int>();
         s.iterations = j.at("iterations").get<int>();
+        s.deadline_unix_ms = j.value("deadline_unix_ms", 0ll);
     } catch (const std::exception& e) {
         throw std::runtime_error(path + ": not a point selection: " + e.what());
     }
@@ -355,12 +356,19 @@ PointSelection load_point_selection(const std::string& path) {
 
 void save_point_selection(const PointSelection& s, const std::string& path) {
     json j{{"points", json::object()}, {"warmup", s.warmup}, {"iterations", s.iterations}};
+    if (s.deadline_unix_ms > 0) j["deadline_unix_ms"] = s.deadline_unix_ms;
     for (const auto& [ranks, list] : s.points) j["points"][std::to_string(ranks)] = list;
     std::ofstream(path) << j.dump() << "\n";
 }
 
+long long unix_ms_now() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
 int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int start_index,
-            const std::vector<std::string>& argv, const std::vector<int>* only, bool append) {
+            const std::vector<std::string>& argv, const std::vector<int>* only, bool append,
+            long long deadline_unix_ms) {
     int rank = 0, size = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -388,6 +396,14 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
     for (int i = std::max(0, start_index); i < total; ++i) todo += selected(i);
     for (int i = std::max(0, start_index); i < total; ++i) {
         if (!selected(i)) continue;
+        if (deadline_unix_ms > 0) {  // rank 0's clock decides for all
+            int spent = rank == 0 && unix_ms_now() >= deadline_unix_ms;
+            FFTUNE_MPI_CHECK(MPI_Bcast(&spent, 1, MPI_INT, 0, comm));
+            if (spent) {
+                if (rank == 0) std::ofstream(budget_spent_path(out_file)) << "budget spent before point " << i + 1 << "\n";
+                break;
+            }
+        }
         ++done;
         watchdog.arm(fmt::format("point {} of {} ({} ranks: {})", i + 1, total, size, points[i].label));
         const json rec = run_point(comm, points[i], opts, machine);
@@ -423,6 +439,7 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
 }
 
 std::string job_started_path(const std::string& result_file) { return result_file + ".started"; }
+std::string budget_spent_path(const std::string& result_file) { return result_file + ".budget-spent"; }
 
 json died_point_record(const Point& point, const std::string& error) {
     return json{{"schema", "fftune.result/1"},

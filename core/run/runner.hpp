@@ -34,15 +34,21 @@ nlohmann::json run_point(MPI_Comm comm, const Point& point, const RunOptions& op
 // the job with job_status_store_failed, the file ending after its last whole record.
 // `only`, when given, lists the point indices to run (sorted); others are skipped.
 // The file is appended to when start_index > 0 or `append` (resumed jobs).
+// With `deadline_unix_ms` > 0 (a tuning budget) no point starts after that
+// wall-clock time: the job stops and leaves budget_spent_path(out_file).
 int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int start_index,
-            const std::vector<std::string>& argv, const std::vector<int>* only = nullptr, bool append = false);
+            const std::vector<std::string>& argv, const std::vector<int>* only = nullptr, bool append = false,
+            long long deadline_unix_ms = 0);
+// Milliseconds since the Unix epoch, the clock of a selection's deadline.
+long long unix_ms_now();
 
 // A subset of a testcase's points, with its own iteration counts: what the
 // tuner's search strategies run in each round. JSON file:
-//   {"points": {"<ranks>": [index, ...]}, "warmup": W, "iterations": N}
+//   {"points": {"<ranks>": [index, ...]}, "warmup": W, "iterations": N[, "deadline_unix_ms": T]}
 struct PointSelection {
     std::map<int, std::vector<int>> points;  // by rank count, sorted
     int warmup = 0, iterations = 1;
+    long long deadline_unix_ms = 0;  // > 0: no point starts after it (fftune tune --budget)
 };
 PointSelection load_point_selection(const std::string& path);
 void save_point_selection(const PointSelection& s, const std::string& path);
@@ -92,6 +98,9 @@ int launch_self(const std::string& launcher, int ranks, const std::vector<std::s
 // job holds the file, and removes it when the job ends normally. A job that
 // ends without having made it failed before its first point.
 std::string job_started_path(const std::string& result_file);
+// Beside a result file: the job stopped at its selection's deadline (the
+// tuning budget) with points left; the sweep starts no further job.
+std::string budget_spent_path(const std::string& result_file);
 
 // The failed record of a point whose MPI job ended while running it (it
 // wrote none itself), with `error` saying so.

@@ -196,8 +196,14 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
     std::optional<PointSelection> selection;
     if (!opt.selection_path.empty()) selection = load_point_selection(opt.selection_path);
     std::optional<Stop> stop;
+    // A selection's deadline (fftune tune --budget): no job starts after it, and
+    // a job that reached it mid-way leaves budget_spent_path; what is stored stays.
+    bool budget_spent = false;
+    const auto out_of_budget = [&] {
+        return budget_spent || (selection && selection->deadline_unix_ms > 0 && unix_ms_now() >= selection->deadline_unix_ms);
+    };
     for (int ranks : tc.ranks) {
-        if (stop) break;
+        if (stop || out_of_budget()) break;
         const std::string part = part_of(ranks);
         const auto points = tc.points(ranks);
         const int npoints = static_cast<int>(points.size());
@@ -230,7 +236,7 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
                                   : fmt::format("{} ranks: {} records stored in {}; continuing at point {}", ranks,
                                                 have.records.size(), part, start + 1));
         }
-        while (start < npoints) {
+        while (start < npoints && !out_of_budget()) {
             if (const int sig = InterruptGuard::received()) {
                 stop = interrupted(sig, opt.out_dir);
                 break;
@@ -241,12 +247,18 @@ int run_sweep(const Testcase& tc, const SweepOptions& opt) {
             logging::info(fmt::format("{} ranks: points {}..{} of {}", ranks, start + 1, npoints, npoints));
             // Whatever an earlier job left here is not this one's.
             fs::remove(job_started_path(part));
+            fs::remove(budget_spent_path(part));
             fs::remove(device_fault_note_path(part));
             const auto cmd = job_command(launcher, ranks, extra, args);
             const JobRun job = run_supervised(cmd);
             // The job and all it started have ended (run_supervised): what is in the file is final.
             const bool started = fs::exists(job_started_path(part)) || fs::exists(device_fault_note_path(part));
             fs::remove(job_started_path(part));
+            if (fs::remove(budget_spent_path(part))) {
+                budget_spent = true;
+                logging::info(fmt::format("{} ranks: the tuning budget is spent; the points not run are left out", ranks));
+                break;
+            }
             if (job.status == job_status_store_failed) {
                 stop = store_failed(ranks, part, job);
                 break;
