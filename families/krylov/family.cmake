@@ -48,9 +48,10 @@ if(FFTUNE_BUILD_TESTS)
       EXPECT "^(cocg|bicg|qmr|qmr_sym)/(csr|ell)/(none|fused|folded|one_pass)/(none|jacobi)/fftw  \\[exact\\]  fastest of 28 validated" LABELS krylov)
     fftune_cli_test(krylov_report 0 ARGS report --db ${kdir}/db.sqlite --out ${kdir}/report
       EXPECT "  krylov: [0-9]+ figures from 416 records" LABELS "krylov;plotting")
-    # --precision follows --operator where not given (curlcurl13: complex_double), as the help says.
+    # --precision follows --operator where not given (curlcurl13: complex_double), as the help says;
+    # --size takes any N1 N2 N3 (issue 45).
     fftune_cli_test(krylov_best_help 0 ARGS best --problem krylov --help
-      EXPECT "Problem krylov: ;--precision +double \\| complex_double \\(default follows --operator: poisson7 -> double, curlcurl13 -> complex_double\\)"
+      EXPECT "Problem krylov: ;--size +N or 3 numbers, required: N1 N2 N3: the grid of unknowns, x fastest, z-slabs over the ranks;--precision +double \\| complex_double \\(default follows --operator: poisson7 -> double, curlcurl13 -> complex_double\\)"
       LABELS krylov)
     set_tests_properties(krylov_best_exact krylov_best_non_cubic krylov_best_curlcurl krylov_report
       PROPERTIES FIXTURES_REQUIRED krylov_db)
