@@ -219,20 +219,22 @@ TEST(Krylov, NonCubicCurlCurlIsComplexSymmetric) {
 }
 
 // 1000 timed iterations where every complex solver reaches round-off long
-// before: each step restarts at the residual floor or runs through, never a breakdown.
+// before: each step restarts at the residual floor, never a breakdown. (Without
+// the restarts COCG and BiCG broke down here at iterations 390-620 at one rank;
+// QMR's normalised Lanczos vectors run through.)
 TEST(Krylov, EveryComplexSolverTimesAThousandIterationsOnASmallGrid) {
+    for (const std::array<index_t, 3> n : {std::array<index_t, 3>{2, 2, 4}, {2, 3, 4}})
     for (const char* solver : {"cocg", "bicg", "qmr", "qmr_sym"})
         for (const char* fusion : {"none", "fused", "folded", "one_pass"})
             for (const char* pre : {"none", "jacobi"}) {
-                Point pt = curlcurl_point({7, 6, 5}, "csr", fusion, pre);
+                Point pt = curlcurl_point(n, "csr", fusion, pre);
                 pt.config["solver"] = solver;
                 pt.problem["iterations"] = {1000};
                 if (family_named("krylov").not_applicable(pt.problem, pt.config)) continue;  // bicg, qmr: unfused
                 Ran r;
                 ASSERT_NO_THROW(r = run(pt)) << solver << " " << fusion << " " << pre;
                 EXPECT_TRUE(r.v.passed()) << solver << " " << fusion << " " << pre;
-                if (world_rank() == 0)
-                    std::printf("%s %s %s: %d restarts\n", solver, fusion, pre, r.record["krylov"]["restarts"].get<int>());
+                EXPECT_GE(r.record["krylov"]["restarts"].get<int>(), 1) << solver << " " << fusion << " " << pre;
             }
 }
 
