@@ -418,6 +418,51 @@ TEST(Krylov, AStopAboveTheResidualFloorIsABreakdown) {
     }
 }
 
+// CG (folded or one_pass, whose passes read p's or q's halo rows with a factor
+// 0 after a restart) that stops at its 6th iteration on 2^3, at the floor (CG
+// ends in 4 there), with NaN in every halo row of r, p and q as a stop may leave:
+// the step restarts between its looks, and the restart must clear the halos.
+template <bool OnePass>
+class PoisonedCg final : public SolverT<double> {
+public:
+    PoisonedCg() : cg_(Registry<SolverT<double>>::instance().create(OnePass ? "cg/one_pass" : "cg/folded")) {}
+    bool haloed_q() const override { return cg_->haloed_q(); }
+    void setup(Context<double>& c) override { cg_->setup(c); }
+    void restart(Context<double>& c) override { cg_->restart(c); }
+    void start(Context<double>& c) override { cg_->start(c), k_ = 0; }
+    void iterate(Context<double>& c) override {
+        cg_->iterate(c);
+        if (++k_ != 6) return;
+        const std::vector<double> nan(static_cast<std::size_t>(c.slab().plane()), std::nan(""));
+        for (Buffer* v : {&c.r_, &c.p_, &c.q_})
+            if (v->bytes() == c.bytes(c.slab().haloed()))
+                for (index_t at : {index_t{0}, c.rows() + c.slab().plane()})
+                    c.backend_->copy_from_host(static_cast<double*>(v->data()) + at, nan.data(), c.bytes(c.slab().plane()));
+        c.stop_ = true;
+    }
+    void catch_up(Context<double>& c) override { cg_->catch_up(c); }
+    double broken_at(Context<double>& c) override { return cg_->broken_at(c); }
+    double residual2(Context<double>& c) override { return cg_->residual2(c); }
+    std::vector<PhaseTraffic> traffic(const Context<double>& c, std::size_t k) const override {
+        return cg_->traffic(c, k);
+    }
+
+private:
+    std::unique_ptr<SolverT<double>> cg_;
+    int k_ = 0;
+};
+const bool registered_poisoned = register_variant<SolverT<double>, PoisonedCg<false>>("cg/test_poisoned_folded") &&
+                                 register_variant<SolverT<double>, PoisonedCg<true>>("cg/test_poisoned_one_pass");
+
+TEST(Krylov, ARestartClearsTheHaloRows) {
+    if (world_size() > 2) GTEST_SKIP() << "2^3 has 2 planes";
+    for (const char* fusion : {"test_poisoned_folded", "test_poisoned_one_pass"}) {
+        Ran r;
+        ASSERT_NO_THROW(r = run(point(2, 40, "csr", fusion, "jacobi"))) << fusion;
+        EXPECT_GE(r.record["krylov"]["restarts"].get<int>(), 6) << fusion;  // a cycle: 5 counted iterations
+    }
+}
+
 // Where CG ends in a handful of iterations (2 x 3 x p unknowns), a step of 200 restarts at
 // every look at the floor (every 16 iterations) or sooner, each cycle converging again; so does every fusion.
 TEST(Krylov, ATinyGridRestartsEveryFewIterations) {
