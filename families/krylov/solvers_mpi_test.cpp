@@ -214,8 +214,13 @@ TEST(Krylov, NonCubicCurlCurlIsComplexSymmetric) {
         const index_t node = r / 3;
         EXPECT_EQ(a.diag[r].imag(), curlcurl13_sigma(s, node % 5, (node / 5) % 3, node / 15)) << r;
     }
-    EXPECT_EQ(curlcurl13_sigma(s, 2, 1, 1), 1.0);  // the centre
-    EXPECT_EQ(curlcurl13_sigma(s, 0, 1, 1), 0.1);  // 2 from it on x, beyond 5/4
+    // The block on 9 x 3 x 5: centre (4, 1, 2), half-widths 9/4, 3/4, 5/4, each axis its own.
+    const Slab t = slab_of({9, 3, 5}, 1, 0, 3);
+    EXPECT_EQ(curlcurl13_sigma(t, 4, 1, 2), 1.0);
+    EXPECT_EQ(curlcurl13_sigma(t, 2, 1, 2), 1.0);  // 2 from it on x: within 9/4
+    EXPECT_EQ(curlcurl13_sigma(t, 1, 1, 2), 0.1);
+    EXPECT_EQ(curlcurl13_sigma(t, 4, 0, 2), 0.1);  // 1 from it on y: beyond 3/4
+    EXPECT_EQ(curlcurl13_sigma(t, 4, 1, 0), 0.1);  // 2 on z: beyond 5/4
 }
 
 // 1000 timed iterations where every complex solver reaches round-off long
