@@ -2,8 +2,8 @@
 // operator (Commer et al.), every storage format x fusion x preconditioner,
 // z-slabs of an N1 x N2 x N3 grid over the ranks with a halo exchange before
 // each SpMV. A timed step is a fixed number of iterations from x = 0,
-// restarted from x = 0 where the solver stops at the residual floor;
-// validation solves to a relative residual of 1e-8 and recomputes the true one. The solvers are files of their
+// restarted from x = 0 at the residual floor; validation solves to a relative
+// residual of 1e-8 and recomputes the true one. The solvers are files of their
 // own (solver.hpp), over the shared context (context.hpp); here: the testcase
 // axes, the points, the workload that runs one, its checks and its record.
 #include <algorithm>
