@@ -105,7 +105,7 @@ TEST(Krylov, EveryFormatFusionAndPreconditionerConverges) {
                     for (const auto& c : r.v.checks)
                         EXPECT_TRUE(c.passed) << n << " " << format << " " << fusion << " " << pre << " " << c.method
                                               << ": " << c.max_rel_error << " > " << c.tolerance;
-                    ASSERT_EQ(r.v.checks.size(), 6u);
+                    ASSERT_EQ(r.v.checks.size(), 7u);
                     EXPECT_EQ(r.v.checks[0].method, "true_residual");
                     const int its = r.record["krylov"]["converged_iterations"];
                     EXPECT_GT(its, 5);
@@ -128,7 +128,7 @@ TEST(Krylov, NonCubicGridsConverge) {
                     ASSERT_FALSE(family_named("krylov").not_applicable(pt.problem, pt.config));
                     const Ran r = run(pt);
                     const std::string what = fmt::format("{} {} {} {}", size_string(n), format, fusion, pre);
-                    ASSERT_EQ(r.v.checks.size(), 6u);
+                    ASSERT_EQ(r.v.checks.size(), 7u);
                     for (const auto& c : r.v.checks)
                         EXPECT_TRUE(c.passed) << what << " " << c.method << ": " << c.max_rel_error << " > " << c.tolerance;
                     EXPECT_GT(r.record["krylov"]["converged_iterations"].get<int>(), 5) << what;
