@@ -433,8 +433,12 @@ class FigureRulesTest(unittest.TestCase):
         for r in bigger:
             r["problem"]["size"] = [32] * 3
             r["timing"]["total"] = {k: [x * 8 for x in v] if isinstance(v, list) else v * 8 for k, v in r["timing"]["total"].items()}
-        figs = self.draw(records + bigger)
-        labels = self.assert_lines(figs["krylov_cg_poisson7_r2"].axes[0], ["16³", "32³"])
+        odd = json.loads(json.dumps(records))  # a non-cubic grid (issue 45) is labelled by its extents
+        for r in odd:
+            r["problem"]["size"] = [12, 10, 14]
+            r["timing"]["total"] = {k: [x / 2 for x in v] if isinstance(v, list) else v / 2 for k, v in r["timing"]["total"].items()}
+        figs = self.draw(records + bigger + odd)
+        labels = self.assert_lines(figs["krylov_cg_poisson7_r2"].axes[0], ["12×10×14", "16³", "32³"])
         self.assertEqual([l for l in labels if not l.startswith("floor")], names[:10])  # the fastest ten, fastest first
         self.assertIn("floor: fewest bytes ÷ copy rate", labels)
 

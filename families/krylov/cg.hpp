@@ -32,6 +32,7 @@ template <class S>
 class CgFolded final : public SolverT<S> {
 public:
     void setup(Context<S>& c) override { p_next_ = c.haloed_vector(); }
+    void restart(Context<S>& c) override { c.zero(p_next_); }  // its halo rows: β 0 times them
     void start(Context<S>& c) override;
     void iterate(Context<S>& c) override;
     void catch_up(Context<S>& c) override;
@@ -57,7 +58,9 @@ public:
     void iterate(Context<S>& c) override;
     void catch_up(Context<S>& c) override;
     double broken_at(Context<S>& c) override { return scalars(c).broken; }
+    // The scalars' ‖r − αq‖² (after a breakdown: of the pass before it; r lags and x owes).
     double residual2(Context<S>& c) override;
+    std::size_t look_bytes(const Context<S>&) const override { return 0; }
     std::size_t backend_bytes() const override;
     std::vector<PhaseTraffic> traffic(const Context<S>& c, std::size_t k) const override;
 

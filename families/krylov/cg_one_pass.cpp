@@ -18,11 +18,10 @@ std::size_t CgOnePass<S>::backend_bytes() const {
     return sum;
 }
 
-// The first pass takes r − 0 q and 0 p: α = β = 0.
+// The first pass takes r − 0 q and 0 p: α = β = 0. Every haloed vector 0 (q is the context's).
 template <class S>
 void CgOnePass<S>::restart(Context<S>& c) {
-    const std::vector<S> zeros(static_cast<std::size_t>(c.rows()), S(0));
-    c.backend_->copy_from_host(c.q(), zeros.data(), c.bytes(c.rows()));
+    for (Buffer* v : {&r_next_, &q_next_, &p_next_, &p_prev_}) c.zero(*v);
     const OnePassScalars<S> none;
     c.backend_->copy_from_host(scalars_.data(), &none, sizeof(none));
 }

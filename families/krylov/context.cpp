@@ -111,7 +111,7 @@ void Context<S>::prepare(MPI_Comm comm) {
         const Slab& s = host_.slab;
         std::vector<S> xs(static_cast<std::size_t>(s.haloed()), S(0)), b(static_cast<std::size_t>(s.rows()));
         for (index_t z = s.z0 - 1; z <= s.z1; ++z) {
-            if (z < 0 || z >= s.n) continue;
+            if (z < 0 || z >= s.nz) continue;
             for (index_t k = 0; k < s.plane(); ++k)
                 xs[static_cast<std::size_t>((z - s.z0 + 1) * s.plane() + k)] = OperatorOf<S>::x_star(z * s.plane() + k);
         }
@@ -129,11 +129,18 @@ void Context<S>::prepare(MPI_Comm comm) {
 }
 
 template <class S>
+void Context<S>::zero(Buffer& v) {
+    const std::vector<S> zeros(v.bytes() / sizeof(S), S(0));
+    if (v.bytes() > 0 && v.data()) backend_->copy_from_host(v.data(), zeros.data(), v.bytes());
+}
+
+// The haloed vectors whole: a restart in a step follows a stop whose NaN may sit in any halo row.
+template <class S>
 void Context<S>::restart() {
     const index_t n = rows();
     const StridedRegion all{{1, 1, n}, {0, 0, 1}, 0};
-    const std::vector<S> zeros(static_cast<std::size_t>(n), S(0));
-    backend_->copy_from_host(x_.data(), zeros.data(), bytes(n));
+    for (Buffer* v : {&x_, &r_, &p_}) zero(*v);
+    if (haloed_q_) zero(q_);
     backend_->copy_region(r(), all, b_.data(), all, sizeof(S));
     if (jacobi_) kernels_->scale(inv_diag(), r(), z(), n);
     backend_->copy_region(p(), all, z(), all, sizeof(S));

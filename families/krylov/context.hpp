@@ -4,6 +4,7 @@
 // rank-local failure carried to the next collective (local()).
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <complex>
 #include <exception>
@@ -40,7 +41,16 @@ struct OperatorOf<double> {
     static LocalMatrix assemble(const Slab& s, bool matrix) { return assemble_poisson7(s, matrix); }
     static void apply(const Slab& s, const double* x, double* y) { poisson7_reference(s, x, y); }
     static double x_star(index_t g) { return manufactured(g); }
-    static double cond(index_t n) { return 0.5 * double(n + 1) * double(n + 1); }  // λmax < 12, λmin > 3π²/(n+1)²
+    // Exactly: the eigenvalues are Σ_a 4 sin²(π j_a / (2(n_a + 1))), j_a = 1..n_a.
+    static double cond(const std::array<index_t, 3>& n) {
+        const double pi = 3.141592653589793;
+        double lo = 0, hi = 0;
+        for (index_t m : n) {
+            const double t = pi / (2 * double(m + 1));
+            lo += 4 * std::sin(t) * std::sin(t), hi += 4 * std::cos(t) * std::cos(t);
+        }
+        return hi / lo;
+    }
 };
 template <>
 struct OperatorOf<complex> {
@@ -50,7 +60,7 @@ struct OperatorOf<complex> {
     static complex x_star(index_t g) { return manufactured_complex(g); }
     // |eigenvalues| between the smallest σ term (0.1) and 24 + 1: a heuristic for
     // a matrix that is not normal (README.md).
-    static double cond(index_t) { return 1e3; }
+    static double cond(const std::array<index_t, 3>&) { return 1e3; }
 };
 
 inline bool finite(double v) { return std::isfinite(v); }
@@ -66,7 +76,8 @@ S cj(S v) {
 template <class S>
 class Context {
 public:
-    Context(index_t n, Format format, bool jacobi, std::string halo, std::string backend)
+    // `n`: the grid {nx, ny, nz} (operator.hpp).
+    Context(const std::array<index_t, 3>& n, Format format, bool jacobi, std::string halo, std::string backend)
         : n_(n), format_(format), jacobi_(jacobi), halo_(std::move(halo)), backend_name_(std::move(backend)) {}
 
     // The operator and the shared vectors; `more` (a solver's own vectors) inside
@@ -83,8 +94,10 @@ public:
     }
     // b = A x* (x* is known on the halo planes too); Jacobi: D^-1's halo rows.
     void prepare(MPI_Comm comm);
-    // x = 0, r = b, z = D^-1 r, p = z, for own rows > 0 (no wait: the solver's restart follows).
+    // x = 0, r = b, z = D^-1 r, p = z (halo rows 0), for own rows > 0 (no wait: the solver's restart follows).
     void restart();
+    // v = 0, every byte (a haloed vector's halo rows too).
+    void zero(Buffer& v);
 
     static std::size_t bytes(index_t n) { return static_cast<std::size_t>(n) * sizeof(S); }
     index_t rows() const { return host_.slab.rows(); }
@@ -158,7 +171,7 @@ public:
     // The device's copy rate on this rank's vectors (read + write), GB/s.
     double copy_gbps();
 
-    index_t n_;
+    std::array<index_t, 3> n_;
     Format format_;
     bool jacobi_;
     std::string halo_;  // sendrecv or a transport's name

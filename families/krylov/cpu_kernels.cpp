@@ -37,7 +37,7 @@ template <class S>
 class CpuKernels final : public KernelsT<S> {
 public:
     S spmv(const DeviceMatrixT<S>& a, const S* x, S* y, bool dot) override {
-        const index_t rows = a.slab.rows(), plane = a.slab.plane(), n = a.slab.n;
+        const index_t rows = a.slab.rows(), plane = a.slab.plane(), nx = a.slab.nx, ny = a.slab.ny, nz = a.slab.nz;
         if constexpr (!std::is_same_v<S, double>)
             if (a.format == Format::matrix_free) throw std::logic_error("matrix_free is poisson7's (real) stencil");
         return reduce(rows, [&](index_t lo, index_t hi) {
@@ -53,14 +53,14 @@ public:
                         for (int k = 0; k < a.ell_width; ++k) v += a.val[k * rows + i] * x[a.col[k * rows + i]];
                         break;
                     case Format::matrix_free: {
-                        const index_t xi = i % n, yi = (i / n) % n, zi = a.slab.z0 + i / plane, own = i + plane;
+                        const index_t xi = i % nx, yi = (i / nx) % ny, zi = a.slab.z0 + i / plane, own = i + plane;
                         v = S(6) * x[own];
                         if (xi > 0) v -= x[own - 1];
-                        if (xi + 1 < n) v -= x[own + 1];
-                        if (yi > 0) v -= x[own - n];
-                        if (yi + 1 < n) v -= x[own + n];
+                        if (xi + 1 < nx) v -= x[own + 1];
+                        if (yi > 0) v -= x[own - nx];
+                        if (yi + 1 < ny) v -= x[own + nx];
                         if (zi > 0) v -= x[own - plane];
-                        if (zi + 1 < n) v -= x[own + plane];
+                        if (zi + 1 < nz) v -= x[own + plane];
                         break;
                     }
                 }
@@ -203,9 +203,12 @@ public:
         sc->alpha2 = sc->alpha, sc->alpha = alpha;
         sc->inv_beta2 = std::abs(sc->beta) >= one_pass_reconstruct_beta ? S(1) / sc->beta : S(0);
         sc->beta = beta;
-        sc->rr = std::real(s.rr) - 2 * std::real(alpha * s.rq) + std::norm(alpha) * std::real(s.qq);
+        const double rr = std::real(s.rr) - 2 * std::real(alpha * s.rq) + std::norm(alpha) * std::real(s.qq);
         auto finite = [](S v) { return std::isfinite(std::real(v)) && std::isfinite(std::imag(v)); };
-        if (sc->broken == 0 && (!finite(s.pq) || s.pq == S(0) || !finite(s.rz) || !finite(beta))) sc->broken = 1 + pass;
+        if (sc->broken == 0) {  // rr stays the last pass's before a breakdown (the step's floor test)
+            if (!finite(s.pq) || s.pq == S(0) || !finite(s.rz) || !finite(beta)) sc->broken = 1 + pass;
+            else sc->rr = rr;
+        }
     }
     S update_residual(S alpha, const S* q, S* r, const S* inv_diag, index_t n) override {
         return reduce(n, [&](index_t lo, index_t hi) {

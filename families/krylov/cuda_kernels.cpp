@@ -38,7 +38,7 @@ int kind_of(const DeviceMatrixT<S>& a) {
 }
 template <class S>
 KrylovRows rows_of(const DeviceMatrixT<S>& a) {
-    return {a.slab.rows(), a.slab.n, a.slab.plane(), a.slab.z0, a.stencil_rows};
+    return {a.slab.rows(), a.slab.nx, a.slab.ny, a.slab.nz, a.slab.plane(), a.slab.z0, a.stencil_rows};
 }
 
 // A reduction's device sum (`count` doubles), the per-block slots of a launch

@@ -140,11 +140,11 @@ __device__ __forceinline__ double poisson7_row(const KrylovRows& g, const Step& 
                                                long long yi, long long zi, double center, double below, double above) {
     double v = 6 * center;
     if (xi > 0) v -= step.in(h - 1);
-    if (xi + 1 < g.n) v -= step.in(h + 1);
+    if (xi + 1 < g.nx) v -= step.in(h + 1);
     if (yi > 0) v -= below;
-    if (yi + 1 < g.n) v -= above;
+    if (yi + 1 < g.ny) v -= above;
     if (zi > 0) v -= step.in(h - g.plane);
-    if (zi + 1 < g.n) v -= step.in(h + g.plane);
+    if (zi + 1 < g.nz) v -= step.in(h + g.plane);
     return v;
 }
 
@@ -192,12 +192,12 @@ __global__ void sparse_kernel(KrylovRows g, const long long* __restrict__ row_pt
             // 32-bit division where the rows allow (64-bit division dominated the kernel).
             long long xi, yi, zi;
             if (g.rows <= 0xffffffffll) {
-                const unsigned ii = unsigned(i), nn = unsigned(g.n), t = ii / nn;
-                xi = ii - t * nn, yi = t % nn, zi = g.z0 + t / nn;
+                const unsigned ii = unsigned(i), nx = unsigned(g.nx), ny = unsigned(g.ny), t = ii / nx;
+                xi = ii - t * nx, yi = t % ny, zi = g.z0 + t / ny;
             } else {
-                xi = i % g.n, yi = (i / g.n) % g.n, zi = g.z0 + i / g.plane;
+                xi = i % g.nx, yi = (i / g.nx) % g.ny, zi = g.z0 + i / g.plane;
             }
-            const T below = yi > 0 ? step.in(h - g.n) : 0.0, above = yi + 1 < g.n ? step.in(h + g.n) : 0.0;
+            const T below = yi > 0 ? step.in(h - g.nx) : 0.0, above = yi + 1 < g.ny ? step.in(h + g.nx) : 0.0;
             v = poisson7_row(g, step, h, xi, yi, zi, center, below, above);
         }
         if (!own_entry) center = step.in(h);
@@ -219,23 +219,23 @@ __global__ void stencil7_kernel(KrylovRows g, Step launched, Reduce red) {
     const long long pz = static_cast<long long>(blockIdx.z) - (Step::halo_rows ? 1 : 0);  // -1 and planes: halos
     const long long y0 = blockIdx.y * (long long)R;
     typename Step::Acc d{};
-    if (xi < g.n) {
+    if (xi < g.nx) {
         const long long base = pz * g.plane + xi + g.plane;  // haloed row of (xi, 0, pz)
         if (pz < 0 || pz * g.plane >= g.rows) {
             for (int k = 0; k < R; ++k)
-                if (y0 + k < g.n) step.halo(base + (y0 + k) * g.n);
+                if (y0 + k < g.ny) step.halo(base + (y0 + k) * g.nx);
         } else {
             const long long zi = g.z0 + pz;
             double c[R + 2];
 #pragma unroll
             for (int k = 0; k < R + 2; ++k) {
                 const long long yk = y0 - 1 + k;
-                c[k] = yk >= 0 && yk < g.n ? step.in(base + yk * g.n) : 0.0;
+                c[k] = yk >= 0 && yk < g.ny ? step.in(base + yk * g.nx) : 0.0;
             }
 #pragma unroll
             for (int k = 0; k < R; ++k) {
-                const long long yi = y0 + k, h = base + yi * g.n;
-                if (yi < g.n) step.own(h - g.plane, h, c[k + 1], poisson7_row(g, step, h, xi, yi, zi, c[k + 1], c[k], c[k + 2]), d);
+                const long long yi = y0 + k, h = base + yi * g.nx;
+                if (yi < g.ny) step.own(h - g.plane, h, c[k + 1], poisson7_row(g, step, h, xi, yi, zi, c[k + 1], c[k], c[k + 2]), d);
             }
         }
     }
@@ -249,8 +249,8 @@ constexpr int default_stencil_rows = 4, default_folded_stencil_rows = 2;
 template <int R, class Step>
 cudaError_t stencil7(KrylovRows g, Step step, KrylovSum sum, cudaStream_t stream) {
     const long long planes = g.rows / g.plane + (Step::halo_rows ? 2 : 0);
-    const unsigned tx = static_cast<unsigned>(std::min<long long>(threads, (g.n + 31) / 32 * 32));
-    const dim3 grid(static_cast<unsigned>((g.n + tx - 1) / tx), static_cast<unsigned>((g.n + R - 1) / R),
+    const unsigned tx = static_cast<unsigned>(std::min<long long>(threads, (g.nx + 31) / 32 * 32));
+    const dim3 grid(static_cast<unsigned>((g.nx + tx - 1) / tx), static_cast<unsigned>((g.ny + R - 1) / R),
                     static_cast<unsigned>(planes));
     return reduced<SumCount<typename Step::Acc>::value>(sum, static_cast<long long>(grid.x) * grid.y * grid.z, stream,
                       [&](Reduce r) { stencil7_kernel<R><<<grid, tx, 0, stream>>>(g, step, r); });
@@ -289,7 +289,7 @@ cudaError_t spmv_with(int kind, KrylovRows g, const long long* row_ptr, const in
     if (kind == 1) return sparse(std::integral_constant<int, 1>{});
     if constexpr (std::is_same_v<T, double>) {  // matrix-free: poisson7 (real) only
         const long long planes = g.rows / g.plane + 2;
-        if (g.n > 65535 || planes > 65535) return sparse(std::integral_constant<int, 2>{});  // the launch's y and z extents
+        if (g.ny > 65535 || planes > 65535) return sparse(std::integral_constant<int, 2>{});  // the launch's y and z extents
         switch (g.stencil_rows) {
             case 1: return stencil7<1>(g, step, sum, stream);
             case 2: return stencil7<2>(g, step, sum, stream);
@@ -326,8 +326,10 @@ __global__ void one_pass_scalars_kernel(const double* s, bool norms, int pass, K
     const T old_beta = sc->beta, one = sum_one<T>();
     sc->inv_beta2 = norm(old_beta) >= krylov_reconstruct_beta * krylov_reconstruct_beta ? one / old_beta : T{};
     sc->beta = beta;
-    sc->rr = rr - 2 * real(alpha * rq) + norm(alpha) * qq;
-    if (sc->broken == 0 && (!finite(pq) || is_zero(pq) || !finite(rz) || !finite(beta))) sc->broken = 1 + pass;
+    if (sc->broken == 0) {  // rr stays the last pass's before a breakdown (the step's floor test)
+        if (!finite(pq) || is_zero(pq) || !finite(rz) || !finite(beta)) sc->broken = 1 + pass;
+        else sc->rr = rr - 2 * real(alpha * rq) + norm(alpha) * qq;
+    }
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 namespace fftune::krylov {
 
 struct KrylovRows {
-    long long rows, n, plane, z0;  // a rank's rows, the grid's n, n^2, its first plane
+    long long rows, nx, ny, nz, plane, z0;  // a rank's rows, the grid's extents (x fastest), nx ny, its first plane
     int stencil_rows = 0;          // matrix-free: y-rows per thread (1, 2, 4 or 8; 0: the default)
     int sparse_rows = 0;           // csr, ell: rows per thread, blockDim apart (1, 2, 4 or 8; 0: the default)
 };

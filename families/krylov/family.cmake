@@ -34,22 +34,28 @@ if(FFTUNE_BUILD_TESTS)
     EXPECT "/format/1: unknown value 'coo' \\(allowed: csr, ell, matrix_free, cusparse_csr, or \"all\"\\)" LABELS krylov)
   fftune_cli_test(krylov_wrong_solver 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/wrong_solver.json
     EXPECT "/solver: operator curlcurl13 is solved by cocg, bicg, qmr, qmr_sym, none of which /solver lists" LABELS krylov)
-  fftune_cli_test(krylov_not_a_cube 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/not_a_cube.json
-    EXPECT "/sizes/1: krylov grids are cubes n\\^3, not 16x16x8" LABELS krylov)
+  # Any N1 x N2 x N3 grid (issue 45); a size must still be one.
+  fftune_cli_test(krylov_bad_size 2 ARGS run ${PROJECT_SOURCE_DIR}/families/krylov/testdata/bad_size.json
+    EXPECT "/sizes/1: \\[16,16\\] is not a size \\(allowed: N or \\[Nx, Ny, Nz\\] with positive integers\\)" LABELS krylov)
   if(FFTUNE_HAVE_TUNER)
     # Iterations are a measurement detail: left out, the count measured; asked, the time scaled to it.
     fftune_cli_test(krylov_best_exact 0 ARGS best --problem krylov --size 16 --ranks 2
       --db ${kdir}/db.sqlite EXPECT "^cg/(csr|ell|matrix_free)/(none|fused|folded|one_pass)/(none|jacobi)/fftw  \\[exact\\]  fastest of 24 validated configurations measured for this problem; for 50 iterations as measured" LABELS krylov)
+    # The sweep's non-cubic grid, uneven z-slabs at 3 ranks (10 planes: 4, 3, 3).
+    fftune_cli_test(krylov_best_non_cubic 0 ARGS best --problem krylov --size 8 6 10 --ranks 3 --iterations 50
+      --db ${kdir}/db.sqlite EXPECT "^cg/(csr|ell|matrix_free)/(none|fused|folded|one_pass)/(none|jacobi)/fftw  \\[exact\\]  fastest of 24 validated configurations measured for this problem" LABELS krylov)
     fftune_cli_test(krylov_best_curlcurl 0 ARGS best --problem krylov --size 16 --ranks 3 --iterations 1000
       --operator curlcurl13 --db ${kdir}/db.sqlite
       EXPECT "^(cocg|bicg|qmr|qmr_sym)/(csr|ell)/(none|fused|folded|one_pass)/(none|jacobi)/fftw  \\[exact\\]  fastest of 28 validated configurations measured for this problem; measured at 50 iterations, the time scaled to 1000" LABELS krylov)
     fftune_cli_test(krylov_report 0 ARGS report --db ${kdir}/db.sqlite --out ${kdir}/report
-      EXPECT "  krylov: [0-9]+ figures from 208 records" LABELS "krylov;plotting")
-    # --precision follows --operator where not given (curlcurl13: complex_double), as the help says.
+      EXPECT "  krylov: [0-9]+ figures from 416 records" LABELS "krylov;plotting")
+    # --precision follows --operator where not given (curlcurl13: complex_double), as the help says;
+    # --size takes any N1 N2 N3 (issue 45).
     fftune_cli_test(krylov_best_help 0 ARGS best --problem krylov --help
-      EXPECT "Problem krylov: ;--precision +double \\| complex_double \\(default follows --operator: poisson7 -> double, curlcurl13 -> complex_double\\)"
+      EXPECT "Problem krylov: ;--size +N or 3 numbers, required: N1 N2 N3: the grid of unknowns, x fastest, z-slabs over the ranks;--precision +double \\| complex_double \\(default follows --operator: poisson7 -> double, curlcurl13 -> complex_double\\)"
       LABELS krylov)
-    set_tests_properties(krylov_best_exact krylov_best_curlcurl krylov_report PROPERTIES FIXTURES_REQUIRED krylov_db)
+    set_tests_properties(krylov_best_exact krylov_best_non_cubic krylov_best_curlcurl krylov_report
+      PROPERTIES FIXTURES_REQUIRED krylov_db)
   endif()
 endif()
 

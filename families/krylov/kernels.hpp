@@ -60,8 +60,8 @@ OnePassSums<S> one_pass_sums_of(const double* s, bool norms) {
 // The one-pass iteration's scalars, in backend memory: the pass reads α (the
 // last step), β (the next direction's), α2 (the step before) and inv_beta2
 // there, and one_pass_scalars() writes them from the summed sums with
-// ‖r − αq‖²; `broken` is 1 + the pass where a scalar first came out not finite
-// or (p, Ap) = 0. inv_beta2 = 1/β of the pass before where |β| ≥ 1e-3, else 0:
+// ‖r − αq‖² (from a breakdown on: the last pass's before it); `broken` is 1 +
+// the pass where a scalar first came out not finite or (p, Ap) = 0. inv_beta2 = 1/β of the pass before where |β| ≥ 1e-3, else 0:
 // x's update then takes the older direction from p = D^-1 r + β p_prev
 // (p_prev = (p − D^-1 r)/β, no read; rounding grows as 1/√|β|) or, at 0,
 // reads p_prev. The host reads them only when it needs them: no wait per
@@ -121,7 +121,7 @@ public:
                                double* sums) = 0;
     // From every rank's sums (added): α = rz/pq, β = (rz − 2α qz + α² qdq)/rz, α2 = the α before,
     // inv_beta2 from the β before, rr = ‖r‖² − 2 Re(α r^H q) + |α|² ‖q‖²; `broken` set (1 + pass) at a
-    // breakdown. In backend memory.
+    // breakdown, after which rr keeps the last pass's. In backend memory.
     virtual void one_pass_scalars(const double* sums, bool norms, int pass, OnePassScalars<S>* scalars) = 0;
 };
 using KrylovKernels = KernelsT<double>;

@@ -264,7 +264,7 @@ void folded_kernels_match_host_loops(const std::string& name, Backend& be) {
             for (int t = 0; t < 7; ++t) EXPECT_LT(std::abs(gots[t] - wants[t]), 1e-13 * scales[t]) << what << " one-pass sum " << t;
 
             // The scalars from these sums: α = rz/pq, β = (rz − 2α qz + α² qdq)/rz, α2 ← the α before,
-            // ‖r − αq‖²; a zero (p, q) marks the pass broken, and that stays.
+            // ‖r − αq‖²; a zero (p, q) marks the pass broken, and that stays, as does ‖r − αq‖² of the pass before.
             k->one_pass_scalars(csums.as<double>(), norms, 4, csc.as<OnePassScalars<S>>());
             OnePassScalars<S> sc;
             be.copy_to_host(&sc, csc.data(), sizeof(sc));
@@ -277,12 +277,14 @@ void folded_kernels_match_host_loops(const std::string& name, Backend& be) {
             EXPECT_LT(std::abs(sc.inv_beta2 - S(1) / beta), 1e-15) << what << ": 1/β of the pass before";
             EXPECT_LT(std::abs(sc.rr - rr1), 1e-9 * std::real(want.rr)) << what;
             EXPECT_EQ(sc.broken, 0) << what;
+            const double rr_before = sc.rr;
             for (int c = 0; c < (real ? 1 : 2); ++c) sums[c] = 0;  // (p, q) = 0
             be.copy_from_host(csums.data(), sums.data(), sums.size() * sizeof(double));
             for (int pass : {6, 7}) k->one_pass_scalars(csums.as<double>(), norms, pass, csc.as<OnePassScalars<S>>());
             be.copy_to_host(&sc, csc.data(), sizeof(sc));
             be.synchronize();
             EXPECT_EQ(sc.broken, 7) << what << ": broken at the first of the passes 6, 7";
+            EXPECT_EQ(sc.rr, rr_before) << what << ": ‖r‖² stays the last pass's before the breakdown (a step's floor test)";
         }
 }
 TEST(Krylov, FoldedAndOnePassKernelsMatchHostLoops) {

@@ -1,17 +1,21 @@
 // The krylov family (README.md beside this file): CG on the 7-point Poisson
 // operator (Commer et al.), every storage format x fusion x preconditioner,
-// z-slabs over the ranks with a halo exchange before each SpMV. A timed step
-// is a fixed number of iterations from x = 0; validation solves to a relative
+// z-slabs of an N1 x N2 x N3 grid over the ranks with a halo exchange before
+// each SpMV. A timed step is a fixed number of iterations from x = 0,
+// restarted from x = 0 at the residual floor; validation solves to a relative
 // residual of 1e-8 and recomputes the true one. The solvers are files of their
 // own (solver.hpp), over the shared context (context.hpp); here: the testcase
 // axes, the points, the workload that runs one, its checks and its record.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/base/box.hpp"
 #include "core/base/registry.hpp"
 #include "core/engine/transport.hpp"
 #include "core/run/family.hpp"
@@ -73,9 +77,16 @@ std::vector<std::string> halo_names() {
 }
 const std::vector<std::string> preconditioners{"none", "jacobi"};
 constexpr double target_residual = 1e-8;
+// The residual floor: ‖r‖/‖b‖ of the recurrence at most 64 ulps. The recurrence
+// residual keeps falling past the true residual's floor (cond · ε) until a
+// scalar underflows, so a converging solve reaches it whatever the operator's
+// condition; a stop above it is a breakdown.
+constexpr double residual_floor = 64 * std::numeric_limits<double>::epsilon();
+// Iterations between a step's looks at ‖r‖ (and one_pass's at its scalars).
+constexpr int floor_look = 16;
 
 struct KrylovAxes : FamilyAxes {
-    std::vector<index_t> sizes;
+    std::vector<std::array<index_t, 3>> sizes;
     std::vector<std::string> operators, solvers, formats, fusions, preconditioners, backends, halos;
     int iterations = 1000;
 };
@@ -84,7 +95,7 @@ template <class S>
 class KrylovWorkload final : public Workload {
 public:
     explicit KrylovWorkload(const Point& pt)
-        : c_(pt.problem.at("size")[0].get<index_t>(), parse_format(pt.config.at("format").get<std::string>()),
+        : c_(pt.problem.at("size").get<std::array<index_t, 3>>(), parse_format(pt.config.at("format").get<std::string>()),
              pt.config.at("preconditioner") == "jacobi", pt.config.value("halo", "sendrecv"), pt.backend()),
           iterations_(pt.problem.at("iterations")[0].get<int>()),
           solver_name_(pt.config.at("solver").get<std::string>()),
@@ -92,29 +103,74 @@ public:
 
     void setup(MPI_Comm comm) override { c_.setup(comm, solver_->haloed_q(), [&] { solver_->setup(c_); }); }
     Backend& backend() override { return *c_.backend_; }
-    void prepare(MPI_Comm comm) override { c_.prepare(comm); }
+    // b; ‖b‖² for the floor (not a step's reduce time).
+    void prepare(MPI_Comm comm) override {
+        c_.prepare(comm);
+        double local = 0;
+        all_or_none(comm, [&] {
+            if (c_.rows() > 0) local = c_.kernels_->norm2(c_.b(), c_.rows());
+        });
+        FFTUNE_MPI_CHECK(MPI_Allreduce(&local, &bb_, 1, MPI_DOUBLE, MPI_SUM, comm));
+    }
     std::unique_ptr<PhaseClock> make_clock() override { return c_.backend_->make_clock(); }
     std::vector<std::string> phase_names() override { return c_.timer_->names(); }
     // Untimed, between steps: x = 0, r = b, z = D^-1 r, p = z and the solver's own.
     void stage() override { restart(); }
     void restage() override { restart(); }
-    // A rank-local failure stops every rank at the same iteration (its NaN
-    // reaches every allreduce) and is then rethrown here for the runner to agree;
-    // so is a breakdown (a scalar not finite or a zero (p, Ap)), which would
-    // otherwise leave the timed step short.
+    // iterations_ iterations in cycles from x = 0. Every floor_look iterations
+    // the step looks at ‖r‖ (residual2: a norm and an allreduce; one_pass its
+    // scalars) and at ‖r‖/‖b‖ <= residual_floor restarts: x = 0 again
+    // (restarts_), and the cycle goes on with the iterations left. A stop (a
+    // scalar not finite or zero) between looks is a restart too where ‖r‖ is at
+    // the floor, the stopped iteration not counted; any other stop is a
+    // breakdown, thrown (the step would be short), as is a rank-local failure:
+    // its NaN reaches every allreduce, so every rank stops at the same
+    // iteration and then rethrows. one_pass sees a stop only at a look (its
+    // scalars stay in backend memory); the passes past it run on, not counted.
     void step() override {
-        c_.stop_ = false;
-        solver_->start(c_);
-        int k = 0;
-        for (; k < iterations_ && !c_.stop_; ++k) solver_->iterate(c_);
-        solver_->catch_up(c_);
+        restarts_ = 0;
+        const double floor2 = residual_floor * residual_floor * bb_;
+        for (int done = 0;;) {  // iterations of the step before this cycle
+            c_.stop_ = false;
+            solver_->start(c_);
+            const int budget = iterations_ - done;
+            int k = 0, stopped = 0;  // the cycle's iterations; the one (1-based) that stopped
+            bool at_floor = false;
+            while (k < budget && stopped == 0 && !at_floor) {
+                solver_->iterate(c_);
+                ++k;
+                if (c_.stop_) {
+                    stopped = k;
+                } else if (k % floor_look == 0 || k == budget) {
+                    stopped = static_cast<int>(solver_->broken_at(c_));
+                    if (c_.failed_ && stopped == 0) stopped = k;  // a failed rank stops where its NaN stops the others
+                    // the same on every rank: a sum over them (one_pass: scalars from the summed sums)
+                    if (stopped == 0 && k < budget) at_floor = solver_->residual2(c_) <= floor2;
+                }
+            }
+            solver_->catch_up(c_);
+            if (at_floor) {
+                done += k;
+            } else if (stopped > 0) {
+                // At the floor on every rank (one rank's failure: none); a stop at a cycle's first iteration made no progress.
+                const double rr = solver_->residual2(c_);  // one_pass: of the last pass before the stop
+                int floor = !c_.failed_ && stopped > 1 && rr <= floor2 ? 1 : 0;
+                FFTUNE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &floor, 1, MPI_INT, MPI_MIN, c_.comm_));
+                if (!floor) {
+                    c_.rethrow();
+                    throw std::runtime_error(fmt::format(
+                        "{} broke down at iteration {} of {} (a scalar not finite or zero, ‖r‖/‖b‖ = {:.3g} above the "
+                        "floor {:.3g}): the step would be short",
+                        solver_name_, done + stopped, iterations_, std::sqrt(rr / bb_), residual_floor));
+                }
+                done += stopped - 1;
+            } else {
+                break;
+            }
+            ++restarts_;
+            c_.local([&] { restart(); });
+        }
         c_.rethrow();
-        // one_pass: its scalars stay on the device, a breakdown shows at the end (the pass it happened in)
-        if (const double broken = solver_->broken_at(c_); broken > 0) c_.stop_ = true, k = static_cast<int>(broken);
-        if (c_.stop_)
-            throw std::runtime_error(fmt::format("{} broke down at iteration {} of {} (a scalar not finite or zero): "
-                                                 "the step would be short; fewer krylov_iterations or a larger grid",
-                                                 solver_name_, k, iterations_));
     }
     std::vector<double> collect_phase_times() override { return c_.timer_->collect(); }
     Footprint footprint() const override {
@@ -125,8 +181,11 @@ public:
         return f;
     }
     // Per step (iterations_ iterations; the first (r, z) once).
+    // The looks at ‖r‖ read r once each (reduce; one_pass reads its scalars), restarts aside.
     std::vector<PhaseTraffic> traffic() const override {
-        return solver_->traffic(c_, static_cast<std::size_t>(iterations_));
+        auto t = solver_->traffic(c_, static_cast<std::size_t>(iterations_));
+        t[phase::reduce].device_bytes += static_cast<std::size_t>((iterations_ - 1) / floor_look) * solver_->look_bytes(c_);
+        return t;
     }
 
     // The format's SpMV against the stencil oracle on a random vector; then a
@@ -134,14 +193,19 @@ public:
     ValidationResult validate(MPI_Comm comm) override {
         ValidationResult v;
         const double oracle = c_.spmv_oracle_error(comm);
-        // The solve: converged in at most 50 n + 100 iterations (CG needs O(n) here).
+        // The last step's answer (its last cycle's, after restarts) gives back its r: a restart that
+        // left x or r behind shows as a gap of order 1. (Up to 1000 iterations' drift: below 1e-8.)
+        const double step_recurrence = std::sqrt(c_.allreduce(c_.local_norm2(c_.r())) / bb_);
+        const double step_gap = std::abs(std::sqrt(c_.true_residual2(comm) / bb_) - step_recurrence);
+        c_.rethrow();
+        // The solve: converged in at most 50 n + 100 iterations, n the largest extent (CG needs O(n) here).
         all_or_none(comm, [&] { restart(); });
         c_.stop_ = false;
         const double bb = c_.allreduce(c_.local_norm2(c_.b()));
         solver_->start(c_);
         double rr = bb;
         converged_iterations_ = 0;
-        const int max_iterations = static_cast<int>(50 * c_.n_ + 100);
+        const int max_iterations = static_cast<int>(50 * std::max({c_.n_[0], c_.n_[1], c_.n_[2]}) + 100);
         while (!c_.stop_ && converged_iterations_ < max_iterations && std::sqrt(rr / bb) > target_residual) {
             solver_->iterate(c_);
             rr = solver_->residual2(c_);
@@ -154,10 +218,11 @@ public:
         c_.rethrow();
         const auto [err2, norm2] = c_.solution_error2(comm);  // ‖x − x*‖², ‖x*‖²
         // ||x - x*|| / ||x*|| <= cond(A) * residual.
-        const double cond = OperatorOf<S>::cond(c_.n_);
+        const double cond = OperatorOf<S>::cond(c_.n_);  // of the grid's extents
         v.checks.push_back(make_check("true_residual", true_residual_, 2 * target_residual));
         v.checks.push_back(make_check("recurrence_residual", recurrence_, target_residual));
         v.checks.push_back(make_check("residual_gap", std::abs(true_residual_ - recurrence_), 1e-10));
+        v.checks.push_back(make_check("step_residual_gap", step_gap, target_residual));
         Check e = make_check("manufactured_solution", std::sqrt(err2 / norm2), cond * 2 * target_residual);
         e.l2_rel_error = std::sqrt(err2 / norm2);
         v.checks.push_back(e);
@@ -167,6 +232,7 @@ public:
     }
     void annotate(MPI_Comm, json& record) override {
         record["krylov"] = {{"iterations_per_step", iterations_},
+                            {"restarts", restarts_},  // the last step's, from x = 0 at the residual floor
                             {"converged_iterations", converged_iterations_},
                             {"recurrence_residual", recurrence_},
                             {"true_residual", true_residual_},
@@ -191,6 +257,8 @@ private:
     std::unique_ptr<SolverT<S>> solver_;
     double recurrence_ = 0, true_residual_ = 0;
     int converged_iterations_ = 0;
+    double bb_ = 0;     // ‖b‖²
+    int restarts_ = 0;  // in the last step
 };
 
 class KrylovFamily final : public Family {
@@ -208,7 +276,7 @@ public:
                                             const std::vector<int>&) const override {
         auto a = std::make_shared<KrylovAxes>();
         if (!j.contains("sizes")) ps.fail("/sizes", "missing required key");
-        a->sizes = ps.cube_sizes(j.at("sizes"), "/sizes", index_t{1} << 31, "krylov");
+        a->sizes = ps.sizes(j.at("sizes"), "/sizes", index_t{1} << 31);
         a->operators = ps.names_axis(TestcaseParser::value_or(j, "operator", "poisson7"), "/operator", operators);
         a->solvers = ps.names_axis(TestcaseParser::value_or(j, "solver", "all"), "/solver", solvers);
         for (const auto& op : a->operators)
@@ -232,7 +300,7 @@ public:
     std::vector<Point> points(const FamilyAxes& any, int ranks) const override {
         const auto& a = dynamic_cast<const KrylovAxes&>(any);
         std::vector<Point> out;
-        for (index_t n : a.sizes)
+        for (const auto& n : a.sizes)
             for (const auto& op : a.operators)
                 for (const auto& solver : a.solvers)
                     if (info_of(op).takes(solver))  // each operator with its solvers (parse checked one is listed)
@@ -243,23 +311,25 @@ public:
                                 for (const auto& halo : a.halos) {
                                     Point pt;
                                     pt.index = static_cast<int>(out.size());
-                                    pt.problem = {{"kind", "krylov"}, {"ranks", ranks}, {"size", {n, n, n}},
+                                    pt.problem = {{"kind", "krylov"}, {"ranks", ranks}, {"size", n},
                                                   {"operator", op}, {"precision", info_of(op).precision},
                                                   {"iterations", {a.iterations}}};
                                     pt.config = {{"solver", solver}, {"format", format}, {"fusion", fusion},
                                                  {"preconditioner", pre}, {"backend", backend}, {"halo", halo}};
                                     pt.key = config_key(pt.config);
-                                    pt.label = fmt::format("krylov {}^3 {} {}", n, op, pt.key);
+                                    pt.label = fmt::format("krylov {} {} {}", size_string(n), op, pt.key);
                                     out.push_back(std::move(pt));
                                 }
         return out;
     }
     std::optional<std::string> not_applicable(const json& problem, const json& config) const override {
-        const index_t n = problem.at("size")[0].get<index_t>();
+        const auto n = problem.at("size").get<std::array<index_t, 3>>();
         const int p = problem.at("ranks").get<int>();
-        if (n < p) return fmt::format("{} z-planes over {} ranks: every rank needs a plane", n, p);
-        // One unknown: a wrong answer shifted by a row is the same answer, so validation means nothing.
-        if (n < 2) return "a 1^3 grid has one unknown, where validation cannot tell a wrong answer (allowed: n >= 2)";
+        if (n[2] < p) return fmt::format("{} z-planes over {} ranks: every rank needs a plane", n[2], p);
+        // One unknown (1^3): a wrong answer shifted by a row is the same answer, so validation means nothing.
+        if (std::min({n[0], n[1], n[2]}) < 2)
+            return fmt::format("a {} grid has an extent of 1, as 1^3 has one unknown, where validation cannot tell a "
+                               "wrong answer (allowed: every extent >= 2)", size_string(n));
         const std::string backend = config.at("backend").get<std::string>();
         const OperatorInfo& op = info_of(problem.at("operator").get<std::string>());
         const std::string solver = config.at("solver").get<std::string>();
@@ -307,7 +377,7 @@ public:
     }
     std::vector<ProblemAxis> problem_axes() const override {
         using Role = ProblemAxis::Role;
-        return {{"size", Role::size, {}, "", 3, "n n n: the grid of unknowns (a cube)"},
+        return {{"size", Role::size, {}, "", 3, "N1 N2 N3: the grid of unknowns, x fastest, z-slabs over the ranks (any extents >= 2; N3 >= ranks)"},
                 {"operator", Role::category, operators, "poisson7", 0, "poisson7 or curlcurl13"},
                 {"precision", Role::category, {"double", "complex_double"}, "double", 0,
                  "the operator's scalar: double (poisson7) or complex_double (curlcurl13)",

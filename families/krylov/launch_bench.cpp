@@ -43,7 +43,7 @@ struct Fixture {
     explicit Fixture(index_t n) {
         host = assemble_poisson7(slab_of(n, 1, 0));
         const Slab& s = host.slab;
-        g = {s.rows(), s.n, s.plane(), s.z0};
+        g = {s.rows(), s.nx, s.ny, s.nz, s.plane(), s.z0};
         stream = static_cast<cudaStream_t>(backend->native_stream());
         std::mt19937 rng(7);
         std::uniform_real_distribution<double> u(-1, 1);

@@ -20,22 +20,22 @@ Format parse_format(const std::string& name) {
     throw std::invalid_argument("unknown format '" + name + "'");
 }
 
-Slab slab_of(index_t n, int ranks, int rank, int components) {
-    const index_t base = n / ranks, extra = n % ranks;
+Slab slab_of(const std::array<index_t, 3>& n, int ranks, int rank, int components) {
+    const index_t base = n[2] / ranks, extra = n[2] % ranks;
     Slab s;
-    s.n = n;
+    s.nx = n[0], s.ny = n[1], s.nz = n[2];
     s.components = components;
     s.z0 = rank * base + std::min<index_t>(rank, extra);
     s.z1 = s.z0 + base + (rank < extra ? 1 : 0);
     s.below = s.z0 > 0;
-    s.above = s.z1 < n;
+    s.above = s.z1 < s.nz;
     return s;
 }
 
 LocalMatrix assemble_poisson7(const Slab& s, bool matrix) {
     LocalMatrix m;
     m.slab = s;
-    const index_t n = s.n, plane = s.plane(), rows = s.rows();
+    const index_t nx = s.nx, ny = s.ny, nz = s.nz, plane = s.plane(), rows = s.rows();
     if (!matrix) {
         m.diag.assign(rows, 6.0);
         return m;
@@ -44,21 +44,21 @@ LocalMatrix assemble_poisson7(const Slab& s, bool matrix) {
     m.row_ptr.push_back(0);
     m.diag.assign(rows, 6.0);
     for (index_t z = s.z0; z < s.z1; ++z)
-        for (index_t y = 0; y < n; ++y)
-            for (index_t x = 0; x < n; ++x) {
-                const index_t own = (z - s.z0) * plane + y * n + x + plane;  // in the haloed vector
+        for (index_t y = 0; y < ny; ++y)
+            for (index_t x = 0; x < nx; ++x) {
+                const index_t own = (z - s.z0) * plane + y * nx + x + plane;  // in the haloed vector
                 auto add = [&](index_t c, double v) {
                     m.col.push_back(static_cast<std::int32_t>(c));
                     m.val.push_back(v);
                 };
                 // Columns in increasing order.
                 if (z > 0) add(own - plane, -1);
-                if (y > 0) add(own - n, -1);
+                if (y > 0) add(own - nx, -1);
                 if (x > 0) add(own - 1, -1);
                 add(own, 6);
-                if (x + 1 < n) add(own + 1, -1);
-                if (y + 1 < n) add(own + n, -1);
-                if (z + 1 < n) add(own + plane, -1);
+                if (x + 1 < nx) add(own + 1, -1);
+                if (y + 1 < ny) add(own + nx, -1);
+                if (z + 1 < nz) add(own + plane, -1);
                 m.row_ptr.push_back(static_cast<std::int64_t>(m.col.size()));
             }
     m.ell_width = 7;
@@ -76,18 +76,18 @@ LocalMatrix assemble_poisson7(const Slab& s, bool matrix) {
 }
 
 void poisson7_reference(const Slab& s, const double* xh, double* y) {
-    const index_t n = s.n, plane = s.plane();
+    const index_t nx = s.nx, ny = s.ny, plane = s.plane();
     for (index_t z = s.z0; z < s.z1; ++z)
-        for (index_t j = 0; j < n; ++j)
-            for (index_t i = 0; i < n; ++i) {
-                const index_t own = (z - s.z0) * plane + j * n + i + plane;
+        for (index_t j = 0; j < ny; ++j)
+            for (index_t i = 0; i < nx; ++i) {
+                const index_t own = (z - s.z0) * plane + j * nx + i + plane;
                 double v = 6 * xh[own];
                 if (i > 0) v -= xh[own - 1];
-                if (i + 1 < n) v -= xh[own + 1];
-                if (j > 0) v -= xh[own - n];
-                if (j + 1 < n) v -= xh[own + n];
+                if (i + 1 < nx) v -= xh[own + 1];
+                if (j > 0) v -= xh[own - nx];
+                if (j + 1 < ny) v -= xh[own + nx];
                 if (z > 0) v -= xh[own - plane];  // a halo plane: the neighbour rank's values
-                if (z + 1 < n) v -= xh[own + plane];
+                if (z + 1 < s.nz) v -= xh[own + plane];
                 y[own - plane] = v;
             }
 }
@@ -111,10 +111,10 @@ template std::size_t spmv_bytes(Format, const LocalMatrixT<complex>&);
 
 complex manufactured_complex(index_t g) { return {std::sin(2.0 * double(g)), std::sin(2.0 * double(g) + 1)}; }
 
-double curlcurl13_sigma(index_t n, index_t i, index_t j, index_t k) {
-    const double c = 0.5 * double(n - 1), r = 0.25 * double(n);
-    const bool inside = std::abs(double(i) - c) <= r && std::abs(double(j) - c) <= r && std::abs(double(k) - c) <= r;
-    return inside ? 1.0 : 0.1;
+double curlcurl13_sigma(const Slab& s, index_t i, index_t j, index_t k) {
+    // within a quarter of the extent m of the centre (m - 1)/2, on each axis
+    auto near = [](index_t v, index_t m) { return std::abs(double(v) - 0.5 * double(m - 1)) <= 0.25 * double(m); };
+    return near(i, s.nx) && near(j, s.ny) && near(k, s.nz) ? 1.0 : 0.1;
 }
 
 namespace {
@@ -137,10 +137,12 @@ std::array<Edge, 4> face_edges(int t, index_t i, index_t j, index_t k) {
         default: return {{{2, i, j + 1, k, 1}, {2, i, j, k, -1}, {1, i, j, k + 1, -1}, {1, i, j, k, 1}}};
     }
 }
-bool inside(const Edge& e, index_t n) { return e.i >= 0 && e.i < n && e.j >= 0 && e.j < n && e.k >= 0 && e.k < n; }
+bool inside(const Edge& e, const Slab& s) {
+    return e.i >= 0 && e.i < s.nx && e.j >= 0 && e.j < s.ny && e.k >= 0 && e.k < s.nz;
+}
 // Index of an edge in a rank's haloed vector (halo plane below first).
 index_t haloed_index(const Slab& s, const Edge& e) {
-    return (((e.k - s.z0 + 1) * s.n + e.j) * s.n + e.i) * 3 + e.c;
+    return (((e.k - s.z0 + 1) * s.ny + e.j) * s.nx + e.i) * 3 + e.c;
 }
 bool own(const Slab& s, const Edge& e) { return e.k >= s.z0 && e.k < s.z1; }
 
@@ -150,14 +152,14 @@ bool own(const Slab& s, const Edge& e) { return e.k >= s.z0 && e.k < s.z1; }
 template <class F>
 void for_faces(const Slab& s, F f) {
     for (index_t k = s.z0 - 1; k < s.z1; ++k)
-        for (index_t j = -1; j < s.n; ++j)
-            for (index_t i = -1; i < s.n; ++i)
+        for (index_t j = -1; j < s.ny; ++j)
+            for (index_t i = -1; i < s.nx; ++i)
                 for (int t = 0; t < 3; ++t) {
                     std::array<Edge, 4> all = face_edges(t, i, j, k);
                     std::array<Edge, 4> in{};
                     int m = 0;
                     for (const Edge& e : all)
-                        if (inside(e, s.n)) in[m++] = e;
+                        if (inside(e, s)) in[m++] = e;
                     f(in, m);
                 }
 }
@@ -182,9 +184,9 @@ LocalMatrixT<complex> assemble_curlcurl13(const Slab& s) {
     m.diag.resize(static_cast<std::size_t>(rows));
     int width = 0;
     for (index_t r = 0; r < rows; ++r) {
-        const index_t node = (r / 3), i = node % s.n, j = (node / s.n) % s.n, k = s.z0 + node / (s.n * s.n);
+        const index_t node = (r / 3), i = node % s.nx, j = (node / s.nx) % s.ny, k = s.z0 + node / (s.nx * s.ny);
         auto& row = acc[static_cast<std::size_t>(r)];
-        row[static_cast<std::int32_t>(r + plane)] += complex(0, curlcurl13_sigma(s.n, i, j, k));
+        row[static_cast<std::int32_t>(r + plane)] += complex(0, curlcurl13_sigma(s, i, j, k));
         for (const auto& [c, v] : row) {
             m.col.push_back(c);
             m.val.push_back(v);
@@ -210,8 +212,8 @@ LocalMatrixT<complex> assemble_curlcurl13(const Slab& s) {
 void curlcurl13_reference(const Slab& s, const complex* x, complex* y) {
     const index_t rows = s.rows(), plane = s.plane();
     for (index_t r = 0; r < rows; ++r) {
-        const index_t node = r / 3, i = node % s.n, j = (node / s.n) % s.n, k = s.z0 + node / (s.n * s.n);
-        y[r] = complex(0, curlcurl13_sigma(s.n, i, j, k)) * x[r + plane];
+        const index_t node = r / 3, i = node % s.nx, j = (node / s.nx) % s.ny, k = s.z0 + node / (s.nx * s.ny);
+        y[r] = complex(0, curlcurl13_sigma(s, i, j, k)) * x[r + plane];
     }
     for_faces(s, [&](const std::array<Edge, 4>& in, int count) {
         complex curl = 0;  // the face's curl of x

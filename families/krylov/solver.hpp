@@ -37,7 +37,10 @@ public:
         (void)c;
         return 0;
     }
-    // ‖r‖² over the ranks after an iteration (the validation solve's test).
+    // Bytes residual2() reads in backend memory (a step's look at the residual floor).
+    virtual std::size_t look_bytes(const Context<S>& c) const { return c.bytes(c.rows()); }
+    // ‖r‖² over the ranks after an iteration (the validation solve's test, a step's floor test; after
+    // a stop: of the last iteration that completed).
     virtual double residual2(Context<S>& c) { return c.allreduce(c.local_norm2(c.r())); }
     // Bytes of its own vectors in backend memory.
     virtual std::size_t backend_bytes() const { return 0; }
