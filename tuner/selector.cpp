@@ -238,6 +238,8 @@ Selection select_measured(const json& problem, const SelectOptions& options) {
         const double per_rank = family.work(problem) / ranks(problem);
         for (const auto& q : measured) {
             if (categories(family, q) != cats || ranks(q) == ranks(problem)) continue;
+            // One rank exchanged nothing: its transports say nothing about P > 1 (issue 43).
+            if (ranks(q) == 1 && ranks(problem) > 1) continue;
             others.emplace_back(std::abs(std::log2(per_rank / (family.work(q) / ranks(q)))),
                                 std::abs(std::log(double(ranks(q)) / ranks(problem))), q);
         }
