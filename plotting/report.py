@@ -268,7 +268,8 @@ def axes_of(kind, records, descriptions):
     numbers are sizes)."""
     d = descriptions.get(kind)
     if d:
-        return ([a["name"] for a in d["problem_axes"] if a["role"] == "size"],
+        # A count (krylov's iterations) scales the work as a size does.
+        return ([a["name"] for a in d["problem_axes"] if a["role"] in ("size", "count")],
                 [a["name"] for a in d["problem_axes"] if a["role"] == "category"])
     fields = sorted({k for r in records for k in r["problem"] if k not in ("kind", "ranks", "ranks_per_node")})
     sizes = [k for k in fields if all(isinstance(r["problem"].get(k), list) for r in records)]
