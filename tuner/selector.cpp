@@ -90,8 +90,9 @@ std::string machine_of(const SelectOptions& o) {
 }
 
 // The problem with each count axis (ProblemAxis::Role::count) set to the count
-// of the measured problem nearest to it: the same categories and ranks, then
-// the nearest sizes, then the nearest count to the one asked. `scale` is the
+// of the measured problem nearest to it: the same categories, this rank count
+// before others, then the nearest sizes, then the nearest count to the one
+// asked (so that every rung compares work at one count). `scale` is the
 // asked count over the measured one (1 where none was asked), `note` says so.
 // Where nothing of the kind was measured: unchanged.
 json with_measured_counts(const Family& f, const json& problem, const SelectOptions& options, double& scale,
@@ -108,10 +109,11 @@ json with_measured_counts(const Family& f, const json& problem, const SelectOpti
     }
     const std::string cats = categories(f, problem);
     std::optional<json> nearest;
-    std::pair<double, double> best{0, 0};
+    std::tuple<bool, double, double> best{false, 0, 0};  // (other rank count, size distance, count distance)
     for (const auto& q : measured) {
-        if (categories(f, q) != cats || ranks(q) != ranks(problem)) continue;
-        const std::pair<double, double> d{size_distance(f, problem, q), count_distance(f, problem, q)};
+        if (categories(f, q) != cats) continue;
+        const std::tuple<bool, double, double> d{ranks(q) != ranks(problem), size_distance(f, problem, q),
+                                                 count_distance(f, problem, q)};
         if (!nearest || d < best) nearest = q, best = d;
     }
     if (!nearest) return problem;

@@ -245,6 +245,14 @@ TEST_F(SelectorTest, IterationCountsScaleTheTimeNotTheAnswer) {
     const Selection bigger = select(complete_problem(family_named("krylov"), asked), db);
     EXPECT_EQ(bigger.rung, "nearest") << bigger.reason;
     EXPECT_DOUBLE_EQ(*bigger.expected_ms, 2.0 * 8 * 2);
+
+    // At another rank count with no count asked: the measured count, so the
+    // per-rank work compares like with like (same points per rank: the same time).
+    json wider{{"kind", "krylov"}, {"size", {16, 16, 32}}, {"ranks", 4}};
+    const Selection other = select(complete_problem(family_named("krylov"), wider), db);
+    EXPECT_EQ(other.rung, "per_rank_size") << other.reason;
+    EXPECT_DOUBLE_EQ(*other.expected_ms, 2.0);
+    EXPECT_NE(other.reason.find("for 50 iterations as measured"), std::string::npos) << other.reason;
 }
 
 TEST_F(SelectorTest, PencilGridsAreReDerivedForTheNewRankCount) {
