@@ -415,7 +415,157 @@ ValidationResult validate_typed(Plan& plan) {
     return result;
 }
 
+// The spectrum of the test function at output index w (z in 0..n_z/2):
+// f = sum_m a_m cos(2 pi k_m.x/n + phi_m) gives X[w] = N/2 sum_m a_m
+// (e^{i phi_m} [w = k_m] + e^{-i phi_m} [w = -k_m]), indices mod n. The
+// input holds f rounded to T: |X_T - X| <= eps_T/2 sum|f|, far inside the tolerance.
+std::complex<double> test_spectrum(const std::vector<TestMode>& modes, const std::array<index_t, 3>& n,
+                                   const std::array<index_t, 3>& w) {
+    const double half_n = 0.5 * double(n[0] * n[1] * n[2]);
+    auto same = [&](const TestMode& m, int sign) {
+        for (int a = 0; a < 3; ++a)
+            if (((sign * m.k[a]) % n[a] + n[a]) % n[a] != w[a]) return false;
+        return true;
+    };
+    std::complex<double> x;
+    for (const auto& m : modes) {
+        if (same(m, 1)) x += std::polar(half_n * m.amplitude, m.phase);
+        if (same(m, -1)) x += std::polar(half_n * m.amplitude, -m.phase);
+    }
+    return x;
+}
+
+// Indices lo..hi-1 to sample: the first, the last and evenly spaced ones, at
+// least `count` when there are as many, so that every run of (hi - lo) / (count - 1)
+// consecutive indices holds one.
+std::vector<index_t> sampled_indices(index_t lo, index_t hi, index_t count) {
+    const index_t len = hi - lo;
+    std::vector<index_t> out;
+    if (len <= count) {
+        for (index_t i = lo; i < hi; ++i) out.push_back(i);
+        return out;
+    }
+    for (index_t j = 0; j < count; ++j) out.push_back(lo + j * (len - 1) / (count - 1));
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+template <class T>
+ValidationResult validate_timed_typed(Plan& plan, Buffer& real, Buffer& complex, Direction timed) {
+    using C = std::complex<T>;
+    const auto n = plan.problem().size;
+    const index_t total = n[0] * n[1] * n[2];
+    const Layout in_l = plan.input_layout(), out_l = plan.output_layout();
+    const auto modes = test_modes(n);
+    Backend& be = plan.backend();
+    MPI_Comm comm = plan.comm();
+    const bool direct = plan.buffers_on_host();
+    const double tol = transform_tolerance(plan.problem().precision, total);
+    // A plan over every device leaves its timed result in storage of its own
+    // (Plan::run_staged): its arrays hold the input and the spectrum only.
+    const bool staged = plan.devices() > 1;
+    std::exception_ptr failed;
+    if (timed == Direction::forward && staged)
+        failed = unless_device_lost(be, comm, failure_of([&] { plan.forward(real.data(), complex.data()); }));
+
+    // Spectrum spot check against the analytic spectrum, relative to its largest value.
+    const auto spot_k = spot_wavenumbers(modes, n);
+    std::vector<double> spot_sums(3 * spot_k.size());
+    double spot_den = 0;
+    for (const auto& k : spot_k) spot_den = std::max(spot_den, std::abs(test_spectrum(modes, n, k)));
+    all_or_none(comm, failed, [&] {
+        const Box3& held = out_l.box;
+        for (std::size_t w = 0; w < spot_k.size(); ++w) {
+            const auto& k = spot_k[w];
+            if (k[0] < held.lo[0] || k[0] >= held.hi[0] || k[1] < held.lo[1] || k[1] >= held.hi[1] ||
+                k[2] < held.lo[2] || k[2] >= held.hi[2])
+                continue;
+            C got;
+            const C* at = complex.as<C>() + out_l.offset_of(k);
+            if (direct) got = *at;
+            else be.copy_to_host(&got, at, sizeof(C));
+            const auto d = test_spectrum(modes, n, k) - std::complex<double>(got.real(), got.imag());
+            spot_sums[3 * w] = d.real();
+            spot_sums[3 * w + 1] = d.imag();
+            spot_sums[3 * w + 2] = 1;
+        }
+    });
+    FFTUNE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, spot_sums.data(), int(spot_sums.size()), MPI_DOUBLE, MPI_SUM, comm));
+    RelErr spot_err;
+    spot_err.den = spot_den;
+    for (std::size_t w = 0; w < spot_k.size(); ++w)
+        spot_err.add(spot_sums[3 * w + 2] == 1 ? std::hypot(spot_sums[3 * w], spot_sums[3 * w + 1])
+                                               : std::numeric_limits<double>::infinity(),
+                     0.0);
+
+    // Round trip on sampled planes: the inverse of the spectrum (the timed
+    // inverse's own result when the inverse was timed) over N against the
+    // field, on planes across the slowest axis of the real array. Each plane
+    // is contiguous; the spacing puts one in every overlap chunk.
+    if (timed == Direction::forward || staged)
+        failed = unless_device_lost(be, comm, failure_of([&] { plan.inverse(complex.data(), real.data()); }));
+    const Box3& ib = in_l.box;
+    const int slow = in_l.order[0];
+    const index_t per_plane = ib.empty() ? 0 : ib.count() / ib.extent(slow);
+    const auto planes = sampled_indices(ib.lo[slow], ib.hi[slow], std::max<index_t>(17, 2 * plan.config().overlap + 1));
+    const SeparableField field(modes, n, ib, false);
+    RelErr rt;
+    all_or_none(comm, failed, [&] {
+        if (ib.empty()) return;
+        T* host = direct ? nullptr : host_scratch(ScratchRole::test_input).get<T>(planes.size() * per_plane, &be);
+        std::vector<const T*> at(planes.size());
+        for (std::size_t p = 0; p < planes.size(); ++p) {
+            std::array<index_t, 3> first = ib.lo;
+            first[slow] = planes[p];
+            const T* src = real.as<T>() + in_l.offset_of(first);
+            if (direct) at[p] = src;
+            else be.copy_to_host(host + p * per_plane, src, per_plane * sizeof(T)), at[p] = host + p * per_plane;
+        }
+        const auto st = in_l.strides();
+        std::mutex mutex;
+        parallel_for(0, std::int64_t(planes.size()), [&](std::int64_t lo, std::int64_t hi) {
+            RelErr part;
+            std::vector<std::complex<double>> r(field.tables.size());
+            for (auto p = lo; p < hi; ++p) {
+                Box3 pb = ib;
+                pb.lo[slow] = planes[p];
+                pb.hi[slow] = planes[p] + 1;
+                const index_t base = in_l.offset_of(pb.lo);
+                for (index_t x = pb.lo[0]; x < pb.hi[0]; ++x)
+                    for (index_t y = pb.lo[1]; y < pb.hi[1]; ++y) {
+                        field.row(x - ib.lo[0], y - ib.lo[1], r.data());
+                        const T* row = at[p] + (in_l.offset_of({x, y, pb.lo[2]}) - base);
+                        for (index_t z = pb.lo[2]; z < pb.hi[2]; ++z) {
+                            const double ref = double(static_cast<T>(field.at(r.data(), z - ib.lo[2])));
+                            const double got = double(row[(z - pb.lo[2]) * st[2]]) / double(total);
+                            part.add(std::abs(got - ref), std::abs(ref));
+                        }
+                    }
+            }
+            std::lock_guard<std::mutex> lock(mutex);
+            rt.merge(part);
+        }, host_threads());
+    });
+    ValidationResult result;
+    result.checks.push_back(make_check("round_trip_sampled", rt.reduce(comm), tol));
+    result.checks.push_back(
+        make_check("spectrum_spot", spot_err.den > 0 ? spot_err.num / spot_err.den : spot_err.num, tol));
+    return result;
+}
+
 }  // namespace
+
+bool validated_by_samples(const Problem& problem) {
+    return problem.size[0] * problem.size[1] * problem.size[2] >= sampled_validation_min_points;
+}
+
+ValidationResult validate_timed(Plan& plan, Buffer& real, Buffer& complex, Direction timed) {
+    if (plan.inverse_input() == InverseInput::destroy)
+        throw std::invalid_argument("validate_timed() transforms the timed spectrum back: it needs a plan made with "
+                                    "InverseInput::preserve, not destroy");
+    if (plan.problem().precision == Precision::single) return validate_timed_typed<float>(plan, real, complex, timed);
+    return validate_timed_typed<double>(plan, real, complex, timed);
+}
 
 ValidationResult validate(Plan& plan) {
     // The round trip and the Laplacian both transform the one spectrum back.

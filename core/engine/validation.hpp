@@ -34,6 +34,26 @@ inline constexpr index_t oracle_max_points = index_t{1} << 21;
 // std::invalid_argument for a plan whose inverse may destroy its input.
 ValidationResult validate(Plan& plan);
 
+// Large grids: the full checks above cost 5-15x the timing of the transform
+// (host copies of every array, results/h100x1-2026-11-27-spot-large). From
+// this many points on a timed point is validated by validate_timed instead.
+inline constexpr index_t sampled_validation_min_points = index_t{1} << 24;  // 256^3
+bool validated_by_samples(const Problem& problem);
+
+// Checks of the arrays a timed run left, copying only samples off the device:
+// `real` holds the test input (fill_test_input) and `complex` its spectrum
+// after timed forwards; after timed inverses `complex` holds that spectrum and
+// `real` the inverse of it. Two checks:
+//  - round_trip_sampled: the inverse of the spectrum (for timed inverses the
+//    timed result itself) over N against the field, on whole planes across the
+//    slowest axis of the real array (first, last, evenly spaced: at least 17,
+//    and one in every overlap chunk);
+//  - spectrum_spot: the spectrum at spot_wavenumbers against the test
+//    function's analytic spectrum, relative to its largest value.
+// A point-sized error off the sampled planes passes; a stage's wrong axis,
+// sign, scale or missing chunk does not. Collective; overwrites `real`.
+ValidationResult validate_timed(Plan& plan, Buffer& real, Buffer& complex, Direction timed);
+
 // Test data, exposed for tests and for applications that want a known field.
 struct TestMode {
     std::array<int, 3> k;  // wavenumbers along x, y, z

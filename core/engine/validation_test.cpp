@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <complex>
 #include <cstdlib>
 
 #include "core/base/registry.hpp"
@@ -151,6 +152,99 @@ TEST(Validation, ThreadedChecksPassAndCatchASwappedAxis) {
         EXPECT_EQ(v.primary().passed, std::string(backend) == "fftw") << backend;
     }
     unsetenv("FFTUNE_HOST_THREADS");
+}
+
+// The arrays a timed run of `d` leaves (Fft3dWorkload): the test input and its
+// spectrum; after timed inverses the inverse of that spectrum in `real`.
+struct TimedArrays {
+    Buffer real, complex;
+};
+TimedArrays timed_arrays(Plan& plan, Direction d) {
+    TimedArrays t{plan.allocate_input(), plan.allocate_output()};
+    if (plan.problem().precision == Precision::single)
+        fill_test_input(t.real.as<float>(), plan.input_layout(), plan.problem().size);
+    else
+        fill_test_input(t.real.as<double>(), plan.input_layout(), plan.problem().size);
+    plan.forward(t.real.data(), t.complex.data());
+    if (d == Direction::inverse) plan.inverse(t.complex.data(), t.real.data());
+    return t;
+}
+
+TEST(SampledValidation, StartsAt256Cubed) {
+    EXPECT_FALSE(validated_by_samples({"fft3d", {255, 256, 256}, Precision::double_, Direction::forward, 1}));
+    EXPECT_TRUE(validated_by_samples({"fft3d", {256, 256, 256}, Precision::single, Direction::inverse, 4}));
+    EXPECT_TRUE(validated_by_samples({"fft3d", {4096, 4096, 1}, Precision::double_, Direction::forward, 1}));
+}
+
+// Correct plans pass both checks after timed forwards and inverses, in every
+// decomposition x layout and both precisions, with errors at rounding level.
+TEST(SampledValidation, CorrectPlansPassInBothDirections) {
+    for (auto precision : {Precision::double_, Precision::single})
+        for (auto dir : {Direction::forward, Direction::inverse})
+            for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil"})
+                for (auto layout : all_values<LayoutVariant>()) {
+                    const Problem problem{"fft3d", {20, 12, 10}, precision, dir, 1};
+                    const Config config{"fftw", d, layout, {1, 1},
+                                        std::string(d) == "pencil" ? std::vector<std::string>{"p2p_sync", "a2a_sync"}
+                                                                   : std::vector<std::string>{"a2a_sync"},
+                                        false};
+                    Plan plan(MPI_COMM_SELF, problem, config);
+                    auto t = timed_arrays(plan, dir);
+                    const auto v = validate_timed(plan, t.real, t.complex, dir);
+                    ASSERT_EQ(v.checks.size(), 2u);
+                    EXPECT_EQ(v.primary().method, "round_trip_sampled");
+                    EXPECT_EQ(v.checks[1].method, "spectrum_spot");
+                    EXPECT_TRUE(v.passed()) << config.key() << " " << v.checks[0].max_rel_error << " "
+                                            << v.checks[1].max_rel_error;
+                    const double eps = precision == Precision::single ? 1e-6 : 1e-14;
+                    EXPECT_LT(v.checks[0].max_rel_error, eps) << config.key();
+                    EXPECT_LT(v.checks[1].max_rel_error, eps) << config.key();
+                }
+}
+
+TEST(SampledValidation, CatchesASwappedAxisInEveryDecompositionAndLayout) {
+    const Problem problem{"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, 1};
+    for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil"})
+        for (auto layout : all_values<LayoutVariant>()) {
+            const Config config{"fftw_swapped_axes", d, layout, {1, 1},
+                                std::string(d) == "pencil" ? std::vector<std::string>{"p2p_sync", "p2p_sync"}
+                                                           : std::vector<std::string>{"p2p_sync"},
+                                false};
+            Plan plan(MPI_COMM_SELF, problem, config);
+            auto t = timed_arrays(plan, Direction::forward);
+            const auto v = validate_timed(plan, t.real, t.complex, Direction::forward);
+            EXPECT_FALSE(v.passed()) << config.key();
+        }
+}
+
+// What the sampled planes see of a wrong result: a whole chunk of planes off
+// by a factor (a missing overlap chunk, a stage's wrong scale), the last plane
+// (an index overflow at the end of the array); a single point between sampled
+// planes is the documented blind spot.
+TEST(SampledValidation, SeesWrongChunksAndTheLastPlaneNotEveryPoint) {
+    const std::array<index_t, 3> n{64, 8, 6};  // x slowest: 64 planes, 17 sampled
+    const Problem problem{"fft3d", n, Precision::double_, Direction::inverse, 1};
+    const Config config{"fftw", "slab_2d1d", LayoutVariant::default_, {1, 1}, {"a2a_sync"}, false};
+    Plan plan(MPI_COMM_SELF, problem, config);
+    ASSERT_EQ(plan.input_layout().order[0], 0);
+    const index_t plane = n[1] * n[2], total = n[0] * plane;
+    auto check = [&](auto spoil) {
+        auto t = timed_arrays(plan, Direction::inverse);
+        spoil(t.real.as<double>());
+        return validate_timed(plan, t.real, t.complex, Direction::inverse);
+    };
+    EXPECT_TRUE(check([](double*) {}).passed());
+    // 4 planes (a chunk of overlap 16) doubled in the middle.
+    EXPECT_FALSE(check([&](double* r) { for (index_t i = 30 * plane; i < 34 * plane; ++i) r[i] *= 2; }).primary().passed);
+    EXPECT_FALSE(check([&](double* r) { r[total - 1] += 1.0 * double(total); }).primary().passed);
+    // x = 1 is not sampled (0, 3, 7, ...: every (64 - 1) / 16 planes).
+    EXPECT_TRUE(check([&](double* r) { r[plane + 5] += 1.0 * double(total); }).primary().passed);
+    // A spectrum entry of a test mode changed: the spot check.
+    auto t = timed_arrays(plan, Direction::forward);
+    const auto k = test_modes(n)[0].k;
+    t.complex.as<std::complex<double>>()[plan.output_layout().offset_of({index_t(k[0]), index_t(k[1]), index_t(k[2])})] *= 1.01;
+    const auto v = validate_timed(plan, t.real, t.complex, Direction::forward);
+    EXPECT_FALSE(v.checks[1].passed);
 }
 
 }  // namespace

@@ -420,6 +420,26 @@ TEST(RunPoint, WrongResultsFailValidation) {
     EXPECT_FALSE(r.at("validation").at("passed").get<bool>());
 }
 
+// From 2^24 points on, fft3d validates the arrays its timing left by samples
+// (validate_timed), in both directions; wrong results still fail.
+TEST(RunPoint, LargeGridsAreValidatedBySamplesOfTheTimedArrays) {
+    const RunOptions once{0, 1, true, {"runner_mpi_test"}};
+    const std::array<index_t, 3> n{64, 512, 512};
+    for (auto dir : {Direction::forward, Direction::inverse}) {
+        auto pt = point("a2a_sync", n);
+        pt.problem.direction = dir;
+        const json r = run_point(MPI_COMM_WORLD, pt, once, machine_info());
+        ASSERT_EQ(r.at("status"), "ok") << r.dump(2);
+        EXPECT_EQ(r.at("validation").at("method"), "round_trip_sampled");
+        ASSERT_EQ(r.at("validation").at("checks").size(), 2u);
+        EXPECT_EQ(r.at("validation").at("checks")[1].at("method"), "spectrum_spot");
+        EXPECT_LT(r.at("validation").at("max_rel_error").get<double>(), 1e-13);
+    }
+    const json r = run_point(MPI_COMM_WORLD, point("test_drops_data", n), once, machine_info());
+    EXPECT_EQ(r.at("status"), "failed");
+    EXPECT_EQ(r.at("validation").at("method"), "round_trip_sampled");
+}
+
 TEST(RunJob, AFailingPointDoesNotAbortTheSweep) {
     const json j{{"name", "runner test"},       {"problem", "fft3d"},  {"sizes", json::array({json::array({9, 10, 11})})},
                  {"ranks", world_size()},       {"decomposition", "slab_2d1d"}, {"layout", "default"},
