@@ -95,6 +95,7 @@ int run_in_job(Testcase tc, const RunOptions& o) {
             const auto sel = load_point_selection(o.selection_path);
             tc.warmup = sel.warmup;
             tc.iterations = sel.iterations;
+            tc.validate = tc.validate && sel.validate;
             deadline = sel.deadline_unix_ms;
             if (auto it = sel.points.find(size); it != sel.points.end()) only = it->second;
         }

@@ -18,7 +18,7 @@ namespace fftune::cli {
 namespace {
 
 struct TuneOptions {
-    std::string testcase, out = "fftune-results", strategy = "exhaustive", compare_file, db_path, budget;
+    std::string testcase, out = "fftune-results", strategy = default_strategy, compare_file, db_path, budget;
 };
 
 int tune_and_ingest(const TuneOptions& o) {
@@ -31,11 +31,8 @@ int tune_and_ingest(const TuneOptions& o) {
     long long deadline = 0;
     if (!o.budget.empty()) deadline = unix_ms_now() + static_cast<long long>(*parse_duration(o.budget) * 1000);
     const auto result = fftune::tune(tc, o.testcase, o.out, o.strategy, deadline);
-    std::vector<std::string> files;
-    for (int k = 0; k < result.rounds; ++k)
-        files.push_back((std::filesystem::path(o.out) / fmt::format("round{}", k) /
-                         (sanitize_filename(tc.name) + ".jsonl")).string());
-    const auto st = db.ingest(files);
+    // Screening rounds are not validated: only the other rounds' records are tuning results.
+    const auto st = db.ingest(result.validated_files);
     for (const auto& note : ingest_notes(st)) logging::warn(note);
     std::cout << fmt::format("{}: {} rounds, {} points measured, {} problems picked\n", o.strategy, result.rounds,
                              result.points_measured, result.picks.size());
@@ -62,7 +59,9 @@ void add_tune(CLI::App& app, Commands& commands) {
     tune_app->add_option("testcase", o->testcase, "testcase JSON file")->required();
     tune_app->add_option("--out", o->out, "directory for the result files");
     tune_app->add_option("--strategy", o->strategy,
-                         "exhaustive, phase (pencil phases one at a time) or halving (successive halving)")
+                         fmt::format("screen (default: every point briefly without validation, then the fastest "
+                                     "few validated), exhaustive, phase (pencil phases one at a time) or halving "
+                                     "(successive halving)"))
         ->check(CLI::IsMember(fftune::Registry<fftune::Strategy>::instance().names()));
     tune_app->add_option("--budget", o->budget,
                          "wall time the search may take, e.g. 90s, 10m, 1h30m: no point starts after it, and the "

@@ -78,7 +78,7 @@ function(fftune_cli_test name rc)
 endfunction()
 
 # fftune_family_sweep(FAMILY TESTCASE DIR): a family's CPU sweep through
-# `fftune tune` into DIR/db.sqlite, DIR emptied first (test FAMILY_clean);
+# `fftune tune --strategy exhaustive` (every point validated) into DIR/db.sqlite, DIR emptied first (test FAMILY_clean);
 # its `best` and `report` tests require the fixture FAMILY_db. Without the
 # tuner only the clean-up is registered.
 function(fftune_family_sweep family testcase dir)
@@ -87,7 +87,7 @@ function(fftune_family_sweep family testcase dir)
   if(NOT FFTUNE_HAVE_TUNER)
     return()
   endif()
-  fftune_cli_test(${family}_sweep 0 ARGS tune ${testcase} --out ${dir}/out --db ${dir}/db.sqlite
+  fftune_cli_test(${family}_sweep 0 ARGS tune ${testcase} --strategy exhaustive --out ${dir}/out --db ${dir}/db.sqlite
     EXPECT "db.sqlite: [1-9][0-9]* added" REJECT "failed|job died" LABELS "${family};mpi;sweep")
   set_tests_properties(${family}_sweep PROPERTIES FIXTURES_REQUIRED ${family}_clean FIXTURES_SETUP ${family}_db
     PROCESSORS 4 TIMEOUT 900)

@@ -57,7 +57,8 @@ struct Round {
 
     // Runs the selected points; returns their records (index -> record) per
     // rank count. Past the deadline: nothing (the budget is spent).
-    std::map<int, std::map<int, json>> run(const std::map<int, std::vector<int>>& points, int warmup, int iterations) {
+    std::map<int, std::map<int, json>> run(const std::map<int, std::vector<int>>& points, int warmup, int iterations,
+                                           bool validate = true) {
         if (out_of_time()) {
             result.budget_spent = true;
             return {};
@@ -69,11 +70,14 @@ struct Round {
         sel.warmup = warmup;
         sel.iterations = iterations;
         sel.deadline_unix_ms = deadline_unix_ms;
+        sel.validate = validate;
         const std::string path = (fs::path(dir) / "selection.json").string();
         save_point_selection(sel, path);
         run_sweep(tc, {testcase_path, dir, "", {}, path, /*resume=*/false, {}});  // each round measures anew
+        const std::string file = (fs::path(dir) / (sanitize_filename(tc.name) + ".jsonl")).string();
+        if (validate) result.validated_files.push_back(file);
         std::map<int, std::map<int, json>> out;
-        for (auto& r : read_records((fs::path(dir) / (sanitize_filename(tc.name) + ".jsonl")).string())) {
+        for (auto& r : read_records(file)) {
             if (r.contains("timing")) {  // skipped points cost nothing
                 ++result.points_measured;
                 result.point_iterations += warmup + iterations;
@@ -193,7 +197,51 @@ void PhaseSeparable::search(Round& round) const {
     if (!second.empty()) round.run(second, tc.warmup, tc.iterations);
 }
 
+class Screen final : public Strategy {
+public:
+    void search(Round& round) const override;
+};
+
+void Screen::search(Round& round) const {
+    const Testcase& tc = round.tc;
+    const auto screened = round.run(all_points(tc), std::min(tc.warmup, 1), std::min(tc.iterations, screen_iterations),
+                                    /*validate=*/false);
+    // Per (ranks, problem): the screened points, fastest first.
+    std::map<std::string, std::pair<int, std::vector<std::pair<double, int>>>> ranking;
+    for (const auto& [ranks, recs] : screened)
+        for (const auto& [index, r] : recs)
+            if (r.value("status", "") == "ok" && r.contains("timing")) {
+                auto& e = ranking[problem_signature(r)];
+                e.first = ranks;
+                e.second.push_back({median(r), index});
+            }
+    for (auto& [sig, e] : ranking) std::sort(e.second.begin(), e.second.end());
+    // Confirm: each problem's next candidates, within the margin of its
+    // fastest, until one validates; then, if none did, the rest in order.
+    std::map<std::string, std::size_t> next;  // per problem: position of its next candidate
+    std::set<std::string> settled;
+    for (int pass = 0; !round.result.budget_spent; ++pass) {
+        std::map<int, std::vector<int>> candidates;
+        for (const auto& [sig, e] : ranking) {
+            if (settled.count(sig)) continue;
+            const auto& v = e.second;
+            std::size_t& k = next[sig];
+            for (int taken = 0; k < v.size() && taken < screen_candidates; ++k, ++taken) {
+                if (pass == 0 && k > 0 && v[k].first > screen_margin * v[0].first) break;
+                candidates[e.first].push_back(v[k].second);
+            }
+        }
+        for (auto& [r, list] : candidates) std::sort(list.begin(), list.end());
+        std::erase_if(candidates, [](const auto& c) { return c.second.empty(); });
+        if (candidates.empty()) break;
+        for (const auto& [ranks, recs] : round.run(candidates, tc.warmup, tc.iterations))
+            for (const auto& [index, r] : recs)
+                if (usable(r)) settled.insert(problem_signature(r));
+    }
+}
+
 const bool registered = register_variant<Strategy, Exhaustive>("exhaustive") &&
+                        register_variant<Strategy, Screen>("screen") &&
                         register_variant<Strategy, PhaseSeparable>("phase") &&
                         register_variant<Strategy, Halving>("halving");
 
@@ -263,6 +311,20 @@ std::optional<double> parse_duration(const std::string& text) {
     return total;
 }
 
+namespace {
+// Seconds of host wall time the records' points took (timing.wall_ms: set-up,
+// prepare, timed, validate), and of it the timed iterations.
+std::pair<double, double> wall_seconds(const std::vector<json>& records) {
+    double all = 0, timed = 0;
+    for (const auto& r : records) {
+        if (!r.contains("timing") || !r["timing"].contains("wall_ms")) continue;
+        for (const auto& [part, ms] : r["timing"]["wall_ms"].items()) all += ms.get<double>() / 1000;
+        timed += r["timing"]["wall_ms"].value("timed", 0.0) / 1000;
+    }
+    return {all, timed};
+}
+}  // namespace
+
 std::string compare_with_exhaustive(const TuneResult& result, const std::vector<json>& exhaustive) {
     std::map<std::pair<std::string, std::string>, double> t;
     long long full_cost = 0;
@@ -271,7 +333,7 @@ std::string compare_with_exhaustive(const TuneResult& result, const std::vector<
         if (usable(r)) t[{problem_signature(r), r.at("key").get<std::string>()}] = median(r);
     }
     const auto best = best_per_problem(exhaustive);
-    int problems = 0, same = 0, within5 = 0, missing = 0;
+    int problems = 0, same = 0, within5 = 0, within10 = 0, missing = 0;
     double worst = 1, sum = 0;
     for (const auto& [sig, b] : best) {
         auto pick = result.picks.find(sig);
@@ -288,15 +350,21 @@ std::string compare_with_exhaustive(const TuneResult& result, const std::vector<
         ++problems;
         same += pick->second == b->at("key").get<std::string>();
         within5 += ratio <= 1.05;
+        within10 += ratio <= 1.10;
         worst = std::max(worst, ratio);
         sum += ratio;
     }
+    const auto [wall, timed] = wall_seconds(result.records);
+    const auto [full_wall, full_timed] = wall_seconds(exhaustive);
     return fmt::format(
-        "strategy {}: {} problems; pick = exhaustive best in {}, within 5% in {}; pick time / best time: mean {:.3f}, "
-        "worst {:.3f}{}; cost {} point-iterations in {} points over {} rounds = {:.1f}% of exhaustive ({})\n",
-        result.strategy, problems, same, within5, problems ? sum / problems : 0.0, worst,
+        "strategy {}: {} problems; pick = exhaustive best in {}, within 5% in {}, within 10% in {}; pick time / best "
+        "time: mean {:.3f}, worst {:.3f}{}; cost {} point-iterations in {} points over {} rounds = {:.1f}% of "
+        "exhaustive ({}); point wall time {:.1f} s = {:.1f}% of exhaustive's {:.1f} s (timed iterations {:.1f} s "
+        "against {:.1f} s)\n",
+        result.strategy, problems, same, within5, within10, problems ? sum / problems : 0.0, worst,
         missing ? fmt::format(" ({} problems without a comparable pick)", missing) : "", result.point_iterations,
-        result.points_measured, result.rounds, full_cost ? 100.0 * result.point_iterations / full_cost : 0.0, full_cost);
+        result.points_measured, result.rounds, full_cost ? 100.0 * result.point_iterations / full_cost : 0.0, full_cost,
+        wall, full_wall > 0 ? 100.0 * wall / full_wall : 0.0, full_wall, timed, full_timed);
 }
 
 }  // namespace fftune

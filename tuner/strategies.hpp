@@ -7,7 +7,11 @@
 //    as in exhaustive;
 //  - halving: successive halving: every point with few iterations, then the
 //    better half (and only those within 1.3x of the current best) with twice
-//    as many, until the testcase's iterations are reached.
+//    as many, until the testcase's iterations are reached;
+//  - screen (the default): every point once with a few iterations and no
+//    validation, then per problem the few fastest (within screen_margin of
+//    its fastest) with the testcase's iterations and validation; a problem
+//    none of whose candidates validates takes its next ones.
 #pragma once
 
 #include <map>
@@ -36,6 +40,7 @@ FFTUNE_DECLARE_REGISTRY(Strategy);
 struct TuneResult {
     std::string strategy;
     std::vector<nlohmann::json> records;          // every record of every round
+    std::vector<std::string> validated_files;     // the record files of the validated rounds (to ingest)
     std::map<std::string, std::string> picks;     // problem signature -> configuration key
     long long point_iterations = 0;               // sum over measured points of warmup + iterations
     int points_measured = 0;                      // points that ran (not skipped)
@@ -44,6 +49,14 @@ struct TuneResult {
     int points_covered = 0;                       // of them, measured at least once
     bool budget_spent = false;                    // the deadline stopped the search early
 };
+
+// --strategy screen: iterations of the screening pass, how far behind a
+// problem's fastest screened point a candidate may be, and how many
+// candidates per problem each confirming round takes.
+inline constexpr int screen_iterations = 3;
+inline constexpr double screen_margin = 1.15;
+inline constexpr int screen_candidates = 3;
+inline constexpr const char* default_strategy = "screen";
 
 // "ranks/<problem_key>", the unit a strategy picks a winner for.
 std::string problem_signature(const nlohmann::json& record);

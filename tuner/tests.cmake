@@ -11,7 +11,7 @@ fftune_add_test(selector_test SOURCES tuner/selector_test.cpp LABELS unit)
 set(db ${PROJECT_BINARY_DIR}/tuner-test/tuning.sqlite)
 add_test(NAME tuner_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${PROJECT_BINARY_DIR}/tuner-test)
 set_tests_properties(tuner_clean PROPERTIES FIXTURES_SETUP tuner_db_clean LABELS tuner)
-fftune_cli_test(tuner_tune 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json
+fftune_cli_test(tuner_tune 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json --strategy exhaustive
   --out ${PROJECT_BINARY_DIR}/tuner-test/out --db ${db}
   EXPECT "tuning.sqlite: 252 added" REJECT "failed" LABELS "tuner;mpi")
 set_tests_properties(tuner_tune PROPERTIES FIXTURES_REQUIRED tuner_db_clean FIXTURES_SETUP tuner_db PROCESSORS 2)
@@ -77,7 +77,7 @@ set_tests_properties(tuner_install_consumer PROPERTIES FIXTURES_REQUIRED tuner_d
 set(qdb ${PROJECT_BINARY_DIR}/tuner-quick/tuning.sqlite)
 add_test(NAME tuner_quick_clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${PROJECT_BINARY_DIR}/tuner-quick)
 set_tests_properties(tuner_quick_clean PROPERTIES FIXTURES_SETUP tuner_quick_clean LABELS tuner)
-fftune_cli_test(tuner_tune_quick 0 ARGS tune ${PROJECT_SOURCE_DIR}/testcases/quick.json
+fftune_cli_test(tuner_tune_quick 0 ARGS tune ${PROJECT_SOURCE_DIR}/testcases/quick.json --strategy exhaustive
   --out ${PROJECT_BINARY_DIR}/tuner-quick/out --db ${qdb}
   EXPECT "tuning.sqlite: 5844 added" REJECT "failed|job died" LABELS "tuner;mpi;sweep")
 set_tests_properties(tuner_tune_quick PROPERTIES FIXTURES_REQUIRED tuner_quick_clean FIXTURES_SETUP tuner_quick
@@ -93,11 +93,11 @@ set_tests_properties(tuner_quick_best_nearest PROPERTIES FIXTURES_REQUIRED tuner
 
 # Strategies are registered by name; an unknown one is refused with the names.
 fftune_cli_test(tuner_strategy_unknown 2 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json --strategy nope
-  EXPECT "--strategy: nope not in \\{exhaustive,halving,phase\\}" LABELS tuner)
+  EXPECT "--strategy: nope not in \\{exhaustive,halving,phase,screen\\}" LABELS tuner)
 # --budget: an exhaustive 96-point sweep of about 10 s stopped after 2 s, its
 # job cut mid-way, what it measured stored. A bad duration is refused.
 # (Halving's cheap first round can cover every point in 2 s: 92% in one CI run.)
-fftune_cli_test(tuner_tune_budget 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/budget.json
+fftune_cli_test(tuner_tune_budget 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/budget.json --strategy exhaustive
   --budget 2s --out ${PROJECT_BINARY_DIR}/tuner-test/budget --db ${PROJECT_BINARY_DIR}/tuner-test/budget.sqlite
   EXPECT "the tuning budget is spent; the points not run are left out"
   "budget 2s: spent, the search stopped; measured [0-9]+ of the 96 points \\(([0-9]|[1-9][0-9])% of the space\\)"
@@ -113,7 +113,7 @@ fftune_cli_test(tuner_strategy_halving 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/t
 set_tests_properties(tuner_strategy_halving PROPERTIES FIXTURES_REQUIRED tuner_db PROCESSORS 2)
 # Phase-separable search: 3 methods per pencil phase -> 3 + 2 points instead of 3 x 3.
 set(tp ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny_phases.json)
-fftune_cli_test(tuner_strategy_phase_exhaustive 0 ARGS tune ${tp} --out ${PROJECT_BINARY_DIR}/tuner-test/phases-ex
+fftune_cli_test(tuner_strategy_phase_exhaustive 0 ARGS tune ${tp} --strategy exhaustive --out ${PROJECT_BINARY_DIR}/tuner-test/phases-ex
   --db ${PROJECT_BINARY_DIR}/tuner-test/phases.sqlite EXPECT "exhaustive: 1 rounds, 9 points measured" LABELS "tuner;mpi")
 set_tests_properties(tuner_strategy_phase_exhaustive PROPERTIES FIXTURES_REQUIRED tuner_db_clean
   FIXTURES_SETUP tuner_phases PROCESSORS 2)
@@ -126,6 +126,16 @@ set_tests_properties(tuner_strategy_phase PROPERTIES FIXTURES_REQUIRED tuner_pha
 fftune_cli_test(tuner_strategy_phase_needs_pairs 2 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json --strategy phase
   --out ${PROJECT_BINARY_DIR}/tuner-test/phase-refused --db ${PROJECT_BINARY_DIR}/tuner-test/phase-refused.sqlite
   EXPECT "--strategy phase .* needs \"redistribution_phases\"" LABELS tuner)
+# screen (the default): every point once with 3 iterations and no validation
+# (round 0, not ingested), then per problem the fastest few validated (round 1).
+fftune_cli_test(tuner_strategy_screen 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json
+  --out ${PROJECT_BINARY_DIR}/tuner-test/screen --db ${PROJECT_BINARY_DIR}/tuner-test/screen.sqlite
+  --compare ${PROJECT_BINARY_DIR}/tuner-test/out/round0/tiny.jsonl
+  EXPECT "screen: 2 rounds, [0-9]+ points measured, 8 problems picked"
+  "strategy screen: 8 problems; pick = exhaustive best in [0-9]+, within 5% in [0-9]+, within 10% in [0-9]+"
+  "point wall time [0-9.]+ s = [0-9.]+% of exhaustive's [0-9.]+ s"
+  REJECT "not validated|failed" LABELS "tuner;mpi")
+set_tests_properties(tuner_strategy_screen PROPERTIES FIXTURES_REQUIRED tuner_db PROCESSORS 2)
 fftune_cli_test(tuner_strategy_halving_rounds 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny.json --strategy halving
   --out ${PROJECT_BINARY_DIR}/tuner-test/halving2 --db ${PROJECT_BINARY_DIR}/tuner-test/halving2.sqlite
   EXPECT "halving: 4 rounds" LABELS "tuner;mpi")
@@ -212,7 +222,7 @@ fftune_cli_test(tuner_ingest_unvalidated 1 ARGS ingest ${unvalidated}/unvalidate
   EXPECT "4 ok records not stored: not validated \\(their testcase had \"validate\": false\\)"
   "4 lines: 0 added, 0 already present, 4 not stored \\(not validated: 4\\); 0 records"
   "nothing stored: none of the 4 lines read is a usable record" LABELS tuner)
-fftune_cli_test(tuner_tune_compare_unvalidated 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny_phases.json
+fftune_cli_test(tuner_tune_compare_unvalidated 0 ARGS tune ${PROJECT_SOURCE_DIR}/tuner/testdata/tiny_phases.json --strategy exhaustive
   --out ${unvalidated}/tune-compare --db ${unvalidated}/compare.sqlite --compare ${unvalidated}/unvalidated.jsonl
   EXPECT "strategy exhaustive: 0 problems" REJECT "json.exception" LABELS "tuner;mpi")
 set_tests_properties(tuner_ingest_unvalidated tuner_tune_compare_unvalidated PROPERTIES FIXTURES_REQUIRED tuner_unvalidated)

@@ -347,6 +347,7 @@ PointSelection load_point_selection(const std::string& path) {
         s.warmup = j.at("warmup").get<int>();
         s.iterations = j.at("iterations").get<int>();
         s.deadline_unix_ms = j.value("deadline_unix_ms", 0ll);
+        s.validate = j.value("validate", true);
     } catch (const std::exception& e) {
         throw std::runtime_error(path + ": not a point selection: " + e.what());
     }
@@ -357,6 +358,7 @@ PointSelection load_point_selection(const std::string& path) {
 void save_point_selection(const PointSelection& s, const std::string& path) {
     json j{{"points", json::object()}, {"warmup", s.warmup}, {"iterations", s.iterations}};
     if (s.deadline_unix_ms > 0) j["deadline_unix_ms"] = s.deadline_unix_ms;
+    if (!s.validate) j["validate"] = false;
     for (const auto& [ranks, list] : s.points) j["points"][std::to_string(ranks)] = list;
     std::ofstream(path) << j.dump() << "\n";
 }

@@ -49,6 +49,7 @@ struct PointSelection {
     std::map<int, std::vector<int>> points;  // by rank count, sorted
     int warmup = 0, iterations = 1;
     long long deadline_unix_ms = 0;  // > 0: no point starts after it (fftune tune --budget)
+    bool validate = true;            // false: a screening round (fftune tune --strategy screen) skips validation
 };
 PointSelection load_point_selection(const std::string& path);
 void save_point_selection(const PointSelection& s, const std::string& path);
