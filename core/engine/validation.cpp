@@ -512,7 +512,7 @@ ValidationResult validate_timed_typed(Plan& plan, Buffer& real, Buffer& complex,
     RelErr rt;
     all_or_none(comm, failed, [&] {
         if (ib.empty()) return;
-        T* host = direct ? nullptr : host_scratch(ScratchRole::spectrum).get<T>(planes.size() * per_plane, &be);
+        T* host = direct ? nullptr : host_scratch(ScratchRole::test_input).get<T>(planes.size() * per_plane, &be);
         std::vector<const T*> at(planes.size());
         for (std::size_t p = 0; p < planes.size(); ++p) {
             std::array<index_t, 3> first = ib.lo;

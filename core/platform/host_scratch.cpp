@@ -27,7 +27,6 @@ Buffer HostScratch::lend(std::size_t n, Backend& pin_for) {
 }
 
 void HostScratch::free_array() {
-    holds_.clear();
     if (unpin_) unpin_(data_);
     unpin_ = nullptr;
     std::free(data_);
@@ -38,7 +37,6 @@ void HostScratch::free_array() {
 
 void* HostScratch::bytes(std::size_t n, Backend* pin_for) {
     if (lent_) throw std::logic_error("host scratch: get() while the array is lent to a Buffer");
-    holds_.clear();
     if (n > capacity_ || !data_) {
         free_array();
         data_ = std::malloc(n > 0 ? n : 1);

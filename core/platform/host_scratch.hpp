@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <functional>
-#include <string>
 
 #include "core/platform/backend.hpp"
 
@@ -33,12 +32,6 @@ public:
     // release() throw std::logic_error instead of handing the memory out twice.
     Buffer lend(std::size_t bytes, Backend& pin_for);
     bool lent() const { return lent_; }
-    // What the array holds, for a caller that would fill it with the same
-    // values again (one layout's test input, point after point): get(),
-    // lend() and release() forget it.
-    const std::string& holds() const { return holds_; }
-    void set_holds(std::string what) { holds_ = std::move(what); }
-    void* data() const { return data_; }
     std::size_t capacity() const { return capacity_; }
     bool pinned() const { return static_cast<bool>(unpin_); }
     void release();  // unpins and frees the array; the next get() allocates again
@@ -47,7 +40,6 @@ private:
     void* bytes(std::size_t n, Backend* pin_for);
     void free_array();
     bool lent_ = false;
-    std::string holds_;
     void* data_ = nullptr;
     std::size_t capacity_ = 0;
     bool pin_tried_ = false;  // once per allocation: a refusal is not retried every point

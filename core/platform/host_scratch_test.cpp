@@ -26,24 +26,6 @@ TEST(HostScratch, GrowsOnlyWhenAskedForMoreAndKeepsItsMemory) {
     EXPECT_EQ(c[3999].imag(), 2);
 }
 
-// A caller that would refill the array with the same values skips it only
-// while nobody else has asked for the array since.
-TEST(HostScratch, RemembersWhatItHoldsUntilTheNextGet) {
-    HostScratch s;
-    double* a = s.get<double>(100);
-    EXPECT_EQ(s.holds(), "");
-    s.set_holds("input 100");
-    EXPECT_EQ(s.holds(), "input 100");
-    EXPECT_EQ(s.data(), a);
-    EXPECT_EQ(s.holds(), "input 100") << "data() does not hand the array to a new user";
-    s.get<double>(10);
-    EXPECT_EQ(s.holds(), "") << "get() is a new user: it may overwrite the values";
-    s.set_holds("input 10");
-    s.release();
-    EXPECT_EQ(s.holds(), "");
-    EXPECT_EQ(s.data(), nullptr);
-}
-
 TEST(HostScratch, RolesAreDistinctProcessWideArrays) {
     auto* a = host_scratch(ScratchRole::test_input).get<float>(16);
     auto* b = host_scratch(ScratchRole::spectrum).get<float>(16);

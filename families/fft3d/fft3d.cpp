@@ -28,17 +28,8 @@ void fill_input(Plan& plan, Buffer& in) {
     auto load_real = [&](auto zero) {
         using T = decltype(zero);
         if (plan.buffers_on_host()) return fill_test_input(in.as<T>(), plan.input_layout(), n);
-        // A sweep's points of one size share their input layout: filled once.
-        const Layout& l = plan.input_layout();
-        const std::string holds = fmt::format("fft3d test input {} {} {} {} {}", n, l.box.lo, l.box.hi, l.order,
-                                              sizeof(T));
-        HostScratch& scratch = host_scratch(ScratchRole::test_input);
-        T* f = static_cast<T*>(scratch.data());
-        if (scratch.holds() != holds) {
-            f = scratch.get<T>(l.box.count(), &be);
-            fill_test_input(f, l, n);
-            scratch.set_holds(holds);
-        }
+        T* f = host_scratch(ScratchRole::test_input).get<T>(plan.input_layout().box.count(), &be);
+        fill_test_input(f, plan.input_layout(), n);
         be.copy_from_host(in.data(), f, plan.input_bytes());
     };
     if (plan.problem().precision == Precision::single) load_real(float{});
