@@ -128,6 +128,17 @@ void fill_test_input(std::vector<T>& out, const Layout& layout, const std::array
 template void fill_test_input<float>(std::vector<float>&, const Layout&, const std::array<index_t, 3>&);
 template void fill_test_input<double>(std::vector<double>&, const Layout&, const std::array<index_t, 3>&);
 
+SeparableTerms test_input_terms(const std::array<index_t, 3>& n, const Box3& box) {
+    const SeparableField field(test_modes(n), n, box, false);
+    SeparableTerms terms;
+    for (std::size_t m = 0; m < field.tables.size(); ++m) {
+        auto t = field.tables[m];
+        for (auto& e : t[0]) e *= field.weights[m];
+        terms.axis.push_back(std::move(t));
+    }
+    return terms;
+}
+
 double transform_tolerance(Precision p, index_t points) {
     const double eps = p == Precision::single ? std::numeric_limits<float>::epsilon()
                                               : std::numeric_limits<double>::epsilon();

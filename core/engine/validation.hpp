@@ -74,6 +74,11 @@ void fill_test_input(std::vector<T>& out, const Layout& layout, const std::array
 template <class T>
 void fill_test_input(T* out, const Layout& layout, const std::array<index_t, 3>& n);
 
+// The test function over `box` as separable terms, amplitude and phase
+// folded into the x tables, for Backend::fill_separable (the input written
+// where the plan's arrays live).
+SeparableTerms test_input_terms(const std::array<index_t, 3>& n, const Box3& box);
+
 // Tolerance for max-relative errors of a transform over `points` values.
 double transform_tolerance(Precision p, index_t points);
 

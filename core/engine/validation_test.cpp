@@ -78,6 +78,20 @@ TEST(TestFunction, ThreadedFillMatchesTheFormula) {
     EXPECT_LT(err, 1e-12);
 }
 
+// The terms a backend fills the input from are the test function itself.
+TEST(TestFunction, SeparableTermsAreTheFilledField) {
+    const std::array<index_t, 3> n{20, 12, 10};
+    const Layout l{{{5, 0, 2}, {17, 12, 9}}, order_zxy};
+    auto be = Registry<Backend>::instance().create("fftw");
+    Buffer got(*be, l.box.count() * sizeof(double));
+    be->fill_separable(got.data(), l, test_input_terms(n, l.box), Precision::double_);
+    std::vector<double> want;
+    fill_test_input(want, l, n);
+    double err = 0;
+    for (index_t i = 0; i < l.box.count(); ++i) err = std::max(err, std::abs(got.as<double>()[i] - want[i]));
+    EXPECT_LT(err, 1e-14);
+}
+
 int swaps = 0;
 
 class SwappingBackend final : public testing::ForwardingBackend {

@@ -1,5 +1,7 @@
 #include "core/platform/backend.hpp"
 
+#include <vector>
+
 namespace fftune {
 
 FFTUNE_DEFINE_REGISTRY(Backend);
@@ -41,6 +43,31 @@ private:
 };
 
 }  // namespace
+
+namespace {
+template <class T>
+void fill_on_host(Backend& be, void* out, const Layout& layout, const SeparableTerms& terms) {
+    const Box3& b = layout.box;
+    std::vector<T> host(b.count());
+    for (index_t x = b.lo[0]; x < b.hi[0]; ++x)
+        for (index_t y = b.lo[1]; y < b.hi[1]; ++y) {
+            std::vector<std::complex<double>> row;
+            for (const auto& t : terms.axis) row.push_back(t[0][x - b.lo[0]] * t[1][y - b.lo[1]]);
+            for (index_t z = b.lo[2]; z < b.hi[2]; ++z) {
+                double v = 0;
+                for (std::size_t m = 0; m < row.size(); ++m) v += (row[m] * terms.axis[m][2][z - b.lo[2]]).real();
+                host[layout.offset_of({x, y, z})] = static_cast<T>(v);
+            }
+        }
+    be.copy_from_host(out, host.data(), host.size() * sizeof(T));
+}
+}  // namespace
+
+void Backend::fill_separable(void* out, const Layout& layout, const SeparableTerms& terms, Precision precision) {
+    if (layout.box.empty()) return;
+    if (precision == Precision::single) fill_on_host<float>(*this, out, layout, terms);
+    else fill_on_host<double>(*this, out, layout, terms);
+}
 
 std::unique_ptr<FftPlan> make_standalone_fft(Backend& backend, const FftDescriptor& desc) {
     return std::make_unique<StandaloneFft>(backend, backend.make_fft(desc));

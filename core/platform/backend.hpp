@@ -6,6 +6,7 @@
 #include "core/base/registry.hpp"
 
 #include <array>
+#include <complex>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -139,6 +140,13 @@ struct DeviceInfo {
     int count = 0;      // devices visible on this node
 };
 
+// A real field that is a sum of separable terms over a box (a test input,
+// core/engine/validation.hpp): f(x, y, z) = sum_m Re(axis[m][0][x - lo_x] *
+// axis[m][1][y - lo_y] * axis[m][2][z - lo_z]).
+struct SeparableTerms {
+    std::vector<std::array<std::vector<std::complex<double>>, 3>> axis;  // per term, per axis, over the box
+};
+
 class Backend {
 public:
     static constexpr const char* kind = "backend";
@@ -191,6 +199,12 @@ public:
         (void)data, (void)factor, (void)n, (void)precision;
         throw Unsupported(name() + " has no multiply_real kernel");
     }
+
+    // out (backend memory laid out as `layout`) = the field over layout.box,
+    // rounded to `precision` (real). The default evaluates it on the host and
+    // copies it over; device backends write it with a kernel (no host array,
+    // no copy: a point's input at 1024^3 without 2 GB through PCIe).
+    virtual void fill_separable(void* out, const Layout& layout, const SeparableTerms& terms, Precision precision);
 
     virtual std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) = 0;
     // Why this backend's FFTs cannot store part of their output aside

@@ -12,7 +12,6 @@
 #include "core/engine/transport.hpp"
 #include "core/engine/validation.hpp"
 #include "core/platform/device_fault.hpp"
-#include "core/platform/host_scratch.hpp"
 #include "core/platform/mpi_util.hpp"
 
 namespace fftune {
@@ -21,19 +20,15 @@ using json = nlohmann::json;
 
 namespace {
 
-// Fill the plan's input with the test field. Rank-local.
+// Fill the plan's input with the test field, where it lives (on a device by
+// its kernel: no host array, no copy). Rank-local.
 void fill_input(Plan& plan, Buffer& in) {
-    Backend& be = plan.backend();
     const auto n = plan.problem().size;
-    auto load_real = [&](auto zero) {
-        using T = decltype(zero);
-        if (plan.buffers_on_host()) return fill_test_input(in.as<T>(), plan.input_layout(), n);
-        T* f = host_scratch(ScratchRole::test_input).get<T>(plan.input_layout().box.count(), &be);
-        fill_test_input(f, plan.input_layout(), n);
-        be.copy_from_host(in.data(), f, plan.input_bytes());
-    };
-    if (plan.problem().precision == Precision::single) load_real(float{});
-    else load_real(double{});
+    const Layout& l = plan.input_layout();
+    if (!plan.buffers_on_host())
+        return plan.backend().fill_separable(in.data(), l, test_input_terms(n, l.box), plan.problem().precision);
+    if (plan.problem().precision == Precision::single) fill_test_input(in.as<float>(), l, n);
+    else fill_test_input(in.as<double>(), l, n);
 }
 
 // One transform of one configuration, timed in the problem's direction.

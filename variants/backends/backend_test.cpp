@@ -9,6 +9,7 @@
 #include <atomic>
 #include <complex>
 #include <cstdlib>
+#include <cstring>
 #include <numbers>
 #include <random>
 
@@ -274,6 +275,49 @@ TEST(Backend, CopyRegionMovesExactlyTheRegion) {
     EXPECT_EQ(pk[0], -1);
     EXPECT_EQ(pk[1], -1);
     for_each(sub, [&](const Index& g) { EXPECT_EQ(got[dst_l.offset_of(g)], g[0] * 100 + g[1] * 10 + g[2]); });
+}
+
+// fill_separable writes sum_m Re(t_x t_y t_z) over a box that does not start
+// at the origin, in every axis order and both precisions (cuda: its kernel;
+// fftw: the host default), and leaves nothing else of the array.
+TEST(Backend, FillSeparableWritesTheFieldInEveryAxisOrder) {
+    auto be = make_backend();
+    const Box3 box{{2, 1, 3}, {7, 5, 9}};  // 5 x 4 x 6
+    SeparableTerms terms;
+    for (int m = 0; m < 3; ++m) {
+        std::array<std::vector<std::complex<double>>, 3> t;
+        for (int a = 0; a < 3; ++a)
+            for (index_t j = 0; j < box.extent(a); ++j)
+                t[a].push_back(std::polar(1.0 + 0.1 * m + 0.01 * a, 0.3 * double(j + 1) * double(m + a + 1)));
+        terms.axis.push_back(std::move(t));
+    }
+    auto want = [&](const Index& g) {
+        double v = 0;
+        for (const auto& t : terms.axis)
+            v += (t[0][g[0] - box.lo[0]] * t[1][g[1] - box.lo[1]] * t[2][g[2] - box.lo[2]]).real();
+        return v;
+    };
+    for (const auto& order : {order_xyz, order_zxy, order_yzx})
+        for (auto precision : {Precision::double_, Precision::single}) {
+            const Layout l{box, order};
+            const std::size_t bytes = real_bytes(precision);
+            Buffer out(*be, (box.count() + 1) * bytes);
+            std::vector<char> sentinel((box.count() + 1) * bytes, 0x7f);
+            be->copy_from_host(out.data(), sentinel.data(), sentinel.size());
+            be->fill_separable(out.data(), l, terms, precision);
+            std::vector<char> got(sentinel.size());
+            be->copy_to_host(got.data(), out.data(), got.size());
+            be->synchronize();
+            auto at = [&](std::size_t i) {
+                if (precision == Precision::single) return double(reinterpret_cast<const float*>(got.data())[i]);
+                return reinterpret_cast<const double*>(got.data())[i];
+            };
+            const double tol = precision == Precision::single ? 1e-6 : 1e-14;
+            for_each(box, [&](const Index& g) {
+                EXPECT_NEAR(at(l.offset_of(g)), want(g), tol * 4) << order_name(order) << " " << g[0] << g[1] << g[2];
+            });
+            EXPECT_EQ(std::memcmp(got.data() + box.count() * bytes, sentinel.data(), bytes), 0) << "wrote past the box";
+        }
 }
 
 // peer_copy_region_on (copy engines on the cuda backend where the regions are

@@ -718,6 +718,31 @@ public:
         bind();
         check(cuda_multiply_real(data, factor, n, complex_bytes(precision), queue(0)), "multiply_real kernel");
     }
+    // The tables (a few KiB) go over; the field is written where it lives.
+    void fill_separable(void* out, const Layout& layout, const SeparableTerms& terms, Precision precision) override {
+        const Box3& b = layout.box;
+        if (b.empty() || terms.axis.empty()) return Backend::fill_separable(out, layout, terms, precision);
+        bind();
+        std::vector<double2> host;
+        for (const auto& t : terms.axis)
+            for (int a = 0; a < 3; ++a) {
+                if (t[a].size() != static_cast<std::size_t>(b.extent(a)))
+                    throw std::invalid_argument("fill_separable: a table does not span the box");
+                for (const auto& c : t[a]) host.push_back({c.real(), c.imag()});
+            }
+        double2* tables = nullptr;
+        check(cudaMalloc(&tables, host.size() * sizeof(double2)), "cudaMalloc (fill tables)");
+        const long long extent[3] = {b.extent(layout.order[0]), b.extent(layout.order[1]), b.extent(layout.order[2])};
+        const int axis_of[3] = {layout.order[0], layout.order[1], layout.order[2]};
+        const long long box_extent[3] = {b.extent(0), b.extent(1), b.extent(2)};
+        cudaError_t e = cudaMemcpyAsync(tables, host.data(), host.size() * sizeof(double2), cudaMemcpyHostToDevice, queue(0));
+        if (e == cudaSuccess)
+            e = cuda_fill_separable(out, real_bytes(precision), extent, axis_of, box_extent,
+                                    static_cast<int>(terms.axis.size()), tables, queue(0));
+        if (e == cudaSuccess) e = cudaStreamSynchronize(queue(0));
+        cudaFree(tables);
+        check(e, "fill_separable kernel");
+    }
     // Queue 0 is the backend's stream; side queues are streams created on first use.
     int queue_count() const override { return 1 + kSideQueues; }
     int overlap_queue() const override { return 1 + kSideQueues; }

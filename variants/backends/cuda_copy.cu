@@ -108,4 +108,50 @@ cudaError_t cuda_copy_region(void* dst, const CopyRegion& d, const void* src, co
     }
 }
 
+namespace {
+
+struct FillShape {
+    long long e1, e2;       // extents of the two fastest memory dimensions
+    int axis_of[3];         // global axis of each memory dimension, slow -> fast
+    long long base[3];      // offset of each global axis' table within a term
+    long long term_stride;  // n_x + n_y + n_z
+};
+
+template <class T>
+__global__ void fill_separable_kernel(T* __restrict__ out, long long count, FillShape s, int terms,
+                                      const double2* __restrict__ tables) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
+        const long long j2 = i % s.e2, rest = i / s.e2;
+        const long long j[3] = {rest / s.e1, rest % s.e1, j2};
+        long long at[3];
+        for (int k = 0; k < 3; ++k) at[s.axis_of[k]] = j[k];
+        double v = 0;
+        for (int m = 0; m < terms; ++m) {
+            const double2* t = tables + m * s.term_stride;
+            const double2 a = t[s.base[0] + at[0]], b = t[s.base[1] + at[1]], c = t[s.base[2] + at[2]];
+            const double rx = a.x * b.x - a.y * b.y, ry = a.x * b.y + a.y * b.x;  // row = t_x * t_y
+            v += rx * c.x - ry * c.y;                                             // Re(row * t_z)
+        }
+        out[i] = static_cast<T>(v);
+    }
+}
+
+}  // namespace
+
+cudaError_t cuda_fill_separable(void* out, std::size_t real_bytes, const long long extent[3], const int axis_of[3],
+                                const long long box_extent[3], int terms, const double2* tables, cudaStream_t stream) {
+    const long long count = extent[0] * extent[1] * extent[2];
+    if (count <= 0) return cudaSuccess;
+    FillShape s{extent[1], extent[2], {axis_of[0], axis_of[1], axis_of[2]},
+                {0, box_extent[0], box_extent[0] + box_extent[1]}, box_extent[0] + box_extent[1] + box_extent[2]};
+    const unsigned blocks = static_cast<unsigned>(std::min<long long>((count + 255) / 256, 65535LL * 16));
+    if (real_bytes == 4)
+        fill_separable_kernel<<<blocks, 256, 0, stream>>>(static_cast<float*>(out), count, s, terms, tables);
+    else if (real_bytes == 8)
+        fill_separable_kernel<<<blocks, 256, 0, stream>>>(static_cast<double*>(out), count, s, terms, tables);
+    else
+        return cudaErrorInvalidValue;
+    return cudaGetLastError();
+}
+
 }  // namespace fftune

@@ -24,4 +24,12 @@ cudaError_t cuda_copy_region(void* dst, const CopyRegion& d, const void* src, co
 cudaError_t cuda_multiply_real(void* data, const void* factor, long long n, std::size_t complex_bytes,
                                cudaStream_t stream);
 
+// out[i] over a dense box, i in memory order: with (j0, j1, j2) its index
+// slow -> fast and j_a the one along global axis a (axis_of[k] is the global
+// axis of memory dimension k), out = sum_m Re(t[m][0][j_x] t[m][1][j_y] t[m][2][j_z]),
+// where term m's tables lie at tables + m (n_x + n_y + n_z), x then y then z
+// (device memory). Rounded to float (real_bytes 4) or double (8).
+cudaError_t cuda_fill_separable(void* out, std::size_t real_bytes, const long long extent[3], const int axis_of[3],
+                                const long long box_extent[3], int terms, const double2* tables, cudaStream_t stream);
+
 }  // namespace fftune
