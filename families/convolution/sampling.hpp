@@ -21,9 +21,9 @@ struct SamplingScheme {
     std::string name;
     index_t cell = 4;
     std::vector<index_t> rates;  // per level, the last for every farther one
-    // The smallest n (grid n^3) from which the stored error bounds hold at 2-4
-    // ranks (README.md); below it the family refuses the scheme.
-    index_t smallest_n = 2;
+    // The smallest side (of an Nx×Ny×Nz grid) from which the stored error
+    // bounds hold at 2-4 ranks (README.md); below it the family refuses the scheme.
+    index_t smallest_side = 2;
 };
 // The registered schemes: full (rate 1: exact up to rounding), fine, coarse.
 const std::vector<SamplingScheme>& sampling_schemes();
