@@ -1,9 +1,10 @@
 // The octree multi-resolution sampling of the convolution family (README.md):
 // a rank's contribution to another rank's region is sent as samples, full
 // resolution near the source and coarser with distance, and interpolated back
-// (trilinear within each cell) by the receiver. Cells of `cell` points tile the
-// receiving region; a cell `level` cells away from the source region (0:
-// adjacent or overlapping) is sampled every rates[min(level, last)] points
+// (trilinear within each cell) by the receiver. Cells of `cell` points per axis
+// tile the receiving region (any box: each cell stops where its axis ends); a
+// cell `level` cells away from the source region along x (0: adjacent or
+// overlapping) is sampled every rates[min(level, last)] points
 // along each axis, plus its last point, so a cell interpolates on its own.
 #pragma once
 
