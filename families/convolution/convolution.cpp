@@ -1,10 +1,10 @@
 // The convolution family (README.md beside this file): y = x * g on an
-// Nx×Ny×Nz grid, aperiodic (on the padded 2Nx×2Ny×2Nz grid), by the engine's distributed FFT
-// convolution (`exact`) or domain-locally with octree-sampled exchange
-// (`octree`, Kulkarni et al.): each rank convolves its own x-slab of the input
-// at full resolution on a padded grid of its own, sends every other rank
-// samples of its contribution to that rank's slab (one all-to-all), and sums
-// its own part with the interpolated ones it receives.
+// Nx×Ny×Nz grid, aperiodic (on the padded 2Nx×2Ny×2Nz grid), by the engine's
+// distributed FFT convolution (`exact`) or domain-locally with octree-sampled
+// exchange (`octree`, Kulkarni et al.): each rank convolves its own x-slab of
+// the input at full resolution on a padded grid of its own, sends every other
+// rank samples of its contribution to that rank's slab (one all-to-all), and
+// sums its own part with the interpolated ones it receives.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
