@@ -463,6 +463,17 @@ class FigureRulesTest(unittest.TestCase):
             self.assertIn("0" if v == 0 else f"{v:.2g}", written)
         self.assertIn("which configuration is fastest", fig.get_suptitle())
 
+    def test_convolution_non_cubic_grid_is_a_problem_of_its_own(self):
+        records = [r for r in report.load_records([FAMILIES], None, None) if r["problem"]["kind"] == "convolution"]
+        odd = json.loads(json.dumps(records))  # issue 45: Nx x Ny x Nz grids
+        for r in odd:
+            r["problem"]["size"] = [40, 24, 56]
+        figs = self.draw(records + odd)
+        self.assertIn("convolution_16_gaussian_blobs_r2", figs)
+        fig = figs["convolution_40x24x56_gaussian_blobs_r2"]
+        self.assertIn("convolution 40x24x56 gaussian blobs", fig.get_suptitle())
+        self.assertIn("convolution 16³ gaussian blobs", figs["convolution_16_gaussian_blobs_r2"].get_suptitle())
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -167,20 +167,6 @@ bool TestcaseParser::boolean(const json& j, const std::string& path) const {
     return j.get<bool>();
 }
 
-std::vector<index_t> TestcaseParser::cube_sizes(const json& j, const std::string& path, index_t max_points,
-                                                const std::string& what) const {
-    std::vector<index_t> out;
-    const auto all = sizes(j, path, max_points);
-    for (std::size_t i = 0; i < all.size(); ++i) {
-        const auto& s = all[i];
-        if (s[0] != s[1] || s[1] != s[2])
-            fail(j.is_array() ? fmt::format("{}/{}", path, i) : path,
-                 fmt::format("{} grids are cubes n^3, not {}x{}x{}", what, s[0], s[1], s[2]));
-        out.push_back(s[0]);
-    }
-    return out;
-}
-
 std::vector<std::array<index_t, 3>> TestcaseParser::sizes(const json& sizes, const std::string& path,
                                                           index_t max_points) const {
     std::vector<json> items;

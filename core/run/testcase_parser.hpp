@@ -51,9 +51,6 @@ public:
     // most `max_points` points each.
     std::vector<std::array<index_t, 3>> sizes(const nlohmann::json& j, const std::string& path,
                                               index_t max_points = index_t{1} << 40) const;
-    // The same, each a cube n^3: the n of each (`what` names the grids in the error).
-    std::vector<index_t> cube_sizes(const nlohmann::json& j, const std::string& path, index_t max_points,
-                                    const std::string& what) const;
     // A key's value, or `fallback` when the object has no such key.
     static nlohmann::json value_or(const nlohmann::json& object, const char* key, nlohmann::json fallback);
 

@@ -1,10 +1,10 @@
-// The convolution family (README.md beside this file): y = x * g on an N³
-// grid, aperiodic (on the padded 2N grid), by the engine's distributed FFT
-// convolution (`exact`) or domain-locally with octree-sampled exchange
-// (`octree`, Kulkarni et al.): each rank convolves its own x-slab of the input
-// at full resolution on a padded grid of its own, sends every other rank
-// samples of its contribution to that rank's slab (one all-to-all), and sums
-// its own part with the interpolated ones it receives.
+// The convolution family (README.md beside this file): y = x * g on an
+// Nx×Ny×Nz grid, aperiodic (on the padded 2Nx×2Ny×2Nz grid), by the engine's
+// distributed FFT convolution (`exact`) or domain-locally with octree-sampled
+// exchange (`octree`, Kulkarni et al.): each rank convolves its own x-slab of
+// the input at full resolution on a padded grid of its own, sends every other
+// rank samples of its contribution to that rank's slab (one all-to-all), and
+// sums its own part with the interpolated ones it receives.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -29,6 +29,7 @@ namespace fftune::convolution {
 namespace {
 
 using json = nlohmann::json;
+using Size = std::array<index_t, 3>;  // Nx, Ny, Nz
 
 const std::vector<std::string> methods{"exact", "octree"};
 const std::vector<std::string> kernels{"gaussian", "inverse_r"};
@@ -40,24 +41,26 @@ double kernel_value(const std::string& k, index_t i, index_t j, index_t l) {
     const double r2 = double(i * i + j * j + l * l);
     return k == "gaussian" ? std::exp(-r2 / 8.0) : 1.0 / std::sqrt(r2 + 1.0);
 }
-// The input at grid point (i, j, l) of N³: three Gaussian blobs of width N/8,
-// or uniform noise in [-1, 1] from the point's index.
-double input_value(const std::string& in, index_t n, index_t i, index_t j, index_t l) {
+// The input at grid point (i, j, l) of n: three Gaussian blobs of width n/8
+// along each axis, or uniform noise in [-1, 1] from the point's index.
+double input_value(const std::string& in, const Size& n, index_t i, index_t j, index_t l) {
     if (in == "noise") {
-        std::uint64_t h = std::uint64_t((i * n + j) * n + l) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+        std::uint64_t h = std::uint64_t((i * n[1] + j) * n[2] + l) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
         h ^= h >> 31, h *= 0xBF58476D1CE4E5B9ull, h ^= h >> 29;
         return double(h >> 11) / double(1ull << 53) * 2 - 1;
     }
-    const double c[3][3] = {{0.3, 0.4, 0.5}, {0.7, 0.6, 0.3}, {0.5, 0.2, 0.8}}, w = double(n) / 8;
+    const double c[3][3] = {{0.3, 0.4, 0.5}, {0.7, 0.6, 0.3}, {0.5, 0.2, 0.8}};
+    const double wx = double(n[0]) / 8, wy = double(n[1]) / 8, wz = double(n[2]) / 8;
     double v = 0;
     for (const auto& p : c) {
-        const double dx = i - p[0] * n, dy = j - p[1] * n, dz = l - p[2] * n;
-        v += std::exp(-(dx * dx + dy * dy + dz * dz) / (2 * w * w));
+        const double dx = (i - p[0] * n[0]) / wx, dy = (j - p[1] * n[1]) / wy, dz = (l - p[2] * n[2]) / wz;
+        v += std::exp(-(dx * dx + dy * dy + dz * dz) / 2);
     }
     return v;
 }
 // The stored bound of the relative L2 error of `sampling` for a kernel and an
-// input (measured at N = 16-32 and 1-4 ranks, README.md; about twice the worst).
+// input (measured at N = 16-20 and 1-4 ranks, README.md; about twice the worst;
+// non-cubic grids measured under them, README.md).
 double stored_bound(const std::string& sampling, const std::string& kernel, const std::string& input) {
     if (sampling == "full") return 1e-12;
     const bool fine = sampling == "fine";
@@ -66,7 +69,7 @@ double stored_bound(const std::string& sampling, const std::string& kernel, cons
 }
 
 struct ConvolutionAxes : FamilyAxes {
-    std::vector<index_t> sizes;
+    std::vector<Size> sizes;
     std::vector<std::string> methods, kernels, inputs, samplings, backends, redistribution;
     std::optional<double> error_bound;
 };
@@ -77,9 +80,9 @@ struct PaddedConvolution {
     Buffer in, spectrum, out, kernel, window;
     double setup_ms = 0;
 
-    PaddedConvolution(MPI_Comm comm, index_t n, int ranks, const json& engine, const std::string& k) {
-        const index_t m = 2 * n;
-        plan = std::make_unique<Plan>(comm, fftune::Problem{"fft3d", {m, m, m}, Precision::double_, Direction::forward, ranks},
+    PaddedConvolution(MPI_Comm comm, const Size& n, int ranks, const json& engine, const std::string& k) {
+        const Size m{2 * n[0], 2 * n[1], 2 * n[2]};
+        plan = std::make_unique<Plan>(comm, fftune::Problem{"fft3d", m, Precision::double_, Direction::forward, ranks},
                                       engine.get<Config>(), InverseInput::destroy);
         Backend& be = plan->backend();
         all_or_none(comm, [&] {
@@ -87,16 +90,17 @@ struct PaddedConvolution {
             spectrum = plan->allocate_output();
             out = plan->allocate_input();
         });
-        // g at the padded grid's signed offsets, transformed once; K = Re ĝ / M³.
+        // g at the padded grid's signed offsets, transformed once; K = Re ĝ / (Mx My Mz).
         const auto t0 = std::chrono::steady_clock::now();
         const Layout& l = plan->input_layout();
         std::vector<double> g(static_cast<std::size_t>(l.box.count()), 0.0);
-        auto signed_offset = [&](index_t i) { return i < n ? i : i - m; };
-        parallel_for(l.box.lo[0], std::min(l.box.hi[0], m), [&](std::int64_t lo, std::int64_t hi) {
+        auto signed_offset = [&](int a, index_t i) { return i < n[a] ? i : i - m[a]; };
+        parallel_for(l.box.lo[0], std::min(l.box.hi[0], m[0]), [&](std::int64_t lo, std::int64_t hi) {
             for (index_t i = lo; i < hi; ++i)
-                for (index_t j = l.box.lo[1]; j < std::min(l.box.hi[1], m); ++j)
-                    for (index_t z = l.box.lo[2]; z < std::min(l.box.hi[2], m); ++z)
-                        g[l.offset_of({i, j, z})] = kernel_value(k, signed_offset(i), signed_offset(j), signed_offset(z));
+                for (index_t j = l.box.lo[1]; j < std::min(l.box.hi[1], m[1]); ++j)
+                    for (index_t z = l.box.lo[2]; z < std::min(l.box.hi[2], m[2]); ++z)
+                        g[l.offset_of({i, j, z})] =
+                            kernel_value(k, signed_offset(0, i), signed_offset(1, j), signed_offset(2, z));
         });
         all_or_none(comm, [&] {
             if (!g.empty()) be.copy_from_host(in.data(), g.data(), g.size() * sizeof(double));
@@ -115,7 +119,7 @@ struct PaddedConvolution {
                 be.synchronize();
                 re.resize(s.size());
                 parallel_for(0, std::int64_t(s.size()), [&](std::int64_t lo, std::int64_t hi) {
-                    for (std::int64_t i = lo; i < hi; ++i) re[i] = s[i].real() / double(m * m * m);
+                    for (std::int64_t i = lo; i < hi; ++i) re[i] = s[i].real() / double(m[0] * m[1] * m[2]);
                 });
             }
             kernel = Buffer(be, re.size() * sizeof(double));
@@ -152,8 +156,8 @@ struct PaddedConvolution {
     void reserve_window(const Box3& box) { window = Buffer(plan->backend(), std::size_t(box.count()) * sizeof(double)); }
     // The output over `box` (inside the plan's input box), packed on the
     // device and then copied to `host` (resized; its layout: window_layout):
-    // only the part the caller reads crosses to the host (octree: the N³
-    // domain, 1/8 of the padded grid).
+    // only the part the caller reads crosses to the host (octree: the
+    // Nx×Ny×Nz domain, 1/8 of the padded grid).
     void window_result(const Box3& box, std::vector<double>& host) {
         const Layout& l = plan->input_layout();
         host.resize(static_cast<std::size_t>(box.count()));
@@ -175,7 +179,7 @@ struct PaddedConvolution {
 class ConvolutionWorkload final : public Workload {
 public:
     explicit ConvolutionWorkload(const Point& pt)
-        : n_(pt.problem.at("size")[0].get<index_t>()),
+        : n_(pt.problem.at("size").get<Size>()),
           kernel_(pt.problem.at("kernel").get<std::string>()),
           input_(pt.problem.at("input").get<std::string>()),
           octree_(pt.config.at("method") == "octree"),
@@ -190,7 +194,7 @@ public:
         FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
         comm_ = comm;
         own_ = slab(rank_);
-        if (octree_) {  // one rank's padded grid on its own; the N³ domain of its output goes to the host
+        if (octree_) {  // one rank's padded grid on its own; the domain part of its output goes to the host
             // Its plan sees only this rank: the ranks sharing a device are
             // checked here, before anything is allocated (at 640³ two octree
             // ranks on one H200 ran out of memory in cudaMalloc instead).
@@ -206,7 +210,7 @@ public:
             });
         } else {
             conv_ = std::make_unique<PaddedConvolution>(comm, n_, ranks_, exact_engine(), kernel_);
-            own_ = intersect(conv_->plan->input_layout().box, {{0, 0, 0}, {n_, n_, n_}});
+            own_ = intersect(conv_->plan->input_layout().box, domain());
         }
         all_or_none(comm, [&] {
             timer_ = std::make_unique<PhaseTimer>(conv_->plan->backend());
@@ -223,7 +227,7 @@ public:
     std::vector<std::string> phase_names() override { return timer_->names(); }
     void step() override {
         y_ = run(sampling_scheme(sampling_), true);
-        if (octree_) apply_wrong_answer(y_, n_);  // tests only (sampling.hpp)
+        if (octree_) apply_wrong_answer(y_, n_[2]);  // tests only (sampling.hpp)
     }
     std::vector<double> collect_phase_times() override { return timer_->collect(); }
     Footprint footprint() const override {
@@ -249,14 +253,14 @@ public:
     }
     // The relative L2 error against the exact convolution (octree: the same
     // pipeline at full resolution, exact by linearity; exact: itself), and the
-    // exact values at a point of each octree cell against a direct sum over N³, the
+    // exact values at a point of each octree cell against a direct sum over the grid, the
     // difference relative to max |exact| (the FFT's round-off is relative to
     // the field's size: a point where the field is 1e-4 of its peak has 1e4×
     // the relative error; 1.6e-10 at 512³ on an H200).
     ValidationResult validate(MPI_Comm comm) override {
         if (!octree_) {  // the last step's result, read from backend memory: what the timed runs computed
             y_ = run(sampling_scheme("full"), false, false);
-            apply_wrong_answer(y_, n_);  // tests only (sampling.hpp)
+            apply_wrong_answer(y_, n_[2]);  // tests only (sampling.hpp)
         }
         const std::vector<double> exact = octree_ ? run(sampling_scheme("full"), false) : y_;
         double local[5] = {0, 0, 0, 0, 0};  // Σ (y - exact)², Σ exact², not finite, direct-sum error, max |exact|
@@ -269,30 +273,30 @@ public:
         }
         // Direct sums at one point of every octree cell of own_: a cell dropped
         // from the tiling is dropped from both runs above alike, so only a probe
-        // inside it sees it. Each costs N³ kernel terms: every cell while that
-        // totals at most 2^26 per rank (N ≤ 40 at one rank, 48 at four; 64
+        // inside it sees it. Each costs Nx Ny Nz kernel terms: every cell while
+        // that totals at most 2^26 per rank (N ≤ 40 at one rank, 48 at four; 64
         // probes at 16³ on one rank), else one per block of 2^L cells, at most
-        // max(16, 2^26 / N³) of them (16 at 256³ and 512³, the cost of the
-        // 16 random points before).
-        const auto probes = probe_points(
-            own_, sampling_scheme("full").cell,
-            std::max<std::size_t>(16, (std::size_t(1) << 26) / std::size_t(n_ * n_ * n_)));
-        // Σ over planes a of each plane's sum, in a's order whatever the threads.
-        std::vector<double> plane(probes.size() * std::size_t(n_), 0.0);
+        // max(16, 2^26 / (Nx Ny Nz)) of them (16 at 256³ and 512³, the cost of
+        // the 16 random points before).
+        const index_t nx = n_[0], points = n_[0] * n_[1] * n_[2];
+        const auto probes = probe_points(own_, sampling_scheme("full").cell,
+                                         std::max<std::size_t>(16, (std::size_t(1) << 26) / std::size_t(points)));
+        // Σ over x-planes a of each plane's sum, in a's order whatever the threads.
+        std::vector<double> plane(probes.size() * std::size_t(nx), 0.0);
         parallel_for(0, std::int64_t(plane.size()), [&](std::int64_t lo, std::int64_t hi) {
             for (std::int64_t k = lo; k < hi; ++k) {
-                const auto& p = probes[std::size_t(k / n_)];
-                const index_t a = k % n_;
+                const auto& p = probes[std::size_t(k / nx)];
+                const index_t a = k % nx;
                 double v = 0;
-                for (index_t b = 0; b < n_; ++b)
-                    for (index_t c = 0; c < n_; ++c) v += x(a, b, c) * kernel_value(kernel_, p[0] - a, p[1] - b, p[2] - c);
+                for (index_t b = 0; b < n_[1]; ++b)
+                    for (index_t c = 0; c < n_[2]; ++c) v += x(a, b, c) * kernel_value(kernel_, p[0] - a, p[1] - b, p[2] - c);
                 plane[std::size_t(k)] = v;
             }
         });
         for (std::size_t s = 0; s < probes.size(); ++s) {
             const auto [i, j, l] = probes[s];
             double d = 0;
-            for (index_t a = 0; a < n_; ++a) d += plane[s * std::size_t(n_) + std::size_t(a)];
+            for (index_t a = 0; a < nx; ++a) d += plane[s * std::size_t(nx) + std::size_t(a)];
             const double got = exact[static_cast<std::size_t>(((i - own_.lo[0]) * own_.extent(1) + (j - own_.lo[1])) *
                                                                   own_.extent(2) +
                                                               (l - own_.lo[2]))];
@@ -336,25 +340,28 @@ public:
     // What one octree rank allocates, before its plan exists: memory_model()
     // with the FFT work area taken as the spectrum's size (cuFFT's 3D r2c
     // asks for up to its output).
-    std::size_t octree_need() const {
-        const std::size_t m = std::size_t(2 * n_), spec = m * m * (m / 2 + 1), n = std::size_t(n_);
-        return 2 * m * m * m * sizeof(double) + spec * (16 + 8 + 16) + n * n * n * sizeof(double);
-    }
+    std::size_t octree_need() const { return octree_arrays(16); }
 
-    // The predicted footprint of octree, from N alone: every rank holds the
-    // whole padded grid M = 2N, its input and output (M³ reals), the r2c
-    // spectrum (M² (M/2 + 1) complex) and the kernel (as many reals), plus the
-    // plan's workspace. Exact: nothing predicted (0).
-    std::size_t memory_model() const {
-        if (!octree_) return 0;
-        const std::size_t m = std::size_t(2 * n_), spec = m * m * (m / 2 + 1), n = std::size_t(n_);
-        return 2 * m * m * m * sizeof(double) + spec * (16 + 8) + n * n * n * sizeof(double) +
-               conv_->plan->workspace_bytes();
+    // The predicted footprint of octree, from the grid alone: every rank holds
+    // the whole padded grid M = 2N per axis, its input and output (Mx My Mz
+    // reals), the r2c spectrum (Mx My (Mz/2 + 1) complex; z is halved) and the
+    // kernel (as many reals), plus the plan's workspace. Exact: nothing
+    // predicted (0).
+    std::size_t memory_model() const { return octree_ ? octree_arrays(0) + conv_->plan->workspace_bytes() : 0; }
+
+    // The octree's arrays, with `work` bytes per spectrum value for an FFT work area.
+    std::size_t octree_arrays(std::size_t work) const {
+        const std::size_t mx = std::size_t(2 * n_[0]), my = std::size_t(2 * n_[1]), mz = std::size_t(2 * n_[2]);
+        const std::size_t spec = mx * my * (mz / 2 + 1), window = std::size_t(n_[0] * n_[1] * n_[2]);
+        return 2 * mx * my * mz * sizeof(double) + spec * (16 + 8 + work) + window * sizeof(double);
     }
 
 private:
-    Box3 slab(int r) const { return {{split_lo(n_, ranks_, r), 0, 0}, {split_hi(n_, ranks_, r), n_, n_}}; }
-    Box3 domain() const { return {{0, 0, 0}, {n_, n_, n_}}; }
+    // Ranks own x-slabs of the grid (the exact engine's split too).
+    Box3 slab(int r) const {
+        return {{split_lo(n_[0], ranks_, r), 0, 0}, {split_hi(n_[0], ranks_, r), n_[1], n_[2]}};
+    }
+    Box3 domain() const { return {{0, 0, 0}, n_}; }
     // The cells this rank samples for each rank q (`to`: tiling q's slab, rated
     // by the distance from this one) and receives from it (`from`), per
     // scheme, made once: none for q = this rank.
@@ -454,7 +461,7 @@ private:
         return y;
     }
 
-    index_t n_;
+    Size n_;
     std::string kernel_, input_;
     bool octree_;
     std::string sampling_;
@@ -468,7 +475,7 @@ private:
     std::vector<double> y_;
     std::size_t sent_values_ = 0, received_values_ = 0;
     std::map<std::string, Tiling> tilings_;
-    std::vector<double> window_;  // the host copy run() samples (octree: the N³ domain; exact: the local box)
+    std::vector<double> window_;  // the host copy run() samples (octree: the whole domain; exact: the local box)
 };
 
 class ConvolutionFamily final : public Family {
@@ -484,7 +491,7 @@ public:
     std::shared_ptr<const FamilyAxes> parse(const TestcaseParser& ps, const json& j, const std::vector<int>&) const override {
         auto a = std::make_shared<ConvolutionAxes>();
         if (!j.contains("sizes")) ps.fail("/sizes", "missing required key");
-        a->sizes = ps.cube_sizes(j.at("sizes"), "/sizes", index_t{1} << 33, "convolution");
+        a->sizes = ps.sizes(j.at("sizes"), "/sizes", index_t{1} << 33);
         a->methods = ps.names_axis(TestcaseParser::value_or(j, "method", "all"), "/method", methods);
         a->kernels = ps.names_axis(TestcaseParser::value_or(j, "kernel", "all"), "/kernel", kernels);
         a->inputs = ps.names_axis(TestcaseParser::value_or(j, "input", "blobs"), "/input", inputs);
@@ -504,7 +511,7 @@ public:
     std::vector<Point> points(const FamilyAxes& any, int ranks) const override {
         const auto& a = dynamic_cast<const ConvolutionAxes&>(any);
         std::vector<Point> out;
-        for (index_t n : a.sizes)
+        for (const Size& n : a.sizes)
             for (const auto& k : a.kernels)
                 for (const auto& in : a.inputs)
                     for (const auto& m : a.methods)
@@ -519,29 +526,33 @@ public:
                             for (const auto& c : configs) {
                                 Point pt;
                                 pt.index = static_cast<int>(out.size());
-                                pt.problem = {{"kind", "convolution"}, {"ranks", ranks}, {"size", {n, n, n}},
+                                pt.problem = {{"kind", "convolution"}, {"ranks", ranks}, {"size", n},
                                               {"kernel", k}, {"input", in}};
                                 if (a.error_bound) pt.problem["error_bound"] = *a.error_bound;
                                 pt.config = c;
                                 pt.key = config_key(c);
-                                pt.label = fmt::format("convolution {}^3 {} {} {}", n, k, in, pt.key);
+                                pt.label = fmt::format("convolution {} {} {} {}", size_string(n), k, in, pt.key);
                                 out.push_back(std::move(pt));
                             }
                         }
         return out;
     }
     std::optional<std::string> not_applicable(const json& problem, const json& config) const override {
-        const index_t n = problem.at("size")[0].get<index_t>();
+        const Size n = problem.at("size").get<Size>();
+        const index_t side = std::min({n[0], n[1], n[2]});
         const int p = problem.at("ranks").get<int>();
-        if (n < p) return fmt::format("{} x-planes over {} ranks: every rank needs a plane", n, p);
-        // At 1³ a convolution is a product, and an answer shifted along z is the same answer.
-        if (n < 2) return fmt::format("convolution grids are n^3 with n >= 2, not {}^3", n);
+        if (n[0] < p) return fmt::format("{} x-planes over {} ranks: every rank needs a plane", n[0], p);
+        // An extent of 1 makes the convolution 2D at most (at 1³ a product), and
+        // along z an answer shifted by one point is the same answer.
+        if (side < 2)
+            return fmt::format("convolution grids need every extent >= 2, not {}", size_string(n));
         if (config.at("method") == "octree") {
             const auto& s = sampling_scheme(config.at("sampling").get<std::string>());
-            if (n < s.smallest_n)
-                return fmt::format("octree with {} sampling runs from {}^3 on, not {}^3: below it its error exceeds "
-                                   "the stored bound (README.md); use a larger n or method exact",
-                                   s.name, s.smallest_n, n);
+            if (side < s.smallest_side)
+                return fmt::format("octree with {} sampling runs on grids whose smallest side is at least {}, not {}: "
+                                   "below it its error exceeds the stored bound (README.md); use larger extents or "
+                                   "method exact",
+                                   s.name, s.smallest_side, size_string(n));
         }
         const std::string be = config.at("backend").get<std::string>();
         if (!Registry<Backend>::instance().contains(be)) throw std::invalid_argument("unknown backend '" + be + "'");
@@ -549,7 +560,7 @@ public:
         if (config.at("method") == "exact") {
             const json e{{"backend", be}, {"decomposition", "slab_2d1d"}, {"layout", "default"}, {"process_grid", {p, 1}},
                          {"redistribution", {config.at("redistribution")}}, {"gpu_aware", false}};
-            return check_applicable({"fft3d", {2 * n, 2 * n, 2 * n}, Precision::double_, Direction::forward, p},
+            return check_applicable({"fft3d", {2 * n[0], 2 * n[1], 2 * n[2]}, Precision::double_, Direction::forward, p},
                                     e.get<Config>());
         }
         return std::nullopt;
@@ -564,7 +575,12 @@ public:
     }
     std::vector<ProblemAxis> problem_axes() const override {
         using Role = ProblemAxis::Role;
-        return {{"size", Role::size, {}, "", 3, "n n n: the grid (a cube)"},
+        std::string sides;  // octree's smallest side per sampling
+        for (const auto& s : sampling_schemes())
+            if (s.smallest_side > 2) sides += fmt::format(", {} {}", s.smallest_side, s.name);
+        return {{"size", Role::size, {}, "", 3,
+                 "Nx Ny Nz: the grid, x-slabs over the ranks (every extent >= 2, Nx >= ranks; octree: smallest side >= " +
+                     sides.substr(2) + ")"},
                 {"kernel", Role::category, kernels, "gaussian", 0, "gaussian or inverse_r"},
                 {"input", Role::category, inputs, "blobs", 0, "blobs or noise"}};
     }

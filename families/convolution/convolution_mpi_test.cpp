@@ -1,7 +1,7 @@
-// The convolution family at 1-4 ranks on the CPU backend: exact equals a
-// direct sum; octree's relative L2 error against exact is measured for every
-// kernel, input and sampling and stays under its stored bound; full sampling
-// is exact; a bound too tight fails with the error and the bound named;
+// The convolution family at 1-4 ranks on the CPU backend, on cubes and on
+// Nx×Ny×Nz grids split unevenly: exact equals a direct sum; octree's relative
+// L2 error against exact is measured for every kernel, input and sampling and
+// stays under its stored bound; full sampling is exact; a bound too tight fails with the error and the bound named;
 // octree sends less than exact and its memory is what the model predicts.
 // The backend is FFTUNE_TEST_BACKEND (default fftw; CMake registers the binary
 // again for cuda, label gpu).
@@ -26,13 +26,18 @@ using json = nlohmann::json;
 using testing::world_rank;
 using testing::world_size;
 
-Point point(index_t n, const std::string& kernel, const std::string& input, const json& config) {
+using Size = std::array<index_t, 3>;
+
+Point point(const Size& n, const std::string& kernel, const std::string& input, const json& config) {
     Point pt;
-    pt.problem = {{"kind", "convolution"}, {"ranks", world_size()}, {"size", {n, n, n}}, {"kernel", kernel}, {"input", input}};
+    pt.problem = {{"kind", "convolution"}, {"ranks", world_size()}, {"size", n}, {"kernel", kernel}, {"input", input}};
     pt.config = config;
     const char* env = std::getenv("FFTUNE_TEST_BACKEND");
     pt.config["backend"] = env ? env : "fftw";
     return pt;
+}
+Point point(index_t n, const std::string& kernel, const std::string& input, const json& config) {
+    return point(Size{n, n, n}, kernel, input, config);
 }
 json octree(const std::string& sampling) { return {{"method", "octree"}, {"sampling", sampling}}; }
 const json exact{{"method", "exact"}, {"redistribution", "a2a_sync"}};
@@ -56,25 +61,38 @@ Ran run(const Point& pt) {
     return out;
 }
 
+// Non-cubic grids: x split unevenly at 3 (40, 5) and 4 ranks (21, 5), every
+// extent distinct; at 5x3x2 ranks hold empty parts of the padded grid's
+// domain and the output's 2Ny = 6 y-planes are split unevenly.
+const std::vector<Size> grids{{40, 24, 56}, {21, 18, 23}, {5, 3, 2}};
+
 TEST(Convolution, ExactEqualsTheDirectSum) {
-    for (const char* kernel : {"gaussian", "inverse_r"}) {
-        const Ran r = run(point(16, kernel, "noise", exact));  // uneven slabs at 3 and 4 ranks
-        ASSERT_EQ(r.v.checks.size(), 1u);
-        EXPECT_EQ(r.v.checks[0].method, "exact_vs_direct_sum");
-        EXPECT_TRUE(r.v.checks[0].passed) << kernel << " " << r.v.checks[0].max_rel_error;
-    }
+    std::vector<Size> sizes{{16, 16, 16}};  // uneven slabs at 3 ranks
+    sizes.insert(sizes.end(), grids.begin(), grids.end());
+    for (const Size& n : sizes)
+        for (const char* kernel : {"gaussian", "inverse_r"})
+            for (const char* input : {"blobs", "noise"}) {
+                const Ran r = run(point(n, kernel, input, exact));
+                ASSERT_EQ(r.v.checks.size(), 1u);
+                EXPECT_EQ(r.v.checks[0].method, "exact_vs_direct_sum");
+                EXPECT_TRUE(r.v.checks[0].passed)
+                    << size_string(n) << " " << kernel << " " << input << " " << r.v.checks[0].max_rel_error;
+            }
 }
 
+// Cubes and non-cubic grids (uneven x-splits at 2-4 ranks; 16x20x24 at the
+// coarse sampling's smallest side).
 TEST(Convolution, OctreeErrorStaysUnderItsStoredBound) {
-    for (index_t n : {16, 20})
+    for (const Size& n : std::vector<Size>{{16, 16, 16}, {20, 20, 20}, {40, 24, 56}, {21, 18, 23}, {16, 20, 24}})
         for (const char* kernel : {"gaussian", "inverse_r"})
             for (const char* input : {"blobs", "noise"})
                 for (const char* sampling : {"full", "fine", "coarse"}) {
                     const Ran r = run(point(n, kernel, input, octree(sampling)));
                     const Check& c = r.v.checks[0];
                     if (world_rank() == 0)
-                        std::printf("%lld %s %s %s: relative L2 %.3g (bound %.3g), sent %llu bytes\n", (long long)n,
-                                    kernel, input, sampling, c.max_rel_error, c.tolerance,
+                        std::printf("%s %s %s %s: relative L2 %.3g (bound %.3g, ratio %.2f), sent %llu bytes\n",
+                                    size_string(n).c_str(), kernel, input, sampling, c.max_rel_error, c.tolerance,
+                                    c.max_rel_error / c.tolerance,
                                     r.record["convolution"]["sent_bytes_max_rank"].get<unsigned long long>());
                     for (const auto& k : r.v.checks) EXPECT_TRUE(k.passed) << k.method << " " << k.max_rel_error;
                     if (std::string(sampling) == "full") EXPECT_LT(c.max_rel_error, 1e-12);
@@ -92,84 +110,117 @@ TEST(Convolution, ATooTightBoundFailsClearly) {
     EXPECT_NE(c.method.find("exceeds the bound 1e-06"), std::string::npos) << c.method;
 }
 
+// The model halves z (the r2c axis): at 16x20x24 halving x instead is 2% off.
 TEST(Convolution, OctreeSendsLessThanExactAndHoldsItsModel) {
-    const Ran o = run(point(16, "inverse_r", "blobs", octree("coarse"))), e = run(point(16, "inverse_r", "blobs", exact));
-    const auto so = o.record["convolution"]["sent_bytes_max_rank"].get<unsigned long long>();
-    const auto se = e.record["convolution"]["sent_bytes_max_rank"].get<unsigned long long>();
-    if (world_size() > 1) {
-        EXPECT_GT(so, 0u);
-        EXPECT_LT(so, se);
-    } else {
-        EXPECT_EQ(so, 0u);
+    for (const Size& n : std::vector<Size>{{16, 16, 16}, {16, 20, 24}}) {
+        const Ran o = run(point(n, "inverse_r", "blobs", octree("coarse"))), e = run(point(n, "inverse_r", "blobs", exact));
+        const auto so = o.record["convolution"]["sent_bytes_max_rank"].get<unsigned long long>();
+        const auto se = e.record["convolution"]["sent_bytes_max_rank"].get<unsigned long long>();
+        if (world_size() > 1) {
+            EXPECT_GT(so, 0u) << size_string(n);
+            EXPECT_LT(so, se) << size_string(n);
+        } else {
+            EXPECT_EQ(so, 0u);
+        }
+        EXPECT_EQ(o.record["convolution"]["memory_model_bytes"].get<std::size_t>(), o.footprint.backend_bytes)
+            << size_string(n);
     }
-    EXPECT_EQ(o.record["convolution"]["memory_model_bytes"].get<std::size_t>(), o.footprint.backend_bytes);
 }
 
 TEST(Convolution, BadInputIsRefusedBeforeWork) {
     const Family& f = family_named("convolution");
     json problem{{"kind", "convolution"}, {"ranks", 4}, {"size", {3, 3, 3}}, {"kernel", "gaussian"}, {"input", "blobs"}};
-    EXPECT_EQ(*f.not_applicable(problem, {{"method", "octree"}, {"sampling", "fine"}, {"backend", "fftw"}}),
-              "3 x-planes over 4 ranks: every rank needs a plane");
+    const json fine{{"method", "octree"}, {"sampling", "fine"}, {"backend", "fftw"}},
+        coarse{{"method", "octree"}, {"sampling", "coarse"}, {"backend", "fftw"}},
+        engine{{"method", "exact"}, {"redistribution", "a2a_sync"}, {"backend", "fftw"}};
+    EXPECT_EQ(*f.not_applicable(problem, fine), "3 x-planes over 4 ranks: every rank needs a plane");
+    // Non-cubic: x is the split axis; y and z may be shorter than the ranks.
+    problem["size"] = {3, 40, 40};
+    EXPECT_EQ(*f.not_applicable(problem, engine), "3 x-planes over 4 ranks: every rank needs a plane");
+    problem["size"] = {4, 2, 3};
+    EXPECT_FALSE(f.not_applicable(problem, engine));
+    problem["size"] = {8, 8, 1};
+    EXPECT_EQ(*f.not_applicable(problem, engine), "convolution grids need every extent >= 2, not 8x8x1");
+    problem["size"] = {40, 15, 56};  // the smallest side, on any axis
+    EXPECT_EQ(*f.not_applicable(problem, coarse),
+              "octree with coarse sampling runs on grids whose smallest side is at least 16, not 40x15x56: below it "
+              "its error exceeds the stored bound (README.md); use larger extents or method exact");
+    EXPECT_FALSE(f.not_applicable(problem, fine));
+    problem["size"] = {40, 16, 9};
+    EXPECT_TRUE(f.not_applicable(problem, fine));
+    EXPECT_TRUE(f.not_applicable(problem, coarse));
+    problem["size"] = {16, 40, 16};
+    EXPECT_FALSE(f.not_applicable(problem, coarse));
 }
 
 // A cell dropped from the octree tiling is dropped from the full-rate run that
 // validation compares with too (the L2 error stays small): the direct-sum
 // probes must see it, whichever cell of whichever rank's slab it is. At 10³
-// the slabs have clipped cells along every axis (10 = 4 + 4 + 2).
+// the slabs have clipped cells along every axis (10 = 4 + 4 + 2); at 10x13x11
+// the clipped cells differ per axis (13 = 4 + 4 + 4 + 1, 11 = 4 + 4 + 3).
 TEST(Convolution, EveryDroppedOctreeCellFailsValidation) {
     if (world_size() == 1) GTEST_SKIP() << "one rank exchanges nothing: no octree cells";
-    const index_t n = 10;
-    const auto slab = [&](int r) -> Box3 {
-        return {{split_lo(n, world_size(), r), 0, 0}, {split_hi(n, world_size(), r), n, n}};
-    };
-    auto& drop = convolution::dropped_cell_for_testing();
-    const Point pt = point(n, "inverse_r", "blobs", octree("fine"));  // long range: every cell gets a share
-    for (const Check& c : run(pt).v.checks) EXPECT_TRUE(c.passed) << c.method << " " << c.max_rel_error;
-    int tried = 0;
-    for (int r = 0; r < world_size(); ++r) {
-        const std::size_t cells = convolution::tile(slab(r), slab((r + 1) % world_size()),
-                                                    convolution::sampling_scheme("fine")).size();
-        for (std::size_t k = 0; k < cells; ++k, ++tried) {
-            drop = convolution::DroppedCell{slab(r), k};
-            const Ran got = run(pt);
-            drop.reset();
-            ASSERT_EQ(got.v.checks.size(), 2u);
-            EXPECT_TRUE(got.v.checks[0].passed) << "the L2 check compares two runs that both lost the cell";
-            EXPECT_EQ(got.v.checks[1].method, "exact_vs_direct_sum");
-            EXPECT_FALSE(got.v.checks[1].passed) << "cell " << k << " of rank " << r << "'s slab dropped unseen";
+    for (const Size& n : std::vector<Size>{{10, 10, 10}, {10, 13, 11}}) {
+        const auto slab = [&](int r) -> Box3 {
+            return {{split_lo(n[0], world_size(), r), 0, 0}, {split_hi(n[0], world_size(), r), n[1], n[2]}};
+        };
+        auto& drop = convolution::dropped_cell_for_testing();
+        const Point pt = point(n, "inverse_r", "blobs", octree("fine"));  // long range: every cell gets a share
+        for (const Check& c : run(pt).v.checks) EXPECT_TRUE(c.passed) << c.method << " " << c.max_rel_error;
+        std::size_t tried = 0;
+        for (int r = 0; r < world_size(); ++r) {
+            const std::size_t cells = convolution::tile(slab(r), slab((r + 1) % world_size()),
+                                                        convolution::sampling_scheme("fine")).size();
+            for (std::size_t k = 0; k < cells; ++k, ++tried) {
+                drop = convolution::DroppedCell{slab(r), k};
+                const Ran got = run(pt);
+                drop.reset();
+                ASSERT_EQ(got.v.checks.size(), 2u);
+                EXPECT_TRUE(got.v.checks[0].passed) << "the L2 check compares two runs that both lost the cell";
+                EXPECT_EQ(got.v.checks[1].method, "exact_vs_direct_sum");
+                EXPECT_FALSE(got.v.checks[1].passed)
+                    << size_string(n) << ": cell " << k << " of rank " << r << "'s slab dropped unseen";
+            }
         }
+        // ⌈Ny/4⌉ x ⌈Nz/4⌉ cells across each slab at least
+        EXPECT_GE(tried, std::size_t((n[1] + 3) / 4 * ((n[2] + 3) / 4) * world_size())) << size_string(n) << " cells tried";
     }
-    EXPECT_GE(tried, 9 * world_size()) << "cells tried";  // 3 x 3 cells across each slab at least
 }
 
 // Wrong solvers (issue 42): a step whose answer is zeros, scaled by 1.1 or
 // shifted by one point along z fails validation at the smallest size the
-// family runs at this rank count (octree: its sampling's smallest_n, where
+// family runs at this rank count (octree: its sampling's smallest_side, where
 // the right answer still meets the stored bound), for both methods, every
 // sampling, kernel and input.
 // Exact is checked against direct sums of the step's own result (not a rerun),
 // octree against the full-rate run and direct sums.
+// Besides the cube, a non-cubic grid whose smallest side s (2, or octree's
+// smallest_side) is along y: (x + 3) x s x (s + 5) with x = max(s, ranks),
+// refused at (x + 3) x (s - 1) x (s + 5).
 TEST(Convolution, AWrongSolverFailsValidationAtTheSmallestSize) {
     const Family& f = family_named("convolution");
     for (const json& config : {exact, octree("full"), octree("fine"), octree("coarse")}) {
-        index_t n = std::max(2, world_size());
-        if (config["method"] == "octree") n = std::max(n, convolution::sampling_scheme(config["sampling"]).smallest_n);
-        EXPECT_TRUE(f.not_applicable(point(n - 1, "gaussian", "blobs", config).problem,
-                                     point(n - 1, "gaussian", "blobs", config).config))
-            << config.dump() << " runs below " << n;
-        for (const char* kernel : {"gaussian", "inverse_r"})
-            for (const char* input : {"blobs", "noise"}) {
-                const Point pt = point(n, kernel, input, config);
-                const std::string what = fmt::format("{} {} {} at {}^3", config.dump(), kernel, input, n);
-                EXPECT_TRUE(run(pt).v.passed()) << what;
-                for (auto wrong : {convolution::WrongAnswer::zeros, convolution::WrongAnswer::scaled,
-                                   convolution::WrongAnswer::shifted}) {
-                    convolution::wrong_answer_for_testing() = wrong;
-                    const Ran got = run(pt);
-                    convolution::wrong_answer_for_testing().reset();
-                    EXPECT_FALSE(got.v.passed()) << what << ": wrong answer " << int(wrong) << " passed";
+        const index_t s = config["method"] == "octree" ? convolution::sampling_scheme(config["sampling"]).smallest_side : 2;
+        const index_t n = std::max<index_t>(s, world_size());
+        for (const Size& below : {Size{n - 1, n - 1, n - 1}, Size{n + 3, s - 1, s + 5}})
+            EXPECT_TRUE(f.not_applicable(point(below, "gaussian", "blobs", config).problem,
+                                         point(below, "gaussian", "blobs", config).config))
+                << config.dump() << " runs at " << size_string(below);
+        for (const Size& size : {Size{n, n, n}, Size{n + 3, s, s + 5}})
+            for (const char* kernel : {"gaussian", "inverse_r"})
+                for (const char* input : {"blobs", "noise"}) {
+                    const Point pt = point(size, kernel, input, config);
+                    const std::string what =
+                        fmt::format("{} {} {} at {}", config.dump(), kernel, input, size_string(size));
+                    EXPECT_TRUE(run(pt).v.passed()) << what;
+                    for (auto wrong : {convolution::WrongAnswer::zeros, convolution::WrongAnswer::scaled,
+                                       convolution::WrongAnswer::shifted}) {
+                        convolution::wrong_answer_for_testing() = wrong;
+                        const Ran got = run(pt);
+                        convolution::wrong_answer_for_testing().reset();
+                        EXPECT_FALSE(got.v.passed()) << what << ": wrong answer " << int(wrong) << " passed";
+                    }
                 }
-            }
     }
 }
 

@@ -1,11 +1,11 @@
 """The convolution family's section of `fftune report` (plotting/report.py
-loads it): for each problem (size, kernel, input, ranks), one bar per
+loads it): for each problem (grid, kernel, input, ranks), one bar per
 configuration (exact's fastest method, each octree sampling) of its time,
 fastest on top, beside its relative L2 error against exact; a table of the
 octree samplings' error, speed-up over exact and bytes sent ÷ exact's."""
 from collections import defaultdict
 
-from report import bars, best_by, plt, save, wrap
+from report import bars, best_by, dims_label, plt, save, wrap
 
 
 ROUNDOFF = 1e-12  # errors below this are double round-off (exact, full sampling): 0 in effect
@@ -32,8 +32,9 @@ def section(records, out, every_record=None, hbm_gbps=None, link_gbps=None, prob
     groups = defaultdict(list)
     for r in records:
         p = r["problem"]
-        groups[(p["size"][0], p["kernel"], p["input"], p["ranks"])].append(r)
-    for (n, kernel, inp, ranks), recs in sorted(groups.items()):
+        groups[(tuple(p["size"]), p["kernel"], p["input"], p["ranks"])].append(r)
+    for (size, kernel, inp, ranks), recs in sorted(groups.items()):
+        grid = dims_label(size)  # 16³, or 40x24x56
         best = best_by(recs, lambda r: r["key"])
         exact = [r for k, r in best.items() if k.startswith("exact/")]
         octree = sorted(((k, r) for k, r in best.items() if k.startswith("octree/")), key=lambda kv: kv[0])
@@ -42,9 +43,9 @@ def section(records, out, every_record=None, hbm_gbps=None, link_gbps=None, prob
         e = min(exact, key=lambda r: r["timing"]["total"]["median"])
         te, se = e["timing"]["total"]["median"], sent(e) or 0
         if not se:  # one rank: nothing is exchanged, octree is exact
-            md += [f"### {n}³, {kernel}, {inp}, {ranks} rank: no exchange (octree exact, exact `{e['key']}` {te:.3g} ms)", ""]
+            md += [f"### {grid}, {kernel}, {inp}, {ranks} rank: no exchange (octree exact, exact `{e['key']}` {te:.3g} ms)", ""]
             continue
-        md += [f"### {n}³, {kernel}, {inp}, {ranks} ranks (exact: `{e['key']}`, {te:.3g} ms, {se} bytes sent)", "",
+        md += [f"### {grid}, {kernel}, {inp}, {ranks} ranks (exact: `{e['key']}`, {te:.3g} ms, {se} bytes sent)", "",
                "| configuration | relative L2 error | speed-up over exact | bytes sent ÷ exact's |", "|---|---|---|---|"]
         for k, r in octree:
             err, t, s = error_of(r), r["timing"]["total"]["median"], sent(r) or 0
@@ -67,8 +68,8 @@ def section(records, out, every_record=None, hbm_gbps=None, link_gbps=None, prob
         a2.set_xscale("log")
         a2.set_xlim(floor / 3, max(list(errs.values()) + [floor]) * 30)
         a2.tick_params(axis="y", labelleft=False)
-        fig.suptitle(f"convolution {n}³ {kernel} {inp}, {ranks} ranks: which configuration is fastest, and at what error?",
+        fig.suptitle(f"convolution {grid} {kernel} {inp}, {ranks} ranks: which configuration is fastest, and at what error?",
                      fontsize=10)
-        name = f"convolution_{n}_{kernel}_{inp}_r{ranks}"
+        name = f"convolution_{grid.replace('³', '')}_{kernel}_{inp}_r{ranks}"
         figures.append((name, save(fig, out, name), [k for k, _ in octree]))
     return md, figures

@@ -13,9 +13,9 @@ const std::vector<SamplingScheme>& sampling_schemes() {
     // fine: the adjacent cells at full resolution, then every 2nd and 4th point;
     // coarse: every 2nd point next to the source, then the 4th and the 8th (the
     // paper's r = 2 near the sub-domain, 8 farther, 16-32 beyond, at small grids).
-    // Smallest n: at 2-4 ranks fine exceeded its bound at 8^3 (0.0033 against
-    // 0.003), coarse up to 12^3 (0.033 against 0.02); both held from 10^3 and
-    // 14^3 on (README.md).
+    // Smallest side: at 2-4 ranks fine exceeded its bound at 8^3 (0.0033
+    // against 0.003), coarse up to 12^3 (0.033 against 0.02); both held from
+    // 10^3 and 14^3 on, and on non-cubic grids from these sides on (README.md).
     static const std::vector<SamplingScheme> s{
         {"full", 4, {1}, 2}, {"fine", 4, {1, 2, 4}, 10}, {"coarse", 4, {2, 4, 8}, 16}};
     return s;

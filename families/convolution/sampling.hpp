@@ -1,9 +1,10 @@
 // The octree multi-resolution sampling of the convolution family (README.md):
 // a rank's contribution to another rank's region is sent as samples, full
 // resolution near the source and coarser with distance, and interpolated back
-// (trilinear within each cell) by the receiver. Cells of `cell` points tile the
-// receiving region; a cell `level` cells away from the source region (0:
-// adjacent or overlapping) is sampled every rates[min(level, last)] points
+// (trilinear within each cell) by the receiver. Cells of `cell` points per axis
+// tile the receiving region (any box: each cell stops where its axis ends); a
+// cell `level` cells away from the source region along x (0: adjacent or
+// overlapping) is sampled every rates[min(level, last)] points
 // along each axis, plus its last point, so a cell interpolates on its own.
 #pragma once
 
@@ -21,9 +22,9 @@ struct SamplingScheme {
     std::string name;
     index_t cell = 4;
     std::vector<index_t> rates;  // per level, the last for every farther one
-    // The smallest n (grid n^3) from which the stored error bounds hold at 2-4
-    // ranks (README.md); below it the family refuses the scheme.
-    index_t smallest_n = 2;
+    // The smallest side (of an Nx×Ny×Nz grid) from which the stored error
+    // bounds hold at 2-4 ranks (README.md); below it the family refuses the scheme.
+    index_t smallest_side = 2;
 };
 // The registered schemes: full (rate 1: exact up to rounding), fine, coarse.
 const std::vector<SamplingScheme>& sampling_schemes();

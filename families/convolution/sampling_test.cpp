@@ -31,10 +31,41 @@ TEST(Sampling, CellsAreRatedByTheirDistanceFromTheSource) {
     EXPECT_THROW(sampling_scheme("sparse"), std::invalid_argument);
 }
 
+// A receiving slab of an Nx×Ny×Nz grid: cells of 4³ from its low corner,
+// each clipped where its axis ends (x 10 = 4 + 4 + 2, y 6 = 4 + 2, z 9 =
+// 4 + 4 + 1), every point in exactly one cell; the level is the distance along
+// x (the split axis) alone, whatever the cell's y and z.
+TEST(Sampling, CellsOfABoxStopAtEachAxisEnd) {
+    const Box3 region{{3, 0, 0}, {13, 6, 9}}, source{{0, 0, 0}, {3, 6, 9}};
+    const auto cells = tile(region, source, sampling_scheme("coarse"));  // rates 2, 4, 8
+    ASSERT_EQ(cells.size(), 3u * 2 * 3);
+    std::vector<int> covered(static_cast<std::size_t>(region.count()), 0);
+    for (const Cell& c : cells) {
+        for (int a = 0; a < 3; ++a) {
+            EXPECT_EQ(c.box.lo[a] % 4, region.lo[a] % 4) << c.box.str();
+            EXPECT_EQ(c.box.extent(a), std::min<index_t>(4, region.hi[a] - c.box.lo[a])) << c.box.str();
+        }
+        EXPECT_EQ(c.rate, index_t(2) << ((c.box.lo[0] - 3) / 4)) << c.box.str();  // gaps 0, 4, 8: levels 0, 1, 2
+        for (index_t i = c.box.lo[0]; i < c.box.hi[0]; ++i)
+            for (index_t j = c.box.lo[1]; j < c.box.hi[1]; ++j)
+                for (index_t l = c.box.lo[2]; l < c.box.hi[2]; ++l)
+                    ++covered[std::size_t(((i - region.lo[0]) * 6 + j) * 9 + l)];
+    }
+    EXPECT_EQ(std::count(covered.begin(), covered.end(), 1), std::ptrdiff_t(covered.size()));
+    // The far corner: 2x2x1 points at rate 8, each a sample (x 11, 12; y 4, 5; z 8).
+    const Cell& corner = cells.back();
+    EXPECT_EQ(corner.box, (Box3{{11, 4, 8}, {13, 6, 9}}));
+    EXPECT_EQ(corner.samples(), std::size_t(2 * 2 * 1));
+    // The same slab's cells seen from a source beyond it along x: the order of the levels reverses.
+    const auto back = tile(region, Box3{{13, 0, 0}, {20, 6, 9}}, sampling_scheme("coarse"));
+    EXPECT_EQ(back.front().rate, 4);
+    EXPECT_EQ(back.back().rate, 2);
+}
+
 // Samples then interpolation: a trilinear function comes back exactly at any
 // rate, any field at rate 1; a curved field at rate 4 does not.
 TEST(Sampling, InterpolationIsExactForTrilinearFields) {
-    const Box3 region{{3, 0, 0}, {13, 6, 7}}, source{{0, 0, 0}, {3, 6, 7}};
+    const Box3 region{{3, 0, 0}, {13, 6, 9}}, source{{0, 0, 0}, {3, 6, 9}};  // cells of 2 and 1 points too
     auto linear = [](index_t i, index_t j, index_t l) { return 1.0 + 2.0 * i - 0.5 * j + 0.25 * l + 0.1 * i * j * l; };
     auto curved = [](index_t i, index_t j, index_t l) { return std::sin(0.7 * i) + std::cos(0.9 * j * l); };
     for (const char* name : {"full", "fine", "coarse"}) {
