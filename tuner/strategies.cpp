@@ -204,8 +204,8 @@ public:
 
 void Screen::search(Round& round) const {
     const Testcase& tc = round.tc;
-    const auto screened = round.run(all_points(tc), std::min(tc.warmup, 1), std::min(tc.iterations, screen_iterations),
-                                    /*validate=*/false);
+    // No warm-up: the median of 3 ignores the first call's one-time costs.
+    const auto screened = round.run(all_points(tc), 0, std::min(tc.iterations, screen_iterations), /*validate=*/false);
     // Per (ranks, problem): the screened points, fastest first.
     std::map<std::string, std::pair<int, std::vector<std::pair<double, int>>>> ranking;
     for (const auto& [ranks, recs] : screened)

@@ -446,21 +446,6 @@ std::complex<double> test_spectrum(const std::vector<TestMode>& modes, const std
     return x;
 }
 
-// Indices lo..hi-1 to sample: the first, the last and evenly spaced ones, at
-// least `count` when there are as many, so that every run of (hi - lo) / (count - 1)
-// consecutive indices holds one.
-std::vector<index_t> sampled_indices(index_t lo, index_t hi, index_t count) {
-    const index_t len = hi - lo;
-    std::vector<index_t> out;
-    if (len <= count) {
-        for (index_t i = lo; i < hi; ++i) out.push_back(i);
-        return out;
-    }
-    for (index_t j = 0; j < count; ++j) out.push_back(lo + j * (len - 1) / (count - 1));
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
-}
-
 template <class T>
 ValidationResult validate_timed_typed(Plan& plan, Buffer& real, Buffer& complex, Direction timed) {
     using C = std::complex<T>;
@@ -568,6 +553,18 @@ ValidationResult validate_timed_typed(Plan& plan, Buffer& real, Buffer& complex,
 
 bool validated_by_samples(const Problem& problem) {
     return problem.size[0] * problem.size[1] * problem.size[2] >= sampled_validation_min_points;
+}
+
+std::vector<index_t> sampled_indices(index_t lo, index_t hi, index_t count) {
+    const index_t len = hi - lo;
+    std::vector<index_t> out;
+    if (len <= count) {
+        for (index_t i = lo; i < hi; ++i) out.push_back(i);
+        return out;
+    }
+    for (index_t j = 0; j < count; ++j) out.push_back(lo + j * (len - 1) / (count - 1));
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
 }
 
 ValidationResult validate_timed(Plan& plan, Buffer& real, Buffer& complex, Direction timed) {

@@ -39,6 +39,10 @@ ValidationResult validate(Plan& plan);
 // this many points on a timed point is validated by validate_timed instead.
 inline constexpr index_t sampled_validation_min_points = index_t{1} << 24;  // 256^3
 bool validated_by_samples(const Problem& problem);
+// Indices lo..hi-1 to sample: the first, the last and evenly spaced ones, at
+// least `count` where there are as many, so that every run of
+// (hi - lo) / (count - 1) consecutive indices holds one.
+std::vector<index_t> sampled_indices(index_t lo, index_t hi, index_t count);
 
 // Checks of the arrays a timed run left, copying only samples off the device:
 // `real` holds the test input (fill_test_input) and `complex` its spectrum
