@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <numbers>
+#include <string>
 
 #include <fftw3.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/platform/parallel.hpp"
 
@@ -147,6 +150,21 @@ std::vector<double> spectral_kernel(const Size& n, Boundary b, Kernel kernel, co
                         scale * table[(std::size_t(fold(0, x)) * t[1] + fold(1, y)) * t[2] + fold(2, z)];
     });
     return out;
+}
+
+std::shared_ptr<const std::vector<double>> shared_spectral_kernel(const Size& n, Boundary b, Kernel k,
+                                                                  const Layout& layout) {
+    static std::mutex mutex;
+    static std::string last_key;
+    static std::shared_ptr<const std::vector<double>> last;
+    const std::string key = fmt::format("{} {} {} {} {} {}", n, int(b), int(k), layout.box.lo, layout.box.hi,
+                                        layout.order);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (last && key == last_key) return last;
+    last.reset();  // its memory back before the next one is built
+    last = std::make_shared<const std::vector<double>>(spectral_kernel(n, b, k, layout));
+    last_key = key;
+    return last;
 }
 
 // --- analytic test problems (README.md): one per boundary class ---------------

@@ -152,6 +152,22 @@ void expect_kernel(const Size& n, Boundary b, Kernel kernel, G g, const char* wh
     EXPECT_EQ(bad, 0) << what << ": values off by more than 1e-11 of the largest, " << scale;
 }
 
+// One kernel per (grid, boundary, kernel, layout) is kept: asked again, the
+// same array; asked for another layout, a new one with the values of
+// spectral_kernel.
+TEST(Green, SharedKernelIsBuiltOncePerArguments) {
+    const Size n{12, 10, 8};
+    const Layout all{{{0, 0, 0}, {24, 20, 9}}, order_xyz}, part{{{4, 0, 0}, {12, 20, 9}}, order_xyz};
+    const auto a = shared_spectral_kernel(n, Boundary::free, Kernel::hockney, all);
+    EXPECT_EQ(shared_spectral_kernel(n, Boundary::free, Kernel::hockney, all), a);
+    EXPECT_EQ(*a, spectral_kernel(n, Boundary::free, Kernel::hockney, all));
+    const auto b = shared_spectral_kernel(n, Boundary::free, Kernel::hockney, part);
+    EXPECT_NE(b, a);
+    EXPECT_EQ(*b, spectral_kernel(n, Boundary::free, Kernel::hockney, part));
+    EXPECT_NE(shared_spectral_kernel(n, Boundary::free, Kernel::regularized4, part), b);
+    EXPECT_EQ(*a, spectral_kernel(n, Boundary::free, Kernel::hockney, all)) << "a holder keeps its kernel";
+}
+
 TEST(Green, IndependentEvaluationsMatchTheirClosedForms) {
     // The constants of green.hpp's README table, here from quadrature.
     EXPECT_NEAR(cube_mean_inverse_r(1), 3 * std::log(2 + std::sqrt(3.0)) - pi / 2, 1e-13);

@@ -71,7 +71,7 @@ public:
             const std::vector<char> zeros(plan_->input_bytes(), 0);
             if (!zeros.empty()) be.copy_from_host(in_.data(), zeros.data(), zeros.size());
             const auto t0 = std::chrono::steady_clock::now();
-            kernel_ = kernel_buffer(be, spectral_kernel(p.n, p.boundary, p.kernel, plan_->output_layout()), p.precision);
+            kernel_ = kernel_buffer(be, *shared_spectral_kernel(p.n, p.boundary, p.kernel, plan_->output_layout()), p.precision);
             kernel_setup_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             timer_ = std::make_unique<PhaseTimer>(be);
             timer_->phase("kernel");

@@ -125,6 +125,26 @@ TEST(Poisson, ValidationFailsOnNotANumber) {
     }
 }
 
+// From 2^24 points on φ is checked on sampled x-planes (the check's name
+// says so); a wrong φ still fails there, and a right one passes.
+TEST(Poisson, LargeGridsAreValidatedOnSampledPlanes) {
+    Point pt;
+    pt.problem = Problem{{256, 256, 256}, Boundary::periodic, Kernel::hockney, Precision::double_, world_size()};
+    for (const char* algorithm : {"zero_skipping", "test_wrong"}) {
+        wrong_mode = Wrong::scaled;
+        wrong_scale = 1.1;
+        pt.config = zero_skipping();
+        pt.config["algorithm"] = algorithm;
+        auto w = family_named("poisson").workload(pt);
+        w->setup(MPI_COMM_WORLD);
+        w->prepare(MPI_COMM_WORLD);
+        w->step();
+        const auto v = w->validate(MPI_COMM_WORLD);
+        EXPECT_EQ(v.primary().method, "analytic_periodic_sampled");
+        EXPECT_EQ(v.passed(), std::string(algorithm) == "zero_skipping") << algorithm << " " << v.primary().max_rel_error;
+    }
+}
+
 // Validation of one point through the family's workload; nothing when it
 // does not apply. `phi`: the whole φ, gathered from every rank's part.
 std::optional<ValidationResult> run(const Problem& p, const json& config, std::vector<double>* phi = nullptr) {

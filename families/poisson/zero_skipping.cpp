@@ -396,9 +396,11 @@ private:
                 spectrum_layout.order[a] = geo_.perm[a];
             }
             const auto t0 = std::chrono::steady_clock::now();
-            auto k = spectral_kernel(problem_.n, problem_.boundary, problem_.kernel, spectrum_layout);
-            if (fused_) k = conv_->arrange_kernel(std::move(k));  // in the order the x-stage reads it
-            kernel_ = kernel_buffer(*backend_, k, problem_.precision);
+            const auto k = shared_spectral_kernel(problem_.n, problem_.boundary, problem_.kernel, spectrum_layout);
+            if (fused_)  // in the order the x-stage reads it
+                kernel_ = kernel_buffer(*backend_, conv_->arrange_kernel(std::vector<double>(*k)), problem_.precision);
+            else
+                kernel_ = kernel_buffer(*backend_, *k, problem_.precision);
             kernel_setup_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             allocated_ += kernel_.bytes();
             backend_->synchronize();
