@@ -1,4 +1,5 @@
-"""results/h200x2-2026-11-27-tune-strategies: each search strategy's pick per
+"""results/h200x2-2026-11-27-tune-strategies (and, with --campaign,
+h200x4-2026-11-27-tune-strategies): each search strategy's pick per
 problem, judged with the same run's exhaustive times, and what it cost
 (points' wall time from timing.wall_ms, timed iterations, point-iterations).
 With --plot FILE: cost against the worst pick per strategy run (PNG)."""
@@ -10,7 +11,7 @@ from collections import defaultdict
 from campaign import open_text, results_dir
 
 CAMPAIGN = "h200x2-2026-11-27-tune-strategies"
-NAME = re.compile(r"(run\d)-([a-z]+)-([0-9a-f]+)-round(\d)-r2\.jsonl\.gz")
+NAME = re.compile(r"(run\d)-([a-z]+)-([0-9a-f]+)-round(\d)-r(\d)\.jsonl\.gz")
 
 
 def load(path):
@@ -56,9 +57,10 @@ def picks(rounds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--plot", help="write the cost / pick-quality figure here (PNG)")
+    ap.add_argument("--campaign", default=CAMPAIGN, help=f"the results folder (default {CAMPAIGN})")
     args = ap.parse_args()
     runs = defaultdict(lambda: defaultdict(dict))  # run -> strategy -> round -> records
-    for path in sorted(results_dir(CAMPAIGN).glob("*.jsonl.gz")):
+    for path in sorted(results_dir(args.campaign).glob("*.jsonl.gz")):
         m = NAME.fullmatch(path.name)
         if m:
             runs[m[1]][m[2]][int(m[4])] = load(path)
@@ -105,7 +107,8 @@ def main():
         ax.set_xlabel("cost, % of exhaustive (circle: timed iterations; square: points' wall time)")
         ax.set_ylabel("worst pick ÷ exhaustive best")
         ax.set_xlim(0, 105)
-        ax.set_title("fftune tune on 2 × H200: fft3d 512³ and 1024³, 8 problems, 720 points")
+        ranks = {m[5] for m in (NAME.fullmatch(p.name) for p in results_dir(args.campaign).glob("*.gz")) if m}
+        ax.set_title(f"fftune tune at {'/'.join(sorted(ranks))} ranks ({args.campaign.split('-')[0]}): fft3d 512³ and 1024³")
         ax.legend(loc="upper right", fontsize=8)
         fig.tight_layout()
         fig.savefig(args.plot, dpi=110)
