@@ -16,8 +16,8 @@ public:
         pt_ = Buffer(*c.backend_, c.bytes(c.slab().haloed())), ct_ = c.haloed_vector();
         if (c.jacobi_) {
             zt_ = c.own_vector();
-            std::vector<S> inv(c.host_.diag.size());
-            for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = cj(S(1) / c.host_.diag[i]);
+            std::vector<S> inv(c.host_->diag.size());
+            for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = cj(S(1) / c.host_->diag[i]);
             inv_diag_h_ = c.upload(inv);
         }
     }
@@ -39,7 +39,7 @@ public:
         // Two SpMVs (A p; A^H p~ = conj(A conj(p~)): 2 conjugating passes of 2 streams), two halo
         // exchanges; updates x, r, r~ (9), D^-1 r and D^-H r~ (6), p and p~ (6); reduces (p~, q) and
         // (r~, z) after conjugating r~ (6).
-        const std::size_t spmv = 2 * spmv_bytes(c.format_, c.host_) + 4 * v;
+        const std::size_t spmv = 2 * spmv_bytes(c.format_, *c.host_) + 4 * v;
         const std::size_t up = 9 * v + (c.jacobi_ ? 6 * v : 0) + 6 * v;
         return {{0, 2 * k * halo, 2 * k * halo}, {k * spmv, 0, 0}, {k * up, 0, 0}, {k * 6 * v + 4 * v, 0, 0}};
     }

@@ -57,7 +57,7 @@ std::vector<PhaseTraffic> Cg<S, Fused>::traffic(const Context<S>& c, std::size_t
     // unfused: (p, q) and (r, z) as passes of their own ((r, r): one stream)
     const std::size_t reduce = Fused ? 0 : 2 * v + (c.jacobi_ ? 2 : 1) * v;
     return {{0, k * halo, k * halo},
-            {k * spmv_bytes(c.format_, c.host_), 0, 0},
+            {k * spmv_bytes(c.format_, *c.host_), 0, 0},
             {k * update, 0, 0},
             {k * reduce + (c.jacobi_ ? 2 : 1) * v, 0, 0}};
 }

@@ -56,7 +56,7 @@ std::vector<PhaseTraffic> CgFolded<S>::traffic(const Context<S>& c, std::size_t 
     // SpMV pass: the matrix; r, p (and D^-1) read and p_next written on every haloed row; x read
     // and written, q written (spmv_bytes counts x and y once: + q). Update: r -= αq (3; Jacobi: + D^-1),
     // and once per step the lagging x += αp (3).
-    const std::size_t spmv = spmv_bytes(c.format_, c.host_) - 2 * v + (j ? 4 : 3) * vh + 3 * v;
+    const std::size_t spmv = spmv_bytes(c.format_, *c.host_) - 2 * v + (j ? 4 : 3) * vh + 3 * v;
     const std::size_t up = k * (j ? 4 : 3) * v + 3 * v;
     return {{0, k * halo, k * halo}, {k * spmv, 0, 0}, {up, 0, 0}, {(j ? 2 : 1) * v, 0, 0}};
 }

@@ -116,7 +116,7 @@ std::vector<PhaseTraffic> CgOnePass<S>::traffic(const Context<S>& c, std::size_t
     // third, x read and written (2; the older direction reconstructed from p and r, read (+1) only
     // where |β| < one_pass_reconstruct_beta). Update: once per step what x and r still owe:
     // x += αp (+ α'p' when the step's count is even), r -= αq. Reduce: none.
-    const std::size_t spmv = spmv_bytes(c.format_, c.host_) - 2 * v + (c.jacobi_ ? 6 : 5) * vh + v;
+    const std::size_t spmv = spmv_bytes(c.format_, *c.host_) - 2 * v + (c.jacobi_ ? 6 : 5) * vh + v;
     const std::size_t x_passes = k > 0 ? (k - 1) / 2 : 0, owed = k == 0 ? 0 : k % 2 == 1 ? 1 : 2;
     const std::size_t up = owed * 3 * v + 3 * v;  // one axpy per owed direction, one for r
     return {{0, k * halo, k * halo}, {k * spmv + x_passes * 2 * v, 0, 0}, {up, 0, 0}, {0, 0, 0}};

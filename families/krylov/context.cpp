@@ -1,6 +1,9 @@
 // The krylov solvers' shared context (context.hpp).
 #include "families/krylov/context.hpp"
 
+#include <memory>
+#include <mutex>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -24,6 +27,25 @@ struct NoClock final : PhaseClock {
 }  // namespace
 
 template <class S>
+std::shared_ptr<const LocalMatrixT<S>> shared_assembly(const Slab& s, bool matrix) {
+    static std::mutex mutex;
+    static std::shared_ptr<const LocalMatrixT<S>> last;
+    static bool last_matrix = false;
+    auto same = [&](const Slab& a) {
+        return a.nx == s.nx && a.ny == s.ny && a.nz == s.nz && a.z0 == s.z0 && a.z1 == s.z1 && a.below == s.below &&
+               a.above == s.above && a.components == s.components;
+    };
+    std::lock_guard<std::mutex> lock(mutex);
+    if (last && same(last->slab) && last_matrix == matrix) return last;
+    last.reset();  // its memory back before the next one is built
+    last = std::make_shared<const LocalMatrixT<S>>(OperatorOf<S>::assemble(s, matrix));
+    last_matrix = matrix;
+    return last;
+}
+template std::shared_ptr<const LocalMatrixT<double>> shared_assembly<double>(const Slab&, bool);
+template std::shared_ptr<const LocalMatrixT<complex>> shared_assembly<complex>(const Slab&, bool);
+
+template <class S>
 void Context<S>::start(MPI_Comm comm) {
     comm_owned_ = Communicator::duplicate(comm);  // its own tags and collectives
     comm_ = comm_owned_.get();
@@ -37,27 +59,27 @@ void Context<S>::allocate(bool haloed_q) {
     backend_ = Registry<Backend>::instance().create(backend_name_);
     if (auto why = backend_->unavailable()) throw Unsupported(*why);
     kernels_ = Registry<KernelsT<S>>::instance().create(backend_name_);
-    host_ = OperatorOf<S>::assemble(slab_of(n_, ranks_, rank_, OperatorOf<S>::components), format_ != Format::matrix_free);
-    const Slab& s = host_.slab;
+    host_ = shared_assembly<S>(slab_of(n_, ranks_, rank_, OperatorOf<S>::components), format_ != Format::matrix_free);
+    const Slab& s = host_->slab;
     if (format_ != Format::matrix_free && s.haloed() > std::numeric_limits<std::int32_t>::max())
         throw Unsupported(fmt::format("{} takes 32-bit column indices: {} haloed rows on a rank",
                                       format_names()[int(format_)], s.haloed()));
     a_.format = format_;
     a_.slab = s;
     if (format_ == Format::csr) {
-        row_ptr_ = upload(host_.row_ptr);
-        col_ = upload(host_.col);
-        val_ = upload(host_.val);
+        row_ptr_ = upload(host_->row_ptr);
+        col_ = upload(host_->col);
+        val_ = upload(host_->val);
     } else if (format_ == Format::cusparse_csr) {
-        if (host_.nnz() > std::numeric_limits<std::int32_t>::max())
+        if (host_->nnz() > std::numeric_limits<std::int32_t>::max())
             throw Unsupported("cusparse_csr takes 32-bit indices: too many nonzeros on a rank");
-        row_ptr_ = upload(std::vector<std::int32_t>(host_.row_ptr.begin(), host_.row_ptr.end()));
-        col_ = upload(host_.col);
-        val_ = upload(host_.val);
+        row_ptr_ = upload(std::vector<std::int32_t>(host_->row_ptr.begin(), host_->row_ptr.end()));
+        col_ = upload(host_->col);
+        val_ = upload(host_->val);
     } else if (format_ == Format::ell) {
-        col_ = upload(host_.ell_col);
-        val_ = upload(host_.ell_val);
-        a_.ell_width = host_.ell_width;
+        col_ = upload(host_->ell_col);
+        val_ = upload(host_->ell_val);
+        a_.ell_width = host_->ell_width;
     }
     a_.row_ptr = static_cast<const std::int64_t*>(row_ptr_.data());
     a_.row_ptr32 = static_cast<const std::int32_t*>(row_ptr_.data());
@@ -68,7 +90,7 @@ void Context<S>::allocate(bool haloed_q) {
     if (jacobi_) {  // haloed: the folded SpMV scales r on the halo rows too (prepare() fills them)
         z_ = own_vector();
         std::vector<S> inv(static_cast<std::size_t>(s.haloed()), S(0));
-        for (std::size_t i = 0; i < host_.diag.size(); ++i) inv[s.plane() + i] = S(1) / host_.diag[i];
+        for (std::size_t i = 0; i < host_->diag.size(); ++i) inv[s.plane() + i] = S(1) / host_->diag[i];
         inv_diag_ = upload(inv);
     }
     // r is haloed too: the folded iteration exchanges r's halo instead of p's.
@@ -81,9 +103,9 @@ void Context<S>::allocate(bool haloed_q) {
 
 template <class S>
 Buffer Context<S>::haloed_vector() {
-    Buffer v(*backend_, bytes(host_.slab.haloed()));
+    Buffer v(*backend_, bytes(host_->slab.haloed()));
     if (v.bytes() > 0 && v.data()) {
-        const std::vector<S> zero(static_cast<std::size_t>(host_.slab.haloed()), S(0));
+        const std::vector<S> zero(static_cast<std::size_t>(host_->slab.haloed()), S(0));
         backend_->copy_from_host(v.data(), zero.data(), v.bytes());
     }
     return v;
@@ -92,7 +114,7 @@ Buffer Context<S>::haloed_vector() {
 template <class S>
 void Context<S>::bind() {
     if (backend_->device_memory())  // MPI reads host memory: the halo planes go through pinned buffers
-        staging_ = Buffer(*backend_, 4 * bytes(host_.slab.plane()), true);
+        staging_ = Buffer(*backend_, 4 * bytes(host_->slab.plane()), true);
     kernels_->bind(*backend_, a_);
     timer_ = std::make_unique<PhaseTimer>(*backend_);
     for (const char* ph : {"halo", "spmv", "update", "reduce"}) timer_->phase(ph);
@@ -108,7 +130,7 @@ std::size_t Context<S>::backend_bytes() const {
 template <class S>
 void Context<S>::prepare(MPI_Comm comm) {
     all_or_none(comm, [&] {
-        const Slab& s = host_.slab;
+        const Slab& s = host_->slab;
         std::vector<S> xs(static_cast<std::size_t>(s.haloed()), S(0)), b(static_cast<std::size_t>(s.rows()));
         for (index_t z = s.z0 - 1; z <= s.z1; ++z) {
             if (z < 0 || z >= s.nz) continue;
@@ -197,7 +219,7 @@ void Context<S>::build_halo(MPI_Comm comm) {
 template <class S>
 void Context<S>::exchange(Buffer& haloed) {
     PhaseScope scope(*timer_, phase::halo);
-    const Slab& sl = host_.slab;
+    const Slab& sl = host_->slab;
     const int plane = static_cast<int>(sl.plane());
     const std::size_t pb = bytes(sl.plane());
     S* ph = static_cast<S*>(haloed.data());
@@ -236,7 +258,7 @@ template <class S>
 double Context<S>::spmv_oracle_error(MPI_Comm comm) {
     double mine[3] = {0, 0, 0};  // max |spmv - oracle|, max |oracle|, not finite
     all_or_none(comm, [&] {
-        const Slab& s = host_.slab;
+        const Slab& s = host_->slab;
         std::mt19937 rng(1234 + rank_);
         std::uniform_real_distribution<double> u(-1, 1);
         std::vector<S> xh(static_cast<std::size_t>(s.haloed()), S(0)), want(static_cast<std::size_t>(s.rows()));
@@ -266,7 +288,7 @@ double Context<S>::spmv_oracle_error(MPI_Comm comm) {
 // hold the neighbours' (0 where the domain ends).
 template <class S>
 double Context<S>::halo_error(MPI_Comm comm) {
-    const Slab& s = host_.slab;
+    const Slab& s = host_->slab;
     const index_t plane = s.plane();
     auto value = [](index_t global) { return 1.0 + double(global % 9973); };
     all_or_none(comm, [&] {
@@ -296,7 +318,7 @@ double Context<S>::halo_error(MPI_Comm comm) {
 // b − A x with x through p's haloed buffer; q = A x − b.
 template <class S>
 double Context<S>::true_residual2(MPI_Comm comm) {
-    const Slab& s = host_.slab;
+    const Slab& s = host_->slab;
     all_or_none(comm, [&] {
         backend_->copy_region(p_.data(), {{1, 1, s.rows()}, {0, 0, 1}, s.plane()}, x_.data(), {{1, 1, s.rows()}, {0, 0, 1}, 0},
                               sizeof(S));
@@ -311,7 +333,7 @@ double Context<S>::true_residual2(MPI_Comm comm) {
 
 template <class S>
 std::pair<double, double> Context<S>::solution_error2(MPI_Comm comm) {
-    const Slab& s = host_.slab;
+    const Slab& s = host_->slab;
     double err[2] = {0, 0};
     all_or_none(comm, [&] {
         std::vector<S> x(static_cast<std::size_t>(s.rows()));
@@ -330,7 +352,7 @@ std::pair<double, double> Context<S>::solution_error2(MPI_Comm comm) {
 
 template <class S>
 double Context<S>::copy_gbps() {
-    const Slab& s = host_.slab;
+    const Slab& s = host_->slab;
     if (s.rows() == 0) return 0;
     auto clock = backend_->make_clock();
     const StridedRegion all{{1, 1, s.rows()}, {0, 0, 1}, 0};

@@ -236,8 +236,8 @@ public:
                             {"converged_iterations", converged_iterations_},
                             {"recurrence_residual", recurrence_},
                             {"true_residual", true_residual_},
-                            {"nnz", c_.host_.nnz()},
-                            {"spmv_bytes", spmv_bytes(c_.format_, c_.host_)},
+                            {"nnz", c_.host_->nnz()},
+                            {"spmv_bytes", spmv_bytes(c_.format_, *c_.host_)},
                             {"halo_bytes_per_iteration", halo_bytes(c_)},
                             {"copy_GBps", c_.copy_gbps()}};  // the device's copy rate beside the kernels'
     }

@@ -24,6 +24,7 @@
 #include "core/run/family.hpp"
 #include "core/testing/forwarding_backend.hpp"
 #include "core/testing/world.hpp"
+#include "families/krylov/context.hpp"
 #include "families/krylov/kernels.hpp"
 #include "families/krylov/krylov_test.hpp"
 #include "families/krylov/operator.hpp"
@@ -86,6 +87,21 @@ struct StagedBackend final : testing::ForwardingBackend {
 };
 const bool staged = register_variant<Backend, StagedBackend>("krylov_staged") &&
                     register_variant<KrylovKernels, ForwardingKernels<false>>("krylov_staged");
+
+// The assembled operator is shared by the next point with the same slab and
+// kind (matrix or diagonal only), and rebuilt for another one.
+TEST(Krylov, TheAssembledOperatorIsSharedBetweenPointsOfOneSlab) {
+    const Slab s = slab_of({12, 10, 14}, world_size(), world_rank());
+    const auto a = shared_assembly<double>(s, true);
+    EXPECT_EQ(shared_assembly<double>(s, true), a);
+    EXPECT_EQ(a->val, assemble_poisson7(s, true).val);
+    const auto d = shared_assembly<double>(s, false);
+    EXPECT_NE(d, a);
+    EXPECT_EQ(d->nnz(), 0) << "a matrix-free point's record says nnz 0";
+    const auto other = shared_assembly<double>(slab_of({12, 10, 15}, world_size(), world_rank()), true);
+    EXPECT_NE(other->slab.nz, a->slab.nz);
+    EXPECT_EQ(a->val, assemble_poisson7(s, true).val) << "a holder keeps its operator";
+}
 
 TEST(Krylov, EveryFormatFusionAndPreconditionerConverges) {
     int ran = 0;

@@ -11,8 +11,8 @@ void Qmr<S, Shadow>::setup(Context<S>& c) {
     vt_ = c.own_vector(), d_ = c.own_vector(), s_ = c.own_vector();
     if (jacobi_) {  // split: M1 = M2 = D^{1/2}
         yq_ = c.own_vector(), ty_ = c.own_vector();
-        std::vector<S> inv(c.host_.diag.size());
-        for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = S(1) / std::sqrt(c.host_.diag[i]);
+        std::vector<S> inv(c.host_->diag.size());
+        for (std::size_t i = 0; i < inv.size(); ++i) inv[i] = S(1) / std::sqrt(c.host_->diag[i]);
         inv_sqrt_diag_ = c.upload(inv);
         if (Shadow) {
             for (auto& v : inv) v = cj(v);
@@ -172,7 +172,7 @@ std::vector<PhaseTraffic> Qmr<S, Shadow>::traffic(const Context<S>& c, std::size
     // w̃ (3), Jacobi 8 more; conj(z) for z^H y (2) and conj(q) (2, counted in the SpMV); δ reads 2, ε 2, ‖z‖² 1.
     const bool j = c.jacobi_;
     const std::size_t sides = Shadow ? 2 : 1;
-    const std::size_t spmv = sides * spmv_bytes(c.format_, c.host_) + (Shadow ? 4 * v : 0);
+    const std::size_t spmv = sides * spmv_bytes(c.format_, *c.host_) + (Shadow ? 4 * v : 0);
     const std::size_t up = 26 * v + (j ? 8 * v : 0) + (Shadow ? 8 * v + (j ? 8 * v : 0) : 0);
     const std::size_t red = (Shadow ? 2 + 2 + 2 + 1 + 1 : 4) * v;
     return {{0, sides * k * halo, sides * k * halo}, {k * spmv, 0, 0}, {k * up, 0, 0}, {k * red + sides * v, 0, 0}};
