@@ -236,13 +236,23 @@ std::vector<std::complex<double>> partial_dft(const T* f, const Layout& l, const
     return sums;
 }
 
+// What both validations read off the plan: the grid, its points, the two
+// arrays' layouts and the test function's modes.
+struct PlanGrid {
+    std::array<index_t, 3> n;
+    index_t total;
+    Layout in_l, out_l;
+    std::vector<TestMode> modes;
+    explicit PlanGrid(Plan& p)
+        : n(p.problem().size), total(n[0] * n[1] * n[2]), in_l(p.input_layout()), out_l(p.output_layout()),
+          modes(test_modes(n)) {}
+};
+
 template <class T>
 ValidationResult validate_typed(Plan& plan) {
     using C = std::complex<T>;
-    const auto n = plan.problem().size;
-    const index_t total = n[0] * n[1] * n[2];
-    const Layout in_l = plan.input_layout(), out_l = plan.output_layout();
-    const auto modes = test_modes(n);
+    const PlanGrid grid(plan);
+    const auto& [n, total, in_l, out_l, modes] = grid;
     Backend& be = plan.backend();
     MPI_Comm comm = plan.comm();
 
@@ -449,10 +459,8 @@ std::complex<double> test_spectrum(const std::vector<TestMode>& modes, const std
 template <class T>
 ValidationResult validate_timed_typed(Plan& plan, Buffer& real, Buffer& complex, Direction timed) {
     using C = std::complex<T>;
-    const auto n = plan.problem().size;
-    const index_t total = n[0] * n[1] * n[2];
-    const Layout in_l = plan.input_layout(), out_l = plan.output_layout();
-    const auto modes = test_modes(n);
+    const PlanGrid grid(plan);
+    const auto& [n, total, in_l, out_l, modes] = grid;
     Backend& be = plan.backend();
     MPI_Comm comm = plan.comm();
     const bool direct = plan.buffers_on_host();

@@ -108,6 +108,15 @@ public:
 };
 const bool wrong_registered = register_variant<Solver, WrongSolver>("test_wrong");
 
+// One solve of the point through the family's workload, validated.
+ValidationResult solve_and_validate(const Point& pt) {
+    auto w = family_named("poisson").workload(pt);
+    w->setup(MPI_COMM_WORLD);
+    w->prepare(MPI_COMM_WORLD);
+    w->step();
+    return w->validate(MPI_COMM_WORLD);
+}
+
 // A φ with a value that is not a number fails its validation on every rank.
 TEST(Poisson, ValidationFailsOnNotANumber) {
     Point pt;
@@ -115,11 +124,7 @@ TEST(Poisson, ValidationFailsOnNotANumber) {
     for (const char* algorithm : {"zero_skipping", "test_nan_phi"}) {
         pt.config = zero_skipping();
         pt.config["algorithm"] = algorithm;
-        auto w = family_named("poisson").workload(pt);
-        w->setup(MPI_COMM_WORLD);
-        w->prepare(MPI_COMM_WORLD);
-        w->step();
-        const auto v = w->validate(MPI_COMM_WORLD);
+        const auto v = solve_and_validate(pt);
         EXPECT_EQ(v.passed(), std::string(algorithm) == "zero_skipping") << algorithm;
         if (!v.passed()) EXPECT_TRUE(std::isnan(v.primary().max_rel_error));
     }
@@ -135,11 +140,7 @@ TEST(Poisson, LargeGridsAreValidatedOnSampledPlanes) {
         wrong_scale = 1.1;
         pt.config = zero_skipping();
         pt.config["algorithm"] = algorithm;
-        auto w = family_named("poisson").workload(pt);
-        w->setup(MPI_COMM_WORLD);
-        w->prepare(MPI_COMM_WORLD);
-        w->step();
-        const auto v = w->validate(MPI_COMM_WORLD);
+        const auto v = solve_and_validate(pt);
         EXPECT_EQ(v.primary().method, "analytic_periodic_sampled");
         EXPECT_EQ(v.passed(), std::string(algorithm) == "zero_skipping") << algorithm << " " << v.primary().max_rel_error;
     }
