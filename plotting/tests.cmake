@@ -5,6 +5,10 @@ if(Python3_FOUND)
   add_test(NAME report_test COMMAND ${Python3_EXECUTABLE} -m unittest -v report_test
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/plotting)
   set_tests_properties(report_test PROPERTIES LABELS "unit;plotting")
+  # The tuning run's page: strategies against exhaustive (tuning_report.py).
+  add_test(NAME tuning_report_test COMMAND ${Python3_EXECUTABLE} -m unittest -v tuning_report_test
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/plotting)
+  set_tests_properties(tuning_report_test PROPERTIES LABELS "unit;plotting;tuner")
   # Bandwidths for the floors reach report.py; a bad one fails before it runs.
   fftune_cli_test(cli_report_floors 0 ARGS report ${PROJECT_SOURCE_DIR}/plotting/testdata/fixture.jsonl
     --hbm-gbps 4200 --link-gbps 350 --out ${PROJECT_BINARY_DIR}/report-floors

@@ -6,9 +6,18 @@ With --plot FILE: cost against the worst pick per strategy run (PNG)."""
 import argparse
 import json
 import re
+import sys
 from collections import defaultdict
+from pathlib import Path
 
 from campaign import open_text, results_dir
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tuning_report import cost as round_cost, picks, signature, validated  # noqa: E402
+
+
+def cost(records):
+    return round_cost({0: records})
 
 CAMPAIGN = "h200x2-2026-11-27-tune-strategies"
 NAME = re.compile(r"(run\d)-([a-z]+)-([0-9a-f]+)-round(\d)-r(\d)\.jsonl\.gz")
@@ -19,39 +28,9 @@ def load(path):
         return [json.loads(line) for line in f]
 
 
-def signature(r):
-    p = r["problem"]
+def problem_label(sig):
+    p = json.loads(sig)
     return f'{p["size"][0]}^3 {p["precision"]} {p["direction"]}'
-
-
-def validated(r):
-    return r.get("status") == "ok" and (r.get("validation") or {}).get("passed") is True
-
-
-def cost(records):
-    wall = timed = its = 0.0
-    for r in records:
-        t = r.get("timing")
-        if not t:
-            continue
-        wall += sum(t.get("wall_ms", {}).values()) / 1000
-        timed += t.get("wall_ms", {}).get("timed", 0) / 1000
-        its += t["warmup"] + t["iterations"]
-    return wall, timed, its
-
-
-def picks(rounds):
-    """tune()'s picks: the last validated measurement of each key, fastest per problem."""
-    last = {}
-    for k in sorted(rounds):
-        for r in rounds[k]:
-            if validated(r):
-                last[(signature(r), r["key"])] = r["timing"]["total"]["median"]
-    best = {}
-    for (sig, key), t in last.items():
-        if sig not in best or t < best[sig][0]:
-            best[sig] = (t, key)
-    return best
 
 
 def main():
@@ -81,12 +60,12 @@ def main():
                   f"timed {100 * timed / ex_timed:.1f}%, point-iterations {100 * its / ex_its:.1f}% of exhaustive")
             print(f"    {'problem':24} {'exhaustive best':48} {'ms':>8}  {'pick':48} {'pick/best':>9}")
             ratios = []
-            for sig in sorted(best):
+            for sig in sorted(best, key=problem_label):
                 b_ms, b_key = best[sig]
                 p = chosen.get(sig)
                 ratio = t_ex.get((sig, p[1]), float("nan")) / b_ms if p else float("nan")
                 ratios.append(ratio)
-                print(f"    {sig:24} {b_key[5:53]:48} {b_ms:8.3f}  {(p[1][5:53] if p else '-'):48} {ratio:9.3f}")
+                print(f"    {problem_label(sig):24} {b_key[5:53]:48} {b_ms:8.3f}  {(p[1][5:53] if p else '-'):48} {ratio:9.3f}")
             within5 = sum(r <= 1.05 for r in ratios)
             print(f"    within 5%: {within5} of {len(ratios)}; mean {sum(ratios) / len(ratios):.3f}, worst {max(ratios):.3f}")
             points.append((f"{run} {strategy}", 100 * wall / ex_wall, 100 * timed / ex_timed, max(ratios)))
