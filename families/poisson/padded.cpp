@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/platform/parallel.hpp"
 #include "core/engine/decomposition.hpp"
 #include "core/engine/plan.hpp"
 #include "core/platform/mpi_util.hpp"
@@ -86,10 +87,14 @@ public:
         auto load = [&](auto zero) {
             using T = decltype(zero);
             std::vector<T> host(static_cast<std::size_t>(l.box.count()), T(0));
-            std::size_t k = 0;
-            for (index_t i = box.lo[0]; i < box.hi[0]; ++i)
-                for (index_t j = box.lo[1]; j < box.hi[1]; ++j)
-                    for (index_t z = box.lo[2]; z < box.hi[2]; ++z) host[l.offset_of({i, j, z})] = T(rho[k++]);
+            const index_t plane = box.extent(1) * box.extent(2);
+            parallel_for(box.lo[0], box.hi[0], [&](std::int64_t lo, std::int64_t hi) {  // x-planes over the host threads
+                for (index_t i = lo; i < hi; ++i) {
+                    std::size_t k = static_cast<std::size_t>((i - box.lo[0]) * plane);
+                    for (index_t j = box.lo[1]; j < box.hi[1]; ++j)
+                        for (index_t z = box.lo[2]; z < box.hi[2]; ++z) host[l.offset_of({i, j, z})] = T(rho[k++]);
+                }
+            });
             if (!host.empty()) backend().copy_from_host(in_.data(), host.data(), host.size() * sizeof(T));
         };
         if (problem_.precision == Precision::single) load(float{});
