@@ -63,6 +63,12 @@ void fill_on_host(Backend& be, void* out, const Layout& layout, const SeparableT
 }
 }  // namespace
 
+void Backend::zero(void* p, std::size_t bytes) {
+    const std::vector<char> zeros(std::min<std::size_t>(bytes, std::size_t(64) << 20), 0);
+    for (std::size_t done = 0; done < bytes; done += zeros.size())
+        copy_from_host(static_cast<char*>(p) + done, zeros.data(), std::min(zeros.size(), bytes - done));
+}
+
 void Backend::fill_separable(void* out, const Layout& layout, const SeparableTerms& terms, Precision precision) {
     if (layout.box.empty()) return;
     if (precision == Precision::single) fill_on_host<float>(*this, out, layout, terms);

@@ -193,6 +193,9 @@ public:
     virtual void copy_from_host(void* dst, const void* host_src, std::size_t bytes) = 0;
     // Wait for all queued work (a no-op on synchronous backends).
     virtual void synchronize() = 0;
+    // p[0, bytes) = 0 in backend memory, queued. The default copies zeros from
+    // the host in chunks of at most 64 MiB; device backends set it in place.
+    virtual void zero(void* p, std::size_t bytes);
     // data[i] *= factor[i] for i < n: complex data, real factors, both in
     // backend memory and of `precision` (a solver's spectral kernel).
     virtual void multiply_real(void* data, const void* factor, index_t n, Precision precision) {

@@ -320,6 +320,44 @@ TEST(Backend, FillSeparableWritesTheFieldInEveryAxisOrder) {
         }
 }
 
+// zero clears exactly [p, p + bytes): a range that starts and ends off any
+// alignment, and the base class's chunked copy past one chunk (64 MiB + 3).
+TEST(Backend, ZeroClearsExactlyItsRange) {
+    auto be = make_backend();
+    for (std::size_t bytes : {std::size_t(13), (std::size_t(64) << 20) + 3}) {
+        Buffer b(*be, bytes + 8);
+        std::vector<unsigned char> host(bytes + 8, 0xab);
+        be->copy_from_host(b.data(), host.data(), host.size());
+        be->zero(static_cast<char*>(b.data()) + 5, bytes);
+        std::vector<unsigned char> got(host.size());
+        be->copy_to_host(got.data(), b.data(), got.size());
+        be->synchronize();
+        for (std::size_t i = 0; i < got.size(); ++i)
+            ASSERT_EQ(got[i], i >= 5 && i < 5 + bytes ? 0 : 0xab) << "byte " << i << " of " << bytes;
+    }
+    // The base class: its chunks cover the range and stop at its end.
+    struct Chunked : Backend {
+        std::string name() const override { return "chunked"; }
+        std::vector<std::pair<std::string, std::string>> versions() const override { return {}; }
+        bool device_memory() const override { return false; }
+        void* allocate(std::size_t n) override { return std::malloc(n); }
+        void deallocate(void* p) override { std::free(p); }
+        void* allocate_host(std::size_t n) override { return std::malloc(n); }
+        void deallocate_host(void* p) override { std::free(p); }
+        void copy_region(void*, const StridedRegion&, const void*, const StridedRegion&, std::size_t) override {}
+        void copy_to_host(void* d, const void* s, std::size_t n) override { std::memcpy(d, s, n); }
+        void copy_from_host(void* d, const void* s, std::size_t n) override { std::memcpy(d, s, n); }
+        void synchronize() override {}
+        std::unique_ptr<FftPlan> make_fft(const FftDescriptor&) override { return nullptr; }
+        std::unique_ptr<PhaseClock> make_clock() override { return nullptr; }
+    } chunked;
+    const std::size_t bytes = (std::size_t(64) << 20) * 2 + 7;
+    std::vector<unsigned char> v(bytes + 16, 0xcd);
+    chunked.zero(v.data() + 8, bytes);
+    for (std::size_t i = 0; i < v.size(); ++i)
+        ASSERT_EQ(v[i], i >= 8 && i < 8 + bytes ? 0 : 0xcd) << "byte " << i;
+}
+
 // peer_copy_region_on (copy engines on the cuda backend where the regions are
 // rows of at least 4 KiB: one row, rows of a pitch, planes of rows, and short
 // rows left to the kernel) moves what copy_region does, on a side queue.

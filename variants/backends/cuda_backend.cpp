@@ -776,6 +776,10 @@ public:
         check(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyDefault, stream_), "cudaMemcpyAsync H2D");
         synchronize();
     }
+    void zero(void* p, std::size_t bytes) override {
+        bind();
+        check(cudaMemsetAsync(p, 0, bytes, stream_), "cudaMemsetAsync");
+    }
     void synchronize() override {
         bind();
         check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");

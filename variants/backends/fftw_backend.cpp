@@ -223,6 +223,7 @@ public:
         std::memcpy(dst, host_src, bytes);
     }
     void synchronize() override {}
+    void zero(void* p, std::size_t bytes) override { std::memset(p, 0, bytes); }
     void multiply_real(void* data, const void* factor, index_t n, Precision precision) override {
         auto run = [&](auto zero) {
             using T = decltype(zero);
