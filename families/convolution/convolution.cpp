@@ -3,8 +3,9 @@
 // distributed FFT convolution (`exact`) or domain-locally with octree-sampled
 // exchange (`octree`, Kulkarni et al.): each rank convolves its own x-slab of
 // the input at full resolution on a padded grid of its own, sends every other
-// rank samples of its contribution to that rank's slab (one all-to-all), and
-// sums its own part with the interpolated ones it receives.
+// rank samples of its contribution to that rank's slab (gathered, exchanged
+// and interpolated in the backend's memory: ConvolutionKernels, the `redistribution`
+// transport), and sums its own part with the interpolated ones it receives.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -17,13 +18,15 @@
 
 #include "core/base/registry.hpp"
 #include "core/engine/plan.hpp"
+#include "core/engine/redistribution.hpp"
 #include "core/engine/transport.hpp"
 #include "core/platform/mpi_util.hpp"
 #include "core/platform/parallel.hpp"
 #include "core/platform/phase_timer.hpp"
 #include "core/run/family.hpp"
-#include "families/convolution/sampling.hpp"
 #include "core/run/engine_axes.hpp"
+#include "families/convolution/device_kernels.hpp"
+#include "families/convolution/sampling.hpp"
 
 namespace fftune::convolution {
 namespace {
@@ -35,12 +38,6 @@ const std::vector<std::string> methods{"exact", "octree"};
 const std::vector<std::string> kernels{"gaussian", "inverse_r"};
 const std::vector<std::string> inputs{"blobs", "noise"};
 
-// The kernel at the offset (i, j, l) in cells: a Gaussian of width 2 cells, or
-// the softened long-range 1/sqrt(r² + 1).
-double kernel_value(const std::string& k, index_t i, index_t j, index_t l) {
-    const double r2 = double(i * i + j * j + l * l);
-    return k == "gaussian" ? std::exp(-r2 / 8.0) : 1.0 / std::sqrt(r2 + 1.0);
-}
 // The input at grid point (i, j, l) of n: three Gaussian blobs of width n/8
 // along each axis, or uniform noise in [-1, 1] from the point's index.
 double input_value(const std::string& in, const Size& n, index_t i, index_t j, index_t l) {
@@ -77,7 +74,7 @@ struct ConvolutionAxes : FamilyAxes {
 // A padded-grid Plan and the kernel's spectrum in its output layout (real: g is even).
 struct PaddedConvolution {
     std::unique_ptr<Plan> plan;
-    Buffer in, spectrum, out, kernel, window;
+    Buffer in, spectrum, out, kernel;
     double setup_ms = 0;
 
     PaddedConvolution(MPI_Comm comm, const Size& n, int ranks, const json& engine, const std::string& k) {
@@ -90,60 +87,44 @@ struct PaddedConvolution {
             spectrum = plan->allocate_output();
             out = plan->allocate_input();
         });
-        // g at the padded grid's signed offsets, transformed once; K = Re ĝ / (Mx My Mz).
+        // g / (Mx My Mz) at the padded grid's signed offsets, written and
+        // transformed in backend memory: K = Re ĝ / (Mx My Mz) (g is even: ĝ is
+        // real), the real parts taken by a strided copy.
         const auto t0 = std::chrono::steady_clock::now();
-        const Layout& l = plan->input_layout();
-        std::vector<double> g(static_cast<std::size_t>(l.box.count()), 0.0);
-        auto signed_offset = [&](int a, index_t i) { return i < n[a] ? i : i - m[a]; };
-        parallel_for(l.box.lo[0], std::min(l.box.hi[0], m[0]), [&](std::int64_t lo, std::int64_t hi) {
-            for (index_t i = lo; i < hi; ++i)
-                for (index_t j = l.box.lo[1]; j < std::min(l.box.hi[1], m[1]); ++j)
-                    for (index_t z = l.box.lo[2]; z < std::min(l.box.hi[2], m[2]); ++z)
-                        g[l.offset_of({i, j, z})] =
-                            kernel_value(k, signed_offset(0, i), signed_offset(1, j), signed_offset(2, z));
-        });
         all_or_none(comm, [&] {
-            if (!g.empty()) be.copy_from_host(in.data(), g.data(), g.size() * sizeof(double));
-            be.synchronize();
+            kernels_for(be)->fill_green(be, in.as<double>(), plan->input_layout(), n, green_kernel(k),
+                                        1.0 / double(m[0] * m[1] * m[2]));
         });
-        // Host arrays one at a time (octree: every rank holds the whole padded
-        // grid; at 640³ g is 16.8 GB and the spectrum's copy as much per rank).
-        const std::size_t input_values = g.size();
-        std::vector<double>().swap(g);
         plan->forward(in.data(), spectrum.data());
         all_or_none(comm, [&] {
-            std::vector<double> re;
-            {
-                std::vector<std::complex<double>> s(static_cast<std::size_t>(plan->output_count()));
-                if (!s.empty()) be.copy_to_host(s.data(), spectrum.data(), s.size() * sizeof(s[0]));
-                be.synchronize();
-                re.resize(s.size());
-                parallel_for(0, std::int64_t(s.size()), [&](std::int64_t lo, std::int64_t hi) {
-                    for (std::int64_t i = lo; i < hi; ++i) re[i] = s[i].real() / double(m[0] * m[1] * m[2]);
-                });
-            }
-            kernel = Buffer(be, re.size() * sizeof(double));
-            if (!re.empty()) be.copy_from_host(kernel.data(), re.data(), re.size() * sizeof(double));
-            be.synchronize();
-            std::vector<double>().swap(re);
-            // The padding of the input stays zero from here on.
-            const std::vector<double> zeros(input_values, 0.0);
-            if (!zeros.empty()) be.copy_from_host(in.data(), zeros.data(), zeros.size() * sizeof(double));
+            const Layout& o = plan->output_layout();
+            const std::array<index_t, 3> e{o.box.extent(o.order[0]), o.box.extent(o.order[1]), o.box.extent(o.order[2])};
+            const StridedRegion re{e, {2 * e[1] * e[2], 2 * e[2], 2}, 0}, packed{e, {e[1] * e[2], e[2], 1}, 0};
+            kernel = Buffer(be, std::max<std::size_t>(std::size_t(o.box.count()), 1) * sizeof(double));
+            be.copy_region(kernel.data(), packed, spectrum.data(), re, sizeof(double));
+            be.zero(in.data(), in.bytes());  // the padding of the input stays zero from here on
             be.synchronize();
         });
         setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     }
-    // Values at the points of `region` (inside the plan's input box), x slowest, into the input.
+    // Values at the points of `region` (inside the plan's input box) into the
+    // input, whose other points are zero: only the region crosses to the
+    // backend, then into place (at 512³ an octree rank's 1/16 of its padded grid).
     void load(const Box3& region, const std::function<double(index_t, index_t, index_t)>& x) {
         const Layout& l = plan->input_layout();
-        std::vector<double> host(static_cast<std::size_t>(l.box.count()), 0.0);
+        const Layout packed{region, l.order};
+        std::vector<double> host(static_cast<std::size_t>(region.count()));
         parallel_for(region.lo[0], region.hi[0], [&](std::int64_t lo, std::int64_t hi) {
             for (index_t i = lo; i < hi; ++i)
                 for (index_t j = region.lo[1]; j < region.hi[1]; ++j)
-                    for (index_t z = region.lo[2]; z < region.hi[2]; ++z) host[l.offset_of({i, j, z})] = x(i, j, z);
+                    for (index_t z = region.lo[2]; z < region.hi[2]; ++z) host[packed.offset_of({i, j, z})] = x(i, j, z);
         });
-        if (!host.empty()) plan->backend().copy_from_host(in.data(), host.data(), host.size() * sizeof(double));
-        plan->backend().synchronize();
+        if (host.empty()) return;
+        Backend& be = plan->backend();
+        Buffer staged(be, host.size() * sizeof(double));
+        be.copy_from_host(staged.data(), host.data(), host.size() * sizeof(double));
+        be.copy_region(in.data(), region_of(l, region), staged.data(), packed_region(l, region, 0), sizeof(double));
+        be.synchronize();
     }
     // The output over the plan's input box, on the host.
     std::vector<double> result() {
@@ -152,27 +133,9 @@ struct PaddedConvolution {
         plan->backend().synchronize();
         return host;
     }
-    // Room for window_result(): `box` packed, in backend memory.
-    void reserve_window(const Box3& box) { window = Buffer(plan->backend(), std::size_t(box.count()) * sizeof(double)); }
-    // The output over `box` (inside the plan's input box), packed on the
-    // device and then copied to `host` (resized; its layout: window_layout):
-    // only the part the caller reads crosses to the host (octree: the
-    // Nx×Ny×Nz domain, 1/8 of the padded grid).
-    void window_result(const Box3& box, std::vector<double>& host) {
-        const Layout& l = plan->input_layout();
-        host.resize(static_cast<std::size_t>(box.count()));
-        if (host.empty()) return;
-        if (window.bytes() < host.size() * sizeof(double))
-            throw std::logic_error("convolution: window_result() needs reserve_window() of its box first");
-        Backend& be = plan->backend();
-        be.copy_region(window.data(), packed_region(l, box, 0), out.data(), region_of(l, box), sizeof(double));
-        be.copy_to_host(host.data(), window.data(), host.size() * sizeof(double));
-        be.synchronize();
-    }
-    Layout window_layout(const Box3& box) const { return {box, plan->input_layout().order}; }
     // Its arrays and the plan's own workspace (Plan::backend_bytes would count the caller's arrays again).
     std::size_t bytes() const {
-        return plan->workspace_bytes() + in.bytes() + spectrum.bytes() + out.bytes() + kernel.bytes() + window.bytes();
+        return plan->workspace_bytes() + in.bytes() + spectrum.bytes() + out.bytes() + kernel.bytes();
     }
 };
 
@@ -181,9 +144,11 @@ public:
     explicit ConvolutionWorkload(const Point& pt)
         : n_(pt.problem.at("size").get<Size>()),
           kernel_(pt.problem.at("kernel").get<std::string>()),
+          green_(green_kernel(kernel_)),
           input_(pt.problem.at("input").get<std::string>()),
           octree_(pt.config.at("method") == "octree"),
           sampling_(octree_ ? pt.config.at("sampling").get<std::string>() : "full"),
+          transport_(pt.config.at("redistribution").get<std::string>()),
           config_(pt.config) {
         bound_ = pt.problem.contains("error_bound") ? pt.problem.at("error_bound").get<double>()
                                                     : stored_bound(sampling_, kernel_, input_);
@@ -194,20 +159,25 @@ public:
         FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
         comm_ = comm;
         own_ = slab(rank_);
-        if (octree_) {  // one rank's padded grid on its own; the domain part of its output goes to the host
+        if (octree_) {  // one rank's padded grid on its own; samples of its output go to the others
             // Its plan sees only this rank: the ranks sharing a device are
             // checked here, before anything is allocated (at 640³ two octree
             // ranks on one H200 ran out of memory in cudaMalloc instead).
+            HostTiling tiles = host_tiling(sampling_scheme(sampling_));
             std::unique_ptr<Backend> probe;
             all_or_none(comm, [&] { probe = Registry<Backend>::instance().create(config_.at("backend").get<std::string>()); });
-            require_device_memory(comm, *probe, octree_need());
+            require_device_memory(comm, *probe, octree_need(tiles));
             probe.reset();
             // Rank-local (its collectives are on MPI_COMM_SELF): a failure on one
             // rank is agreed on all before the next collective call.
             all_or_none(comm, [&] {
                 conv_ = std::make_unique<PaddedConvolution>(MPI_COMM_SELF, n_, 1, local_engine(), kernel_);
-                conv_->reserve_window(domain());
+                if (conv_->plan->input_layout().order != order_xyz)
+                    throw std::logic_error("convolution: the octree reads its local plan's input x slowest");
+                kernels_ = kernels_for(conv_->plan->backend());
+                y_dev_ = Buffer(conv_->plan->backend(), std::size_t(own_.count()) * sizeof(double));
             });
+            exchanges_[sampling_] = make_exchange(tiles);
         } else {
             conv_ = std::make_unique<PaddedConvolution>(comm, n_, ranks_, exact_engine(), kernel_);
             own_ = intersect(conv_->plan->input_layout().box, domain());
@@ -225,14 +195,12 @@ public:
     }
     std::unique_ptr<PhaseClock> make_clock() override { return conv_->plan->make_clock(); }
     std::vector<std::string> phase_names() override { return timer_->names(); }
-    void step() override {
-        y_ = run(sampling_scheme(sampling_), true);
-        if (octree_) apply_wrong_answer(y_, n_[2]);  // tests only (sampling.hpp)
-    }
+    // The result stays in backend memory (validation reads it back).
+    void step() override { run(sampling_scheme(sampling_), true); }
     std::vector<double> collect_phase_times() override { return timer_->collect(); }
     Footprint footprint() const override {
         Footprint f;
-        f.backend_bytes = conv_->bytes();
+        f.backend_bytes = conv_->bytes() + y_dev_.bytes() + (octree_ ? exchanges_.at(sampling_)->bytes() : 0);
         f.workspace_bytes = f.backend_bytes - conv_->in.bytes() - conv_->out.bytes();
         f.host_staging_bytes = conv_->plan->host_staging_bytes();
         return f;
@@ -244,8 +212,11 @@ public:
         for (const auto& p : conv_->plan->phase_traffic(Direction::inverse)) inv += p.device_bytes, sent += p.sent_bytes, received += p.received_bytes;
         t[0].device_bytes = fwd, t[2].device_bytes = inv;
         t[1].device_bytes = std::size_t(conv_->plan->output_count()) * (2 * 16 + 8);
-        if (octree_) {
+        if (octree_) {  // own part copied and samples gathered; samples exchanged; each source's added
+            const std::size_t own = std::size_t(own_.count());
+            t[3].device_bytes = 2 * (own + sent_values_) * sizeof(double);
             t[4].sent_bytes = sent_values_ * sizeof(double), t[4].received_bytes = received_values_ * sizeof(double);
+            t[5].device_bytes = (received_values_ + 2 * own * std::size_t(ranks_ - 1)) * sizeof(double);
         } else {  // the engine's reshapes, attributed to the transforms' exchange
             t[0].sent_bytes = sent, t[0].received_bytes = received;
         }
@@ -258,11 +229,18 @@ public:
     // the field's size: a point where the field is 1e-4 of its peak has 1e4×
     // the relative error; 1.6e-10 at 512³ on an H200).
     ValidationResult validate(MPI_Comm comm) override {
-        if (!octree_) {  // the last step's result, read from backend memory: what the timed runs computed
-            y_ = run(sampling_scheme("full"), false, false);
-            apply_wrong_answer(y_, n_[2]);  // tests only (sampling.hpp)
+        // The last step's result, read from backend memory: what the timed runs computed.
+        y_ = result();
+        apply_wrong_answer(y_, n_[2]);  // tests only (sampling.hpp)
+        std::vector<double> exact;
+        if (octree_) {  // the same pipeline at rate 1; its exchange is freed after
+            if (sampling_ != "full") exchanges_["full"] = make_exchange(host_tiling(sampling_scheme("full")));
+            run(sampling_scheme("full"), false);
+            exact = result();
+            if (sampling_ != "full") exchanges_.erase("full");
+        } else {
+            exact = y_;
         }
-        const std::vector<double> exact = octree_ ? run(sampling_scheme("full"), false) : y_;
         double local[5] = {0, 0, 0, 0, 0};  // Σ (y - exact)², Σ exact², not finite, direct-sum error, max |exact|
         double scale = 0;
         for (std::size_t i = 0; i < y_.size(); ++i) {
@@ -289,7 +267,7 @@ public:
                 const index_t a = k % nx;
                 double v = 0;
                 for (index_t b = 0; b < n_[1]; ++b)
-                    for (index_t c = 0; c < n_[2]; ++c) v += x(a, b, c) * kernel_value(kernel_, p[0] - a, p[1] - b, p[2] - c);
+                    for (index_t c = 0; c < n_[2]; ++c) v += x(a, b, c) * green(green_, p[0] - a, p[1] - b, p[2] - c);
                 plane[std::size_t(k)] = v;
             }
         });
@@ -337,23 +315,55 @@ public:
         }
     }
 
+    // The cells this rank samples for each rank q (`to`: tiling q's slab,
+    // rated by the distance from this one) and receives from it (`from`):
+    // none for q = this rank.
+    struct HostTiling {
+        std::vector<std::vector<Cell>> to, from;
+        std::size_t sent = 0, received = 0;  // samples
+        std::size_t table_bytes = 0;         // of DeviceTiling
+    };
+    HostTiling host_tiling(const SamplingScheme& s) const {
+        HostTiling h;
+        auto table = [](const std::vector<Cell>& c) { return std::max<std::size_t>(c.size(), 1) * sizeof(Cell) + (c.size() + 1) * sizeof(std::size_t); };
+        for (int q = 0; q < ranks_; ++q) {
+            h.to.push_back(q == rank_ ? std::vector<Cell>{} : tile(slab(q), own_, s));
+            h.from.push_back(q == rank_ ? std::vector<Cell>{} : tile(own_, slab(q), s));
+            if (q == rank_) continue;
+            h.sent += sample_count(h.to.back()), h.received += sample_count(h.from.back());
+            h.table_bytes += table(h.to.back()) + table(h.from.back());
+        }
+        return h;
+    }
+
     // What one octree rank allocates, before its plan exists: memory_model()
     // with the FFT work area taken as the spectrum's size (cuFFT's 3D r2c
     // asks for up to its output).
-    std::size_t octree_need() const { return octree_arrays(16); }
+    std::size_t octree_need(const HostTiling& h) const { return octree_arrays(16) + exchange_model(h); }
 
     // The predicted footprint of octree, from the grid alone: every rank holds
     // the whole padded grid M = 2N per axis, its input and output (Mx My Mz
     // reals), the r2c spectrum (Mx My (Mz/2 + 1) complex; z is halved) and the
-    // kernel (as many reals), plus the plan's workspace. Exact: nothing
-    // predicted (0).
-    std::size_t memory_model() const { return octree_ ? octree_arrays(0) + conv_->plan->workspace_bytes() : 0; }
-
-    // The octree's arrays, with `work` bytes per spectrum value for an FFT work area.
+    // kernel (as many reals), plus the plan's workspace; its own slab's
+    // result; the samples it sends and receives (twice where the transport
+    // packs into staging buffers of its own) and the cell tables. Exact:
+    // nothing predicted (0).
+    std::size_t memory_model() const {
+        return octree_ ? octree_arrays(0) + conv_->plan->workspace_bytes() + exchange_model(host_tiling(sampling_scheme(sampling_))) : 0;
+    }
+    // The octree's padded-grid arrays and its own slab's result, with `work`
+    // bytes per spectrum value for an FFT work area.
     std::size_t octree_arrays(std::size_t work) const {
         const std::size_t mx = std::size_t(2 * n_[0]), my = std::size_t(2 * n_[1]), mz = std::size_t(2 * n_[2]);
-        const std::size_t spec = mx * my * (mz / 2 + 1), window = std::size_t(n_[0] * n_[1] * n_[2]);
-        return 2 * mx * my * mz * sizeof(double) + spec * (16 + 8 + work) + window * sizeof(double);
+        const std::size_t spec = mx * my * (mz / 2 + 1);
+        return 2 * mx * my * mz * sizeof(double) + spec * (16 + 8 + work) + std::size_t(own_.count()) * sizeof(double);
+    }
+    // The sample exchange's buffers (SampleExchange) as its transport allocates them.
+    std::size_t exchange_model(const HostTiling& h) const {
+        const auto t = Registry<Transport>::instance().create(transport_);
+        const std::size_t staged = t->uses_staging_buffers() ? h.sent + (t->uses_recv_buffer() ? h.received : 0) : 0;
+        return (std::max<std::size_t>(h.sent, 1) + std::max<std::size_t>(h.received, 1) + staged) * sizeof(double) +
+               h.table_bytes;
     }
 
 private:
@@ -362,23 +372,6 @@ private:
         return {{split_lo(n_[0], ranks_, r), 0, 0}, {split_hi(n_[0], ranks_, r), n_[1], n_[2]}};
     }
     Box3 domain() const { return {{0, 0, 0}, n_}; }
-    // The cells this rank samples for each rank q (`to`: tiling q's slab, rated
-    // by the distance from this one) and receives from it (`from`), per
-    // scheme, made once: none for q = this rank.
-    struct Tiling {
-        std::vector<std::vector<Cell>> to, from;
-        std::size_t sent = 0;
-    };
-    const Tiling& tiling(const SamplingScheme& s) {
-        auto [it, fresh] = tilings_.try_emplace(s.name);
-        if (fresh)
-            for (int q = 0; q < ranks_; ++q) {
-                it->second.to.push_back(q == rank_ ? std::vector<Cell>{} : tile(slab(q), own_, s));
-                it->second.from.push_back(q == rank_ ? std::vector<Cell>{} : tile(own_, slab(q), s));
-                it->second.sent += sample_count(it->second.to.back());
-            }
-        return it->second;
-    }
     double x(index_t i, index_t j, index_t l) const { return input_value(input_, n_, i, j, l); }
     // One rank's whole transform on the point's backend (default_config would
     // pick the GPU whatever the point asked for).
@@ -395,76 +388,137 @@ private:
                 {"gpu_aware", false}};
     }
 
-    // One convolution; returns y over own_ (x slowest). Octree: sample with `s`.
-    // `transform` false: only read back what the last one left (exact).
-    std::vector<double> run(const SamplingScheme& s, bool timed, bool transform = true) {
+    // The octree's sample exchange of one sampling scheme: the tilings in
+    // backend memory, the packed samples, and P − 1 rounds: in round d every
+    // rank sends its block to rank + d (mod P) through the point's transport,
+    // a Redistribution of a 1D index space on which the round's blocks lie end
+    // to end (so any transport moves exactly the samples, no padding).
+    struct SampleExchange {
+        std::vector<DeviceTiling> to, from;         // by rank (empty for this one)
+        std::vector<std::size_t> send_at, recv_at;  // by rank, in samples
+        Buffer send, recv;
+        std::unique_ptr<PhaseTimer> timer;  // the rounds' own phases (not reported: the family times "exchange")
+        std::vector<std::unique_ptr<Redistribution>> rounds;
+        std::size_t sent = 0, received = 0;
+        std::size_t bytes() const {
+            std::size_t b = send.bytes() + recv.bytes();
+            for (const auto& t : to) b += t.bytes();
+            for (const auto& t : from) b += t.bytes();
+            for (const auto& r : rounds) b += r->device_bytes();
+            return b;
+        }
+    };
+    // Collective over comm_.
+    std::unique_ptr<SampleExchange> make_exchange(const HostTiling& h) {
+        auto ex = std::make_unique<SampleExchange>();
+        Backend& be = conv_->plan->backend();
+        const auto P = std::size_t(ranks_);
+        // counts[f·P + t]: the samples rank f sends rank t.
+        std::vector<unsigned long long> mine(P, 0), counts(P * P, 0);
+        for (std::size_t q = 0; q < P; ++q) mine[q] = sample_count(h.to[q]);
+        FFTUNE_MPI_CHECK(MPI_Allgather(mine.data(), int(P), MPI_UNSIGNED_LONG_LONG, counts.data(), int(P),
+                                       MPI_UNSIGNED_LONG_LONG, comm_));
+        all_or_none(comm_, [&] {
+            for (std::size_t q = 0; q < P; ++q) {
+                if (sample_count(h.from[q]) != counts[q * P + std::size_t(rank_)])
+                    throw std::logic_error("convolution: a sender and its receiver tile a slab differently");
+                ex->send_at.push_back(ex->sent), ex->recv_at.push_back(ex->received);
+                ex->sent += mine[q], ex->received += counts[q * P + std::size_t(rank_)];
+                if (q == std::size_t(rank_)) {
+                    ex->to.emplace_back(), ex->from.emplace_back();
+                } else {
+                    ex->to.emplace_back(be, h.to[q]), ex->from.emplace_back(be, h.from[q]);
+                }
+            }
+            ex->send = Buffer(be, std::max<std::size_t>(ex->sent, 1) * sizeof(double));
+            ex->recv = Buffer(be, std::max<std::size_t>(ex->received, 1) * sizeof(double));
+            ex->timer = std::make_unique<PhaseTimer>(be);
+        });
+        for (std::size_t d = 1; d < P; ++d) {
+            std::vector<Layout> before(P), after(P);
+            index_t at = 0;
+            for (std::size_t f = 0; f < P; ++f) {
+                const auto c = index_t(counts[f * P + (f + d) % P]);
+                before[f] = Layout{{{0, 0, at}, {1, 1, at + c}}, order_xyz};
+                at += c;
+            }
+            for (std::size_t t = 0; t < P; ++t) after[t] = before[(t + P - d) % P];
+            ex->rounds.push_back(std::make_unique<Redistribution>(comm_, be, transport_, int(d - 1), before, after,
+                                                                  sizeof(double), *ex->timer));
+        }
+        return ex;
+    }
+
+    // One convolution. Exact: the result stays in the plan's output. Octree:
+    // its own slab of the output plus the interpolated samples of every other
+    // rank's, sampled with `s`, into y_dev_ (x slowest).
+    void run(const SamplingScheme& s, bool timed) {
         auto scope = [&](int ph) { return timed ? std::optional<PhaseScope>(std::in_place, *timer_, ph) : std::nullopt; };
         Backend& be = conv_->plan->backend();
-        if (transform) {
-            {
-                auto t = scope(0);
-                conv_->plan->forward(conv_->in.data(), conv_->spectrum.data());
-            }
-            {
-                auto t = scope(1);
-                be.multiply_real(conv_->spectrum.data(), conv_->kernel.data(), conv_->plan->output_count(),
-                                 Precision::double_);
-            }
+        {
+            auto t = scope(0);
+            conv_->plan->forward(conv_->in.data(), conv_->spectrum.data());
+        }
+        {
+            auto t = scope(1);
+            be.multiply_real(conv_->spectrum.data(), conv_->kernel.data(), conv_->plan->output_count(),
+                             Precision::double_);
+        }
+        {
             auto t = scope(2);
             conv_->plan->inverse(conv_->spectrum.data(), conv_->out.data());
         }
-        // exact: the result stays in backend memory (validation reads it).
-        if (!octree_ && timed) return {};
-        std::vector<double> y(static_cast<std::size_t>(own_.count()));
-        std::vector<double> send, recv;
-        std::vector<int> sc(ranks_, 0), sd(ranks_, 0), rc(ranks_, 0), rd(ranks_, 0);
+        if (!octree_) return;
+        SampleExchange& ex = *exchanges_.at(s.name);
+        const Layout& l = conv_->plan->input_layout();
+        const GridView at{conv_->out.as<const double>(), l.offset_of({0, 0, 0}), l.strides()};
+        double* send = ex.send.as<double>();
+        double* recv = ex.recv.as<double>();
+        double* y = y_dev_.as<double>();
         {
-            auto t = octree_ ? scope(3) : std::nullopt;
-            Layout l = conv_->plan->input_layout();
-            if (octree_) {
-                conv_->window_result(domain(), window_);
-                l = conv_->window_layout(domain());
-            } else {
-                window_ = conv_->result();
-            }
-            const GridView at{window_.data(), l.offset_of({0, 0, 0}), l.strides()};  // the strides from the origin
-            std::size_t k = 0;
-            for (index_t i = own_.lo[0]; i < own_.hi[0]; ++i)
-                for (index_t j = own_.lo[1]; j < own_.hi[1]; ++j)
-                    for (index_t z = own_.lo[2]; z < own_.hi[2]; ++z) y[k++] = at(i, j, z);
-            if (octree_) {
-                const Tiling& tl = tiling(s);
-                send.reserve(tl.sent);
-                for (int q = 0; q < ranks_; ++q) {
-                    sd[q] = int(send.size());
-                    sample(tl.to[q], at, send);
-                    sc[q] = int(send.size()) - sd[q];
-                    rd[q] = q ? rd[q - 1] + rc[q - 1] : 0;
-                    rc[q] = int(sample_count(tl.from[q]));
-                }
-            }
+            auto t = scope(3);
+            be.copy_region(y, packed_region(l, own_, 0), conv_->out.data(), region_of(l, own_), sizeof(double));
+            for (int q = 0; q < ranks_; ++q)
+                if (q != rank_) kernels_->sample(be, ex.to[std::size_t(q)], at, send + ex.send_at[std::size_t(q)]);
         }
-        if (!octree_) return y;
-        recv.resize(std::size_t(rd[ranks_ - 1] + rc[ranks_ - 1]));
         {
             auto t = scope(4);
-            FFTUNE_MPI_CHECK(MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_DOUBLE, recv.data(), rc.data(),
-                                           rd.data(), MPI_DOUBLE, comm_));
+            for (int d = 1; d < ranks_; ++d)
+                ex.rounds[std::size_t(d - 1)]->execute(send + ex.send_at[std::size_t((rank_ + d) % ranks_)],
+                                                        recv + ex.recv_at[std::size_t((rank_ - d + ranks_) % ranks_)]);
         }
         {
             auto t = scope(5);
-            const Tiling& tl = tiling(s);
             for (int q = 0; q < ranks_; ++q)
-                if (q != rank_) interpolate_add(tl.from[q], recv.data() + rd[q], own_, y.data());
+                if (q != rank_)
+                    kernels_->interpolate_add(be, ex.from[std::size_t(q)], recv + ex.recv_at[std::size_t(q)], own_, y);
         }
-        if (timed) sent_values_ = send.size(), received_values_ = recv.size();
+        if (timed) sent_values_ = ex.sent, received_values_ = ex.received;
+    }
+    // The last run's y over own_ (x slowest), on the host.
+    std::vector<double> result() {
+        Backend& be = conv_->plan->backend();
+        std::vector<double> y(static_cast<std::size_t>(own_.count()));
+        if (octree_) {
+            if (!y.empty()) be.copy_to_host(y.data(), y_dev_.data(), y.size() * sizeof(double));
+            be.synchronize();
+            return y;
+        }
+        const std::vector<double> local = conv_->result();
+        const Layout& l = conv_->plan->input_layout();
+        const GridView at{local.data(), l.offset_of({0, 0, 0}), l.strides()};  // the strides from the origin
+        std::size_t k = 0;
+        for (index_t i = own_.lo[0]; i < own_.hi[0]; ++i)
+            for (index_t j = own_.lo[1]; j < own_.hi[1]; ++j)
+                for (index_t z = own_.lo[2]; z < own_.hi[2]; ++z) y[k++] = at(i, j, z);
         return y;
     }
 
     Size n_;
     std::string kernel_, input_;
+    GreenKernel green_;
     bool octree_;
-    std::string sampling_;
+    std::string sampling_, transport_;
     json config_;
     double bound_ = 0;
     int ranks_ = 1, rank_ = 0;
@@ -472,10 +526,11 @@ private:
     Box3 own_;
     std::unique_ptr<PaddedConvolution> conv_;
     std::unique_ptr<PhaseTimer> timer_;
-    std::vector<double> y_;
+    std::unique_ptr<ConvolutionKernels> kernels_;
+    Buffer y_dev_;  // octree: the result over own_
+    std::map<std::string, std::unique_ptr<SampleExchange>> exchanges_;  // by sampling
+    std::vector<double> y_;  // the result validation reads back
     std::size_t sent_values_ = 0, received_values_ = 0;
-    std::map<std::string, Tiling> tilings_;
-    std::vector<double> window_;  // the host copy run() samples (octree: the whole domain; exact: the local box)
 };
 
 class ConvolutionFamily final : public Family {
@@ -517,12 +572,13 @@ public:
                     for (const auto& m : a.methods)
                         for (const auto& be : a.backends) {
                             std::vector<json> configs;
-                            if (m == "exact")
-                                for (const auto& r : a.redistribution)
+                            for (const auto& r : a.redistribution)
+                                if (m == "exact")
                                     configs.push_back({{"method", m}, {"redistribution", r}, {"backend", be}});
-                            else
-                                for (const auto& s : a.samplings)
-                                    configs.push_back({{"method", m}, {"sampling", s}, {"backend", be}});
+                                else
+                                    for (const auto& s : a.samplings)
+                                        configs.push_back(
+                                            {{"method", m}, {"sampling", s}, {"redistribution", r}, {"backend", be}});
                             for (const auto& c : configs) {
                                 Point pt;
                                 pt.index = static_cast<int>(out.size());
@@ -557,6 +613,11 @@ public:
         const std::string be = config.at("backend").get<std::string>();
         if (!Registry<Backend>::instance().contains(be)) throw std::invalid_argument("unknown backend '" + be + "'");
         if (auto why = Registry<Backend>::instance().create(be)->unavailable()) return why;
+        if (config.at("method") == "octree") {  // its sample exchange's transport
+            const auto backend = Registry<Backend>::instance().create(be);
+            if (auto why = Redistribution::not_applicable(config.at("redistribution").get<std::string>(), *backend))
+                return why;
+        }
         if (config.at("method") == "exact") {
             const json e{{"backend", be}, {"decomposition", "slab_2d1d"}, {"layout", "default"}, {"process_grid", {p, 1}},
                          {"redistribution", {config.at("redistribution")}}, {"gpu_aware", false}};
@@ -568,10 +629,14 @@ public:
     std::unique_ptr<Workload> workload(const Point& point) const override {
         return std::make_unique<ConvolutionWorkload>(point);
     }
+    // exact/TRANSPORT/BACKEND, octree/SAMPLING/TRANSPORT/BACKEND (records from
+    // before the octree exchanged in backend memory have no transport: their
+    // samples went through host MPI, as a2a_sync's do).
     std::string config_key(const json& c) const override {
         const std::string m = c.at("method").get<std::string>();
-        return fmt::format("{}/{}/{}", m, c.at(m == "exact" ? "redistribution" : "sampling").get<std::string>(),
-                           c.at("backend").get<std::string>());
+        const std::string r = c.value("redistribution", "a2a_sync"), be = c.at("backend").get<std::string>();
+        if (m == "exact") return fmt::format("exact/{}/{}", r, be);
+        return fmt::format("octree/{}/{}/{}", c.at("sampling").get<std::string>(), r, be);
     }
     std::vector<ProblemAxis> problem_axes() const override {
         using Role = ProblemAxis::Role;

@@ -39,7 +39,12 @@ Point point(const Size& n, const std::string& kernel, const std::string& input, 
 Point point(index_t n, const std::string& kernel, const std::string& input, const json& config) {
     return point(Size{n, n, n}, kernel, input, config);
 }
-json octree(const std::string& sampling) { return {{"method", "octree"}, {"sampling", sampling}}; }
+// The octree's sample exchange: FFTUNE_TEST_REDISTRIBUTION (CMake registers
+// NCCL and CUDA IPC on GPUs), default a2a_sync.
+json octree(const std::string& sampling) {
+    const char* env = std::getenv("FFTUNE_TEST_REDISTRIBUTION");
+    return {{"method", "octree"}, {"sampling", sampling}, {"redistribution", env ? env : "a2a_sync"}};
+}
 const json exact{{"method", "exact"}, {"redistribution", "a2a_sync"}};
 
 struct Ran {
@@ -130,8 +135,8 @@ TEST(Convolution, OctreeSendsLessThanExactAndHoldsItsModel) {
 TEST(Convolution, BadInputIsRefusedBeforeWork) {
     const Family& f = family_named("convolution");
     json problem{{"kind", "convolution"}, {"ranks", 4}, {"size", {3, 3, 3}}, {"kernel", "gaussian"}, {"input", "blobs"}};
-    const json fine{{"method", "octree"}, {"sampling", "fine"}, {"backend", "fftw"}},
-        coarse{{"method", "octree"}, {"sampling", "coarse"}, {"backend", "fftw"}},
+    const json fine{{"method", "octree"}, {"sampling", "fine"}, {"redistribution", "a2a_sync"}, {"backend", "fftw"}},
+        coarse{{"method", "octree"}, {"sampling", "coarse"}, {"redistribution", "a2a_sync"}, {"backend", "fftw"}},
         engine{{"method", "exact"}, {"redistribution", "a2a_sync"}, {"backend", "fftw"}};
     EXPECT_EQ(*f.not_applicable(problem, fine), "3 x-planes over 4 ranks: every rank needs a plane");
     // Non-cubic: x is the split axis; y and z may be shorter than the ranks.
@@ -258,7 +263,10 @@ TEST(Convolution, OctreeOutOfMemoryOnOneRankFailsEveryRank) {
     auto& meter = testing::Meter::instance();
     Point pt = point(16, "gaussian", "blobs", octree("fine"));
     pt.config["backend"] = "fftw_metered";
-    const std::size_t need = 2 * 32 * 32 * 32 * 8 + 32 * 32 * 17 * 40 + 16 * 16 * 16 * 8;  // octree_need at 16³
+    // Above octree_need at 16³ (the padded arrays with a work area of the
+    // spectrum's size, the own slab, and well under 1 MiB of samples, staging
+    // and cell tables), far below the metered FFTs' 32 MiB work area.
+    const std::size_t need = 2 * 32 * 32 * 32 * 8 + 32 * 32 * 17 * 40 + 16 * 16 * 16 * 8 + (std::size_t(1) << 20);
     if (world_rank() == world_size() - 1) meter.capacity = meter.live + world_size() * need + (std::size_t(1) << 16);
     auto w = family_named("convolution").workload(pt);
     bool failed = false;

@@ -1,14 +1,28 @@
 # The convolution family (README.md beside this file): built into the library.
 target_sources(fftune PRIVATE
   families/convolution/sampling.cpp
+  families/convolution/device_kernels.cpp
   families/convolution/convolution.cpp)
+if(CMAKE_CUDA_COMPILER)
+  target_sources(fftune PRIVATE families/convolution/device_kernels_cuda.cu families/convolution/device_kernels_cuda.cpp)
+endif()
 if(FFTUNE_BUILD_TESTS)
   fftune_add_test(convolution_sampling_test SOURCES families/convolution/sampling_test.cpp LABELS unit)
+  fftune_add_test(convolution_device_kernels_test SOURCES families/convolution/device_kernels_test.cpp LABELS unit)
+  if(CMAKE_CUDA_COMPILER)  # the kernels against the host oracle
+    fftune_add_test(convolution_device_kernels_cuda REUSE convolution_device_kernels_test LABELS gpu
+      ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
+  endif()
   fftune_add_test(convolution_mpi_test SOURCES families/convolution/convolution_mpi_test.cpp LABELS convolution
     MPI_RANKS 1 2 3 4)
   if(CMAKE_CUDA_COMPILER)
+    # The octree's samples through host-staged MPI, NCCL and CUDA IPC (one GPU per rank).
     fftune_add_test(convolution_gpu_test REUSE convolution_mpi_test LABELS gpu MPI_RANKS 1 2
       ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
+    fftune_add_test(convolution_gpu_nccl REUSE convolution_mpi_test LABELS gpu MPI_RANKS 2
+      ENVIRONMENT "FFTUNE_TEST_BACKEND=cuda;FFTUNE_TEST_REDISTRIBUTION=nccl_a2a")
+    fftune_add_test(convolution_gpu_ipc REUSE convolution_mpi_test LABELS gpu MPI_RANKS 2
+      ENVIRONMENT "FFTUNE_TEST_BACKEND=cuda;FFTUNE_TEST_REDISTRIBUTION=cuda_ipc")
   endif()
 
   # The CPU sweep at 1-4 ranks through the CLI into a database; a bound too
@@ -47,10 +61,10 @@ if(FFTUNE_BUILD_TESTS)
         FIXTURES_SETUP convolution_known_db)
       set(known best --problem convolution --size 16 --ranks 3 --kernel gaussian --input blobs --db ${cdir}/known.sqlite)
       fftune_cli_test(convolution_best_known 0 ARGS ${known}
-        EXPECT "^octree/coarse/fftw  \\[exact\\]  fastest of 3 validated configurations measured for this problem; expected 2 ms"
+        EXPECT "^octree/coarse/a2a_sync/fftw  \\[exact\\]  fastest of 3 validated configurations measured for this problem; expected 2 ms"
         LABELS "convolution;tuner")
       fftune_cli_test(convolution_best_known_bound 0 ARGS ${known} --max-error 0.1
-        EXPECT "^octree/fine/fftw  \\[exact\\]  fastest of 3 validated configurations measured for this problem with a measured error within 0.1; expected 3 ms"
+        EXPECT "^octree/fine/a2a_sync/fftw  \\[exact\\]  fastest of 3 validated configurations measured for this problem with a measured error within 0.1; expected 3 ms"
         LABELS "convolution;tuner")
       set_tests_properties(convolution_best_known convolution_best_known_bound PROPERTIES
         FIXTURES_REQUIRED convolution_known_db)

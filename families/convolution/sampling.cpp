@@ -150,29 +150,25 @@ std::vector<std::array<index_t, 3>> probe_points(const Box3& region, index_t cel
     return out;
 }
 
-namespace {
-// Where each cell's samples start: the prefix sums of Cell::samples().
-std::vector<std::size_t> offsets(const std::vector<Cell>& cells) {
+std::vector<std::size_t> sample_offsets(const std::vector<Cell>& cells) {
     std::vector<std::size_t> off(cells.size() + 1, 0);
     for (std::size_t c = 0; c < cells.size(); ++c) off[c + 1] = off[c] + cells[c].samples();
     return off;
 }
 
-// Cells in parallel (host_threads()), each writing its own range of `out`.
+namespace {
+// Cells in parallel (host_threads()), cell k writing out[offsets[k] ..).
 template <class F>
-void sample_with(const std::vector<Cell>& cells, const F& value, std::vector<double>& out) {
-    const std::vector<std::size_t> off = offsets(cells);
-    const std::size_t base = out.size();
-    out.resize(base + off.back());
+void sample_with(const Cell* cells, const std::size_t* off, std::size_t n, const F& value, double* out) {
     parallel_for(
-        0, std::int64_t(cells.size()),
+        0, std::int64_t(n),
         [&](std::int64_t lo, std::int64_t hi) {
             for (std::int64_t k = lo; k < hi; ++k) {
                 const Cell& c = cells[std::size_t(k)];
                 const Coords xs = coords(c.box.lo[0], c.box.hi[0], c.rate),
                              ys = coords(c.box.lo[1], c.box.hi[1], c.rate),
                              zs = coords(c.box.lo[2], c.box.hi[2], c.rate);
-                double* o = out.data() + base + off[std::size_t(k)];
+                double* o = out + off[std::size_t(k)];
                 for (int a = 0; a < xs.n; ++a)
                     for (int b = 0; b < ys.n; ++b)
                         for (int d = 0; d < zs.n; ++d) *o++ = value(xs.v[a], ys.v[b], zs.v[d]);
@@ -205,12 +201,25 @@ Brackets brackets(const Coords& c, index_t lo, index_t hi) {
 }
 }  // namespace
 
+namespace {
+template <class F>
+void append_samples(const std::vector<Cell>& cells, const F& value, std::vector<double>& out) {
+    const std::vector<std::size_t> off = sample_offsets(cells);
+    const std::size_t base = out.size();
+    out.resize(base + off.back());
+    sample_with(cells.data(), off.data(), cells.size(), value, out.data() + base);
+}
+}  // namespace
+
 void sample(const std::vector<Cell>& cells, const std::function<double(index_t, index_t, index_t)>& value,
             std::vector<double>& out) {
-    sample_with(cells, value, out);
+    append_samples(cells, value, out);
 }
 void sample(const std::vector<Cell>& cells, const GridView& value, std::vector<double>& out) {
-    sample_with(cells, value, out);
+    append_samples(cells, value, out);
+}
+void sample(const Cell* cells, const std::size_t* offsets, std::size_t n, const GridView& value, double* out) {
+    sample_with(cells, offsets, n, value, out);
 }
 
 // Separable per cell: the samples lerped along z onto the cell's z points,
@@ -218,11 +227,15 @@ void sample(const std::vector<Cell>& cells, const GridView& value, std::vector<d
 // trilinear sum takes eight weighted terms). lerp(a, b, t) = (1 − t)·a + t·b
 // is exact at t = 0 and t = 1, so samples come back unchanged.
 void interpolate_add(const std::vector<Cell>& cells, const double* samples, const Box3& region, double* out) {
+    const std::vector<std::size_t> off = sample_offsets(cells);
+    interpolate_add(cells.data(), off.data(), cells.size(), samples, region, out);
+}
+void interpolate_add(const Cell* cells, const std::size_t* off, std::size_t n, const double* samples,
+                     const Box3& region, double* out) {
     const index_t ny = region.extent(1), nz = region.extent(2);
-    const std::vector<std::size_t> off = offsets(cells);
     // Cells in parallel: each writes only its own box of `out`.
     parallel_for(
-        0, std::int64_t(cells.size()),
+        0, std::int64_t(n),
         [&](std::int64_t first, std::int64_t last) {
             std::vector<double> along_z, along_y;  // reused across this chunk's cells
             for (std::int64_t k = first; k < last; ++k) {

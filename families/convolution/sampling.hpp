@@ -39,6 +39,8 @@ struct Cell {
     index_t rate = 1;
     std::size_t samples() const;  // the product of its axes' sample counts
 };
+// Where each cell's samples start: the prefix sums of Cell::samples() (cells + 1 values).
+std::vector<std::size_t> sample_offsets(const std::vector<Cell>& cells);
 // Cells tiling `region`, rated by their distance along axis 0 from `source`.
 std::vector<Cell> tile(const Box3& region, const Box3& source, const SamplingScheme& s);
 std::size_t sample_count(const std::vector<Cell>& cells);
@@ -81,4 +83,12 @@ void sample(const std::vector<Cell>& cells, const GridView& value, std::vector<d
 // `out`, an array over `region` (x slowest, z fastest) that the cells tile.
 void interpolate_add(const std::vector<Cell>& cells, const double* samples, const Box3& region, double* out);
 
+// The same on arrays: `cells` [0, n) and `offsets` (their n + 1 sample_offsets);
+// sample writes cell k's samples at out + offsets[k]. The CPU oracle of
+// ConvolutionKernels (device_kernels.hpp).
+void sample(const Cell* cells, const std::size_t* offsets, std::size_t n, const GridView& value, double* out);
+void interpolate_add(const Cell* cells, const std::size_t* offsets, std::size_t n, const double* samples,
+                     const Box3& region, double* out);
+
 }  // namespace fftune::convolution
+

@@ -1,0 +1,66 @@
+#include "families/convolution/device_kernels.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/platform/parallel.hpp"
+#include "core/run/testcase_parser.hpp"
+
+namespace fftune {
+FFTUNE_DEFINE_REGISTRY(convolution::ConvolutionKernels);
+}
+
+namespace fftune::convolution {
+
+GreenKernel green_kernel(const std::string& name) {
+    if (name == "gaussian") return GreenKernel::gaussian;
+    if (name == "inverse_r") return GreenKernel::inverse_r;
+    throw std::invalid_argument("unknown kernel '" + name + "' (allowed: gaussian, inverse_r)");
+}
+
+DeviceTiling::DeviceTiling(Backend& backend, const std::vector<Cell>& c) : count(c.size()) {
+    const std::vector<std::size_t> off = sample_offsets(c);
+    samples = off.back();
+    for (const Cell& cell : c) max_points = std::max(max_points, std::size_t(cell.box.count()));
+    cells = Buffer(backend, std::max<std::size_t>(c.size(), 1) * sizeof(Cell));
+    offsets = Buffer(backend, off.size() * sizeof(std::size_t));
+    if (!c.empty()) backend.copy_from_host(cells.data(), c.data(), c.size() * sizeof(Cell));
+    backend.copy_from_host(offsets.data(), off.data(), off.size() * sizeof(std::size_t));
+    backend.synchronize();
+}
+
+namespace {
+// The CPU oracle: the host functions, on host memory.
+class HostConvolutionKernels final : public ConvolutionKernels {
+public:
+    void fill_green(Backend&, double* out, const Layout& l, const Size3& n, GreenKernel k, double scale) override {
+        const Size3 m{2 * n[0], 2 * n[1], 2 * n[2]};
+        auto d = [&](int a, index_t i) { return i < n[a] ? i : i - m[a]; };
+        parallel_for(l.box.lo[0], l.box.hi[0], [&](std::int64_t lo, std::int64_t hi) {
+            for (index_t i = lo; i < hi; ++i)
+                for (index_t j = l.box.lo[1]; j < l.box.hi[1]; ++j)
+                    for (index_t z = l.box.lo[2]; z < l.box.hi[2]; ++z)
+                        out[l.offset_of({i, j, z})] =
+                            i < m[0] && j < m[1] && z < m[2] ? scale * green(k, d(0, i), d(1, j), d(2, z)) : 0.0;
+        });
+    }
+    void sample(Backend&, const DeviceTiling& t, const GridView& value, double* out) override {
+        convolution::sample(t.cell_data(), t.offset_data(), t.count, value, out);
+    }
+    void interpolate_add(Backend&, const DeviceTiling& t, const double* samples, const Box3& region,
+                         double* out) override {
+        convolution::interpolate_add(t.cell_data(), t.offset_data(), t.count, samples, region, out);
+    }
+};
+const bool registered = register_variant<ConvolutionKernels, HostConvolutionKernels>("fftw");
+}  // namespace
+
+std::unique_ptr<ConvolutionKernels> kernels_for(const Backend& backend) {
+    const auto& r = Registry<ConvolutionKernels>::instance();
+    if (r.contains(backend.name())) return r.create(backend.name());
+    if (!backend.device_memory()) return r.create("fftw");
+    throw Unsupported("no octree kernels for backend '" + backend.name() + "' (have: " +
+                      TestcaseParser::list(r.names()) + ")");
+}
+
+}  // namespace fftune::convolution

@@ -1,0 +1,71 @@
+// The convolution family's kernels in a backend's memory (ConvolutionKernels):
+// the Green's function g on the padded grid, and the octree's sampling and
+// trilinear interpolation (sampling.hpp) of a tiling held there. The CPU
+// oracle is the host code (device_kernels.cpp, sampling.cpp); the cuda
+// kernels are device_kernels_cuda.cu.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/box.hpp"
+#include "core/base/registry.hpp"
+#include "core/platform/backend.hpp"
+#include "families/convolution/sampling.hpp"
+
+namespace fftune::convolution {
+
+using Size3 = std::array<index_t, 3>;
+
+// The kernels g (README.md): a Gaussian of width 2 cells, exp(−r²/8), or the
+// softened long-range 1/√(r² + 1), at the offset (i, j, l) in cells.
+enum class GreenKernel { gaussian, inverse_r };
+GreenKernel green_kernel(const std::string& name);  // throws for another name
+inline double green(GreenKernel k, index_t i, index_t j, index_t l) {
+    const double r2 = double(i * i + j * j + l * l);
+    return k == GreenKernel::gaussian ? std::exp(-r2 / 8.0) : 1.0 / std::sqrt(r2 + 1.0);
+}
+
+// One tiling in a backend's memory: its cells and their sample offsets.
+struct DeviceTiling {
+    Buffer cells, offsets;
+    std::size_t count = 0;       // cells
+    std::size_t samples = 0;     // of all of them
+    std::size_t max_points = 0;  // of the largest cell
+    DeviceTiling() = default;
+    DeviceTiling(Backend& backend, const std::vector<Cell>& cells);
+    std::size_t bytes() const { return cells.bytes() + offsets.bytes(); }
+    const Cell* cell_data() const { return static_cast<const Cell*>(cells.data()); }
+    const std::size_t* offset_data() const { return static_cast<const std::size_t*>(offsets.data()); }
+};
+
+// The family's work in a backend's memory, registered by backend name
+// ("fftw": the host functions, the CPU oracle; "cuda": kernels, a thread per
+// value). Arrays are in the backend's memory; all queue on its stream,
+// without synchronising.
+class ConvolutionKernels {
+public:
+    static constexpr const char* kind = "convolution kernels";
+    virtual ~ConvolutionKernels() = default;
+    // out[layout.offset_of(i, j, l)] = scale · green(kernel, d(0, i), d(1, j), d(2, l))
+    // over layout.box, d(a, i) = i < n[a] ? i : i − 2 n[a] (the padded grid's
+    // signed offsets); points of the box at or beyond 2 n[a] are set to 0.
+    virtual void fill_green(Backend& backend, double* out, const Layout& layout, const Size3& n, GreenKernel kernel,
+                            double scale) = 0;
+    // out[offsets[k] ..) = cell k's samples of `value`.
+    virtual void sample(Backend& backend, const DeviceTiling& cells, const GridView& value, double* out) = 0;
+    // out (over `region`, x slowest) += the interpolation of `samples`.
+    virtual void interpolate_add(Backend& backend, const DeviceTiling& cells, const double* samples,
+                                 const Box3& region, double* out) = 0;
+};
+// The kernels for `backend`: by its name, else the host ones where its memory is the host's.
+std::unique_ptr<ConvolutionKernels> kernels_for(const Backend& backend);
+
+}  // namespace fftune::convolution
+
+namespace fftune {
+FFTUNE_DECLARE_REGISTRY(convolution::ConvolutionKernels);
+}

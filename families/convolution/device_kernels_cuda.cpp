@@ -1,0 +1,54 @@
+// The cuda backend's ConvolutionKernels (device_kernels.hpp): the launchers
+// of device_kernels_cuda.cu on the backend's stream.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "core/platform/cuda_check.hpp"
+#include "families/convolution/device_kernels_launch.hpp"
+#include "families/convolution/device_kernels.hpp"
+
+namespace fftune::convolution {
+namespace {
+
+static_assert(sizeof(Cell) == sizeof(CellRecord) && offsetof(Cell, rate) == offsetof(CellRecord, rate) &&
+                  sizeof(std::size_t) == sizeof(unsigned long long),
+              "CellRecord mirrors Cell");
+
+class CudaConvolutionKernels final : public ConvolutionKernels {
+public:
+    void fill_green(Backend& be, double* out, const Layout& l, const Size3& n, GreenKernel k, double scale) override {
+        const auto st = l.strides();
+        GreenFill f{};
+        for (int a = 0; a < 3; ++a)
+            f.lo[a] = l.box.lo[a], f.extent[a] = l.box.extent(a), f.stride[a] = st[a], f.n[a] = n[a];
+        f.base = l.offset_of(l.box.lo);
+        f.inverse_r = k == GreenKernel::inverse_r;
+        f.scale = scale;
+        check(launch_green_fill(f, out, stream(be)), "green fill kernel");
+    }
+    void sample(Backend& be, const DeviceTiling& t, const GridView& v, double* out) override {
+        const GridRecord g{v.data, v.base, {v.stride[0], v.stride[1], v.stride[2]}};
+        check(launch_octree_sample(cells(t), offsets(t), (long long)t.count, int(t.max_points), g, out, stream(be)),
+              "octree sample kernel");
+    }
+    void interpolate_add(Backend& be, const DeviceTiling& t, const double* samples, const Box3& region,
+                         double* out) override {
+        const long long lo[3] = {region.lo[0], region.lo[1], region.lo[2]};
+        check(launch_octree_interpolate_add(cells(t), offsets(t), (long long)t.count, int(t.max_points), samples, lo,
+                                            region.extent(1), region.extent(2), out, stream(be)),
+              "octree interpolation kernel");
+    }
+
+private:
+    static const CellRecord* cells(const DeviceTiling& t) { return static_cast<const CellRecord*>(t.cells.data()); }
+    static const unsigned long long* offsets(const DeviceTiling& t) {
+        return static_cast<const unsigned long long*>(t.offsets.data());
+    }
+    static cudaStream_t stream(Backend& be) { return static_cast<cudaStream_t>(be.native_stream()); }
+};
+
+const bool registered = register_variant<ConvolutionKernels, CudaConvolutionKernels>("cuda");
+
+}  // namespace
+}  // namespace fftune::convolution

@@ -1,0 +1,135 @@
+// The convolution family's kernels on the GPU (device_kernels.hpp): the
+// Green's function on the padded grid, a thread per point, the formulas of
+// green(); the octree's sampling and trilinear interpolation, one thread per
+// sample or point, `slots` threads per cell (a cell's samples are contiguous,
+// so its threads write one run of `out`), with the host oracle's arithmetic
+// (sampling.cpp): the same sample coordinates, brackets, and lerps in the same
+// order (z, then y, then x).
+#include "families/convolution/device_kernels_launch.hpp"
+
+namespace fftune::convolution {
+namespace {
+
+constexpr int threads = 256;
+
+// Samples of a cell axis of `ext` points at stride s: ⌈ext/s⌉, plus its last point where the stride misses it.
+__device__ inline long long axis_count(long long ext, long long s) {
+    return (ext + s - 1) / s + ((ext - 1) % s != 0 ? 1 : 0);
+}
+// The a-th of them, relative to the cell's low corner.
+__device__ inline long long axis_coord(long long ext, long long s, long long a) {
+    return a < (ext + s - 1) / s ? a * s : ext - 1;
+}
+// Point p (relative) between samples k and k + 1 of n, t the weight of k + 1
+// (the host's bracket(): the last point takes the last pair at t = 1).
+__device__ inline void bracket(long long p, long long ext, long long s, long long n, int& k, double& t) {
+    const long long m = (ext + s - 1) / s;
+    long long kk = p / s;
+    if (n == m + 1 && p == ext - 1) kk = m;  // the extra last sample
+    if (kk + 1 >= n) {
+        k = n >= 2 ? int(n - 2) : 0;
+        t = n >= 2 ? 1.0 : 0.0;
+        return;
+    }
+    const long long v0 = kk * s, v1 = kk + 1 < m ? (kk + 1) * s : ext - 1;
+    k = int(kk);
+    t = double(p - v0) / double(v1 - v0);
+}
+__device__ inline double lerp(double u, double v, double t) { return (1 - t) * u + t * v; }
+
+__global__ void sample_kernel(const CellRecord* cells, const unsigned long long* offsets, long long n, int slots,
+                              GridRecord g, double* out) {
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    const long long c = t / slots;
+    if (c >= n) return;
+    const long long k = t % slots;
+    const CellRecord cell = cells[c];
+    const long long ex = cell.hi[0] - cell.lo[0], ey = cell.hi[1] - cell.lo[1], ez = cell.hi[2] - cell.lo[2];
+    const long long s = cell.rate;
+    const long long ny = axis_count(ey, s), nz = axis_count(ez, s);
+    if (k >= axis_count(ex, s) * ny * nz) return;
+    const long long x = cell.lo[0] + axis_coord(ex, s, k / (ny * nz));
+    const long long y = cell.lo[1] + axis_coord(ey, s, (k / nz) % ny);
+    const long long z = cell.lo[2] + axis_coord(ez, s, k % nz);
+    out[offsets[c] + k] = g.data[g.base + x * g.stride[0] + y * g.stride[1] + z * g.stride[2]];
+}
+
+__global__ void interpolate_kernel(const CellRecord* cells, const unsigned long long* offsets, long long n, int slots,
+                                   const double* samples, long long lo0, long long lo1, long long lo2, long long ny,
+                                   long long nz, double* out) {
+    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    const long long c = t / slots;
+    if (c >= n) return;
+    const long long k = t % slots;
+    const CellRecord cell = cells[c];
+    const long long ex = cell.hi[0] - cell.lo[0], ey = cell.hi[1] - cell.lo[1], ez = cell.hi[2] - cell.lo[2];
+    if (k >= ex * ey * ez) return;
+    const long long px = k / (ey * ez), py = (k / ez) % ey, pz = k % ez;
+    const long long s = cell.rate;
+    const long long sx = axis_count(ex, s), sy = axis_count(ey, s), sz = axis_count(ez, s);
+    int kx, ky, kz;
+    double tx, ty, tz;
+    bracket(px, ex, s, sx, kx, tx);
+    bracket(py, ey, s, sy, ky, ty);
+    bracket(pz, ez, s, sz, kz, tz);
+    const double* S = samples + offsets[c];
+    auto along_z = [&](long long i, long long j) {
+        const double* row = S + (i * sy + j) * sz;
+        return sz > 1 ? lerp(row[kz], row[kz + 1], tz) : row[0];
+    };
+    auto along_y = [&](long long i) {
+        const double lo = along_z(i, ky), hi = sy > 1 ? along_z(i, ky + 1) : lo;
+        return lerp(lo, hi, ty);
+    };
+    const double lo = along_y(kx), hi = sx > 1 ? along_y(kx + 1) : lo;
+    out[((cell.lo[0] + px - lo0) * ny + (cell.lo[1] + py - lo1)) * nz + (cell.lo[2] + pz - lo2)] += lerp(lo, hi, tx);
+}
+
+__global__ void green_fill_kernel(GreenFill f, double* out) {
+    const long long count = f.extent[0] * f.extent[1] * f.extent[2];
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < count;
+         t += (long long)gridDim.x * blockDim.x) {
+        const long long e[3] = {t / (f.extent[1] * f.extent[2]), (t / f.extent[2]) % f.extent[1], t % f.extent[2]};
+        double v = 0;
+        bool inside = true;
+        double r2 = 0;
+        for (int a = 0; a < 3; ++a) {
+            const long long i = f.lo[a] + e[a];
+            inside = inside && i < 2 * f.n[a];
+            const long long d = i < f.n[a] ? i : i - 2 * f.n[a];
+            r2 += double(d * d);
+        }
+        if (inside) v = f.scale * (f.inverse_r ? 1.0 / sqrt(r2 + 1.0) : exp(-r2 / 8.0));
+        out[f.base + e[0] * f.stride[0] + e[1] * f.stride[1] + e[2] * f.stride[2]] = v;
+    }
+}
+
+long long blocks(long long n, int slots) { return (n * slots + threads - 1) / threads; }
+
+}  // namespace
+
+cudaError_t launch_green_fill(const GreenFill& f, double* out, cudaStream_t stream) {
+    const long long count = f.extent[0] * f.extent[1] * f.extent[2];
+    if (count == 0) return cudaSuccess;
+    const long long b = (count + threads - 1) / threads;
+    green_fill_kernel<<<unsigned(b < 65536 * 16 ? b : 65536 * 16), threads, 0, stream>>>(f, out);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_octree_sample(const CellRecord* cells, const unsigned long long* offsets, long long n, int slots,
+                                 GridRecord grid, double* out, cudaStream_t stream) {
+    if (n == 0) return cudaSuccess;
+    sample_kernel<<<blocks(n, slots), threads, 0, stream>>>(cells, offsets, n, slots, grid, out);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_octree_interpolate_add(const CellRecord* cells, const unsigned long long* offsets, long long n,
+                                          int slots, const double* samples, const long long* region_lo, long long ny,
+                                          long long nz, double* out, cudaStream_t stream) {
+    if (n == 0) return cudaSuccess;
+    interpolate_kernel<<<blocks(n, slots), threads, 0, stream>>>(cells, offsets, n, slots, samples, region_lo[0],
+                                                                  region_lo[1], region_lo[2], ny, nz, out);
+    return cudaGetLastError();
+}
+
+}  // namespace fftune::convolution

@@ -1,0 +1,40 @@
+// Launchers of the cuda convolution kernels (device_kernels_cuda.cu), in plain
+// C++17 types for the C++20 side (device_kernels_cuda.cpp).
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace fftune::convolution {
+
+// A Cell as laid out in memory: box lo, box hi, rate (static_asserted in device_kernels_cuda.cpp).
+struct CellRecord {
+    long long lo[3], hi[3], rate;
+};
+// Grid point (i, j, l) at data[base + i·stride[0] + j·stride[1] + l·stride[2]].
+struct GridRecord {
+    const double* data;
+    long long base;
+    long long stride[3];
+};
+
+// out[offsets[c] + k] = the k-th sample of cell c (x slowest), cells [0, n);
+// `slots`: threads per cell, at least the points of the largest cell.
+cudaError_t launch_octree_sample(const CellRecord* cells, const unsigned long long* offsets, long long n, int slots,
+                                 GridRecord grid, double* out, cudaStream_t stream);
+// out[point of cell c, relative to region_lo, rows of ny·nz] += the trilinear
+// interpolation of cell c's samples; one thread per point.
+cudaError_t launch_octree_interpolate_add(const CellRecord* cells, const unsigned long long* offsets, long long n,
+                                          int slots, const double* samples, const long long* region_lo, long long ny,
+                                          long long nz, double* out, cudaStream_t stream);
+
+// g over a box of the padded grid (ConvolutionKernels::fill_green): point
+// (lo + (i, j, l)) at out[base + i·stride[0] + j·stride[1] + l·stride[2]].
+struct GreenFill {
+    long long lo[3], extent[3], stride[3], n[3];
+    long long base;
+    bool inverse_r;
+    double scale;
+};
+cudaError_t launch_green_fill(const GreenFill& f, double* out, cudaStream_t stream);
+
+}  // namespace fftune::convolution

@@ -1,0 +1,107 @@
+// ConvolutionKernels of the backend FFTUNE_TEST_BACKEND (default fftw, the
+// host oracle; CMake registers cuda) against the host functions.
+#include "families/convolution/device_kernels.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+
+#include "core/base/registry.hpp"
+
+namespace fftune::convolution {
+namespace {
+
+std::unique_ptr<Backend> test_backend() {
+    const char* env = std::getenv("FFTUNE_TEST_BACKEND");
+    return Registry<Backend>::instance().create(env ? env : "fftw");
+}
+
+// g on boxes of a padded 2n grid (n = 5 × 3 × 4 → 10 × 6 × 8): the whole grid,
+// a box off the origin in another axis order, and a box reaching past the
+// padded grid (set to 0 there); every point against green() at its signed
+// offset, scaled; nothing written outside the box.
+TEST(ConvolutionKernels, FillGreenWritesTheSignedOffsetsKernel) {
+    auto be = test_backend();
+    auto kernels = kernels_for(*be);
+    const Size3 n{5, 3, 4};
+    for (auto k : {GreenKernel::gaussian, GreenKernel::inverse_r})
+        for (const Layout& l : {Layout{{{0, 0, 0}, {10, 6, 8}}, order_xyz}, Layout{{{3, 1, 2}, {9, 6, 7}}, order_zxy},
+                                Layout{{{6, 4, 5}, {12, 6, 9}}, order_yzx}}) {
+            const std::size_t count = std::size_t(l.box.count());
+            Buffer out(*be, (count + 1) * sizeof(double));
+            std::vector<double> host(count + 1, 123.0);
+            be->copy_from_host(out.data(), host.data(), host.size() * sizeof(double));
+            kernels->fill_green(*be, out.as<double>(), l, n, k, 0.25);
+            be->copy_to_host(host.data(), out.data(), host.size() * sizeof(double));
+            be->synchronize();
+            auto d = [&](int a, index_t i) { return i < n[a] ? i : i - 2 * n[a]; };
+            for (index_t i = l.box.lo[0]; i < l.box.hi[0]; ++i)
+                for (index_t j = l.box.lo[1]; j < l.box.hi[1]; ++j)
+                    for (index_t z = l.box.lo[2]; z < l.box.hi[2]; ++z) {
+                        const bool inside = i < 2 * n[0] && j < 2 * n[1] && z < 2 * n[2];
+                        const double want = inside ? 0.25 * green(k, d(0, i), d(1, j), d(2, z)) : 0.0;
+                        EXPECT_NEAR(host[std::size_t(l.offset_of({i, j, z}))], want, 1e-16)
+                            << order_name(l.order) << " " << i << " " << j << " " << z;
+                    }
+            EXPECT_EQ(host[count], 123.0) << "wrote past the box";
+        }
+    // The signed offsets: the padded grid's point 2n − 1 is offset −1.
+    EXPECT_EQ(green(GreenKernel::inverse_r, -1, 0, 0), green(GreenKernel::inverse_r, 1, 0, 0));
+    EXPECT_THROW(green_kernel("lorentz"), std::invalid_argument);
+}
+
+// Sampling and interpolation against the host functions (sampling.cpp): every scheme, a stride that divides no cell
+// (3), cells of 5³, clipped cells, sources below and above the region, a grid
+// whose strides do not start at the origin. Samples are copies (equal);
+// interpolation may contract a lerp into an FMA (1e-14 of the field).
+TEST(ConvolutionKernels, SampleAndInterpolateMatchTheHostOracle) {
+    auto be = test_backend();
+    auto kernels = kernels_for(*be);
+    const Box3 grid{{0, 0, 0}, {40, 17, 23}};
+    const std::array<index_t, 3> stride{17 * 23, 23, 1};
+    const index_t base = 11;  // the grid starts 11 values into its array
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> field(std::size_t(base + grid.count()));
+    for (double& v : field) v = u(rng);
+    Buffer field_dev(*be, field.size() * sizeof(double));
+    be->copy_from_host(field_dev.data(), field.data(), field.size() * sizeof(double));
+    const GridView host_view{field.data(), base, stride}, dev_view{field_dev.as<const double>(), base, stride};
+
+    std::vector<SamplingScheme> schemes = sampling_schemes();
+    schemes.push_back({"stride3", 4, {3}, 2});
+    schemes.push_back({"cell5", 5, {1, 2, 4}, 2});
+    const Box3 region{{13, 1, 2}, {31, 17, 23}};  // 18 x 16 x 21: clipped along every axis
+    for (const auto& scheme : schemes)
+        for (const Box3& source : {Box3{{0, 0, 0}, {5, 17, 23}}, Box3{{31, 0, 0}, {40, 17, 23}}}) {
+            const auto cells = tile(region, source, scheme);
+            const DeviceTiling t(*be, cells);
+            ASSERT_EQ(t.samples, sample_count(cells));
+            std::vector<double> want;
+            sample(cells, host_view, want);
+            Buffer got_dev(*be, std::max<std::size_t>(want.size(), 1) * sizeof(double));
+            kernels->sample(*be, t, dev_view, got_dev.as<double>());
+            std::vector<double> got(want.size());
+            be->copy_to_host(got.data(), got_dev.data(), got.size() * sizeof(double));
+            be->synchronize();
+            ASSERT_EQ(got, want) << scheme.name << " from x " << source.lo[0];
+
+            std::vector<double> out(std::size_t(region.count()));
+            for (double& v : out) v = u(rng);
+            std::vector<double> expect = out;
+            interpolate_add(cells, want.data(), region, expect.data());
+            Buffer out_dev(*be, out.size() * sizeof(double));
+            be->copy_from_host(out_dev.data(), out.data(), out.size() * sizeof(double));
+            kernels->interpolate_add(*be, t, got_dev.as<const double>(), region, out_dev.as<double>());
+            be->copy_to_host(out.data(), out_dev.data(), out.size() * sizeof(double));
+            be->synchronize();
+            double worst = 0;
+            for (std::size_t i = 0; i < out.size(); ++i) worst = std::max(worst, std::abs(out[i] - expect[i]));
+            EXPECT_LT(worst, 1e-14) << scheme.name << " from x " << source.lo[0];
+        }
+}
+
+}  // namespace
+}  // namespace fftune::convolution
