@@ -25,3 +25,9 @@ if(Python3_FOUND)
       EXPECT "fftune report: .*no-such.sqlite: no tuning database here" REJECT "Traceback" LABELS plotting)
   endif()
 endif()
+# The convolution family's cost model (convolution_model.py): the ported tiling against the records, the fit, the figure.
+if(Python3_FOUND)
+  add_test(NAME convolution_model_test COMMAND ${Python3_EXECUTABLE} -m unittest -v convolution_model_test
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/plotting)
+  set_tests_properties(convolution_model_test PROPERTIES LABELS "unit;plotting;convolution")
+endif()

@@ -144,8 +144,8 @@ public:
     explicit ConvolutionWorkload(const Point& pt)
         : n_(pt.problem.at("size").get<Size>()),
           kernel_(pt.problem.at("kernel").get<std::string>()),
-          green_(green_kernel(kernel_)),
           input_(pt.problem.at("input").get<std::string>()),
+          green_(green_kernel(kernel_)),
           octree_(pt.config.at("method") == "octree"),
           sampling_(octree_ ? pt.config.at("sampling").get<std::string>() : "full"),
           transport_(pt.config.at("redistribution").get<std::string>()),
