@@ -259,16 +259,22 @@ public:
         const index_t nx = n_[0], points = n_[0] * n_[1] * n_[2];
         const auto probes = probe_points(own_, sampling_scheme("full").cell,
                                          std::max<std::size_t>(16, (std::size_t(1) << 26) / std::size_t(points)));
-        // Σ over x-planes a of each plane's sum, in a's order whatever the threads.
+        // Σ over x-planes a of each plane's sum, in a's order whatever the
+        // threads; a plane's input evaluated once for every probe.
         std::vector<double> plane(probes.size() * std::size_t(nx), 0.0);
-        parallel_for(0, std::int64_t(plane.size()), [&](std::int64_t lo, std::int64_t hi) {
-            for (std::int64_t k = lo; k < hi; ++k) {
-                const auto& p = probes[std::size_t(k / nx)];
-                const index_t a = k % nx;
-                double v = 0;
+        parallel_for(0, nx, [&](std::int64_t lo, std::int64_t hi) {
+            std::vector<double> xs(std::size_t(n_[1] * n_[2]));
+            for (index_t a = lo; a < hi; ++a) {
                 for (index_t b = 0; b < n_[1]; ++b)
-                    for (index_t c = 0; c < n_[2]; ++c) v += x(a, b, c) * green(green_, p[0] - a, p[1] - b, p[2] - c);
-                plane[std::size_t(k)] = v;
+                    for (index_t c = 0; c < n_[2]; ++c) xs[std::size_t(b * n_[2] + c)] = x(a, b, c);
+                for (std::size_t k = 0; k < probes.size(); ++k) {
+                    const auto& p = probes[k];
+                    double v = 0;
+                    for (index_t b = 0; b < n_[1]; ++b)
+                        for (index_t c = 0; c < n_[2]; ++c)
+                            v += xs[std::size_t(b * n_[2] + c)] * green(green_, p[0] - a, p[1] - b, p[2] - c);
+                    plane[k * std::size_t(nx) + std::size_t(a)] = v;
+                }
             }
         });
         for (std::size_t s = 0; s < probes.size(); ++s) {
