@@ -239,6 +239,7 @@ TEST(Convolution, OctreeThatDoesNotFitIsRefused) {
     auto& meter = testing::Meter::instance();
     Point pt = point(16, "gaussian", "blobs", octree("fine"));
     pt.config["backend"] = "fftw_metered";
+    pt.config["redistribution"] = "a2a_sync";  // host memory: FFTUNE_TEST_REDISTRIBUTION may name a device transport
     meter.capacity = meter.live + (std::size_t(1) << 20);  // 1 MiB free: one rank's 32³ grid alone is 0.5 MiB
     auto w = family_named("convolution").workload(pt);
     try {
@@ -263,6 +264,7 @@ TEST(Convolution, OctreeOutOfMemoryOnOneRankFailsEveryRank) {
     auto& meter = testing::Meter::instance();
     Point pt = point(16, "gaussian", "blobs", octree("fine"));
     pt.config["backend"] = "fftw_metered";
+    pt.config["redistribution"] = "a2a_sync";  // host memory: FFTUNE_TEST_REDISTRIBUTION may name a device transport
     // Above octree_need at 16³ (the padded arrays with a work area of the
     // spectrum's size, the own slab, and well under 1 MiB of samples, staging
     // and cell tables), far below the metered FFTs' 32 MiB work area.
