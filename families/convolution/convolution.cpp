@@ -72,12 +72,19 @@ struct ConvolutionAxes : FamilyAxes {
 };
 
 // A padded-grid Plan and the kernel's spectrum in its output layout (real: g is even).
+// `reuse_input`: the inverse writes into the input array (no output array of
+// its own: an octree rank holds one padded real grid, not two), and
+// restore_input() puts the input back from a packed copy of its region.
 struct PaddedConvolution {
     std::unique_ptr<Plan> plan;
     Buffer in, spectrum, out, kernel;
+    Buffer source;  // reuse_input: the loaded region, packed
+    Box3 loaded;
+    bool reuse_input = false;
     double setup_ms = 0;
 
-    PaddedConvolution(MPI_Comm comm, const Size& n, int ranks, const json& engine, const std::string& k) {
+    PaddedConvolution(MPI_Comm comm, const Size& n, int ranks, const json& engine, const std::string& k, bool reuse)
+        : reuse_input(reuse) {
         const Size m{2 * n[0], 2 * n[1], 2 * n[2]};
         plan = std::make_unique<Plan>(comm, fftune::Problem{"fft3d", m, Precision::double_, Direction::forward, ranks},
                                       engine.get<Config>(), InverseInput::destroy);
@@ -85,7 +92,7 @@ struct PaddedConvolution {
         all_or_none(comm, [&] {
             in = plan->allocate_input();
             spectrum = plan->allocate_output();
-            out = plan->allocate_input();
+            if (!reuse_input) out = plan->allocate_input();
         });
         // g / (Mx My Mz) at the padded grid's signed offsets, written and
         // transformed in backend memory: K = Re ĝ / (Mx My Mz) (g is even: ĝ is
@@ -119,23 +126,36 @@ struct PaddedConvolution {
                 for (index_t j = region.lo[1]; j < region.hi[1]; ++j)
                     for (index_t z = region.lo[2]; z < region.hi[2]; ++z) host[packed.offset_of({i, j, z})] = x(i, j, z);
         });
+        loaded = region;
         if (host.empty()) return;
         Backend& be = plan->backend();
         Buffer staged(be, host.size() * sizeof(double));
         be.copy_from_host(staged.data(), host.data(), host.size() * sizeof(double));
         be.copy_region(in.data(), region_of(l, region), staged.data(), packed_region(l, region, 0), sizeof(double));
         be.synchronize();
+        if (reuse_input) source = std::move(staged);
+    }
+    // The array the inverse writes.
+    void* output() const { return reuse_input ? in.data() : out.data(); }
+    // reuse_input: the input as load() left it (zero but its region), queued.
+    void restore_input() {
+        if (!reuse_input) return;
+        Backend& be = plan->backend();
+        const Layout& l = plan->input_layout();
+        be.zero(in.data(), in.bytes());
+        if (!loaded.empty())
+            be.copy_region(in.data(), region_of(l, loaded), source.data(), packed_region(l, loaded, 0), sizeof(double));
     }
     // The output over the plan's input box, on the host.
     std::vector<double> result() {
         std::vector<double> host(static_cast<std::size_t>(plan->input_layout().box.count()));
-        if (!host.empty()) plan->backend().copy_to_host(host.data(), out.data(), host.size() * sizeof(double));
+        if (!host.empty()) plan->backend().copy_to_host(host.data(), output(), host.size() * sizeof(double));
         plan->backend().synchronize();
         return host;
     }
     // Its arrays and the plan's own workspace (Plan::backend_bytes would count the caller's arrays again).
     std::size_t bytes() const {
-        return plan->workspace_bytes() + in.bytes() + spectrum.bytes() + out.bytes() + kernel.bytes();
+        return plan->workspace_bytes() + in.bytes() + spectrum.bytes() + out.bytes() + kernel.bytes() + source.bytes();
     }
 };
 
@@ -166,12 +186,12 @@ public:
             HostTiling tiles = host_tiling(sampling_scheme(sampling_));
             std::unique_ptr<Backend> probe;
             all_or_none(comm, [&] { probe = Registry<Backend>::instance().create(config_.at("backend").get<std::string>()); });
-            require_device_memory(comm, *probe, octree_need(tiles));
+            ranks_on_device_ = require_device_memory(comm, *probe, octree_need(tiles));
             probe.reset();
             // Rank-local (its collectives are on MPI_COMM_SELF): a failure on one
             // rank is agreed on all before the next collective call.
             all_or_none(comm, [&] {
-                conv_ = std::make_unique<PaddedConvolution>(MPI_COMM_SELF, n_, 1, local_engine(), kernel_);
+                conv_ = std::make_unique<PaddedConvolution>(MPI_COMM_SELF, n_, 1, local_engine(), kernel_, true);
                 if (conv_->plan->input_layout().order != order_xyz)
                     throw std::logic_error("convolution: the octree reads its local plan's input x slowest");
                 kernels_ = kernels_for(conv_->plan->backend());
@@ -179,14 +199,15 @@ public:
             });
             exchanges_[sampling_] = make_exchange(tiles);
         } else {
-            conv_ = std::make_unique<PaddedConvolution>(comm, n_, ranks_, exact_engine(), kernel_);
+            conv_ = std::make_unique<PaddedConvolution>(comm, n_, ranks_, exact_engine(), kernel_, false);
+            ranks_on_device_ = conv_->plan->ranks_on_device();
             own_ = intersect(conv_->plan->input_layout().box, domain());
         }
         all_or_none(comm, [&] {
             timer_ = std::make_unique<PhaseTimer>(conv_->plan->backend());
             for (const char* p : {"forward", "kernel", "inverse"}) timer_->phase(p);
             if (octree_)
-                for (const char* p : {"sample", "exchange", "interpolate"}) timer_->phase(p);
+                for (const char* p : {"sample", "exchange", "interpolate", "restore"}) timer_->phase(p);
         });
     }
     Backend& backend() override { return conv_->plan->backend(); }
@@ -202,6 +223,7 @@ public:
         Footprint f;
         f.backend_bytes = conv_->bytes() + y_dev_.bytes() + (octree_ ? exchanges_.at(sampling_)->bytes() : 0);
         f.workspace_bytes = f.backend_bytes - conv_->in.bytes() - conv_->out.bytes();
+        f.ranks_on_device = ranks_on_device_;
         f.host_staging_bytes = conv_->plan->host_staging_bytes();
         return f;
     }
@@ -348,21 +370,22 @@ public:
     std::size_t octree_need(const HostTiling& h) const { return octree_arrays(16) + exchange_model(h); }
 
     // The predicted footprint of octree, from the grid alone: every rank holds
-    // the whole padded grid M = 2N per axis, its input and output (Mx My Mz
-    // reals), the r2c spectrum (Mx My (Mz/2 + 1) complex; z is halved) and the
-    // kernel (as many reals), plus the plan's workspace; its own slab's
-    // result; the samples it sends and receives (twice where the transport
-    // packs into staging buffers of its own) and the cell tables. Exact:
-    // nothing predicted (0).
+    // the whole padded grid M = 2N per axis, its input, which the inverse
+    // overwrites (Mx My Mz reals), the r2c spectrum (Mx My (Mz/2 + 1) complex;
+    // z is halved) and the kernel (as many reals), plus the plan's workspace;
+    // its own slab's input (to restore the input from) and result; the
+    // samples it sends and receives (twice where the transport packs into
+    // staging buffers of its own) and the cell tables. Exact: nothing
+    // predicted (0).
     std::size_t memory_model() const {
         return octree_ ? octree_arrays(0) + conv_->plan->workspace_bytes() + exchange_model(host_tiling(sampling_scheme(sampling_))) : 0;
     }
-    // The octree's padded-grid arrays and its own slab's result, with `work`
-    // bytes per spectrum value for an FFT work area.
+    // The octree's padded-grid arrays and its own slab's input and result,
+    // with `work` bytes per spectrum value for an FFT work area.
     std::size_t octree_arrays(std::size_t work) const {
         const std::size_t mx = std::size_t(2 * n_[0]), my = std::size_t(2 * n_[1]), mz = std::size_t(2 * n_[2]);
         const std::size_t spec = mx * my * (mz / 2 + 1);
-        return 2 * mx * my * mz * sizeof(double) + spec * (16 + 8 + work) + std::size_t(own_.count()) * sizeof(double);
+        return mx * my * mz * sizeof(double) + spec * (16 + 8 + work) + 2 * std::size_t(own_.count()) * sizeof(double);
     }
     // The sample exchange's buffers (SampleExchange) as its transport allocates them.
     std::size_t exchange_model(const HostTiling& h) const {
@@ -472,18 +495,18 @@ private:
         }
         {
             auto t = scope(2);
-            conv_->plan->inverse(conv_->spectrum.data(), conv_->out.data());
+            conv_->plan->inverse(conv_->spectrum.data(), conv_->output());
         }
         if (!octree_) return;
         SampleExchange& ex = *exchanges_.at(s.name);
         const Layout& l = conv_->plan->input_layout();
-        const GridView at{conv_->out.as<const double>(), l.offset_of({0, 0, 0}), l.strides()};
+        const GridView at{static_cast<const double*>(conv_->output()), l.offset_of({0, 0, 0}), l.strides()};
         double* send = ex.send.as<double>();
         double* recv = ex.recv.as<double>();
         double* y = y_dev_.as<double>();
         {
             auto t = scope(3);
-            be.copy_region(y, packed_region(l, own_, 0), conv_->out.data(), region_of(l, own_), sizeof(double));
+            be.copy_region(y, packed_region(l, own_, 0), conv_->output(), region_of(l, own_), sizeof(double));
             for (int q = 0; q < ranks_; ++q)
                 if (q != rank_) kernels_->sample(be, ex.to[std::size_t(q)], at, send + ex.send_at[std::size_t(q)]);
         }
@@ -498,6 +521,10 @@ private:
             for (int q = 0; q < ranks_; ++q)
                 if (q != rank_)
                     kernels_->interpolate_add(be, ex.from[std::size_t(q)], recv + ex.recv_at[std::size_t(q)], own_, y);
+        }
+        {  // the inverse wrote over the input (reuse_input): the next run's input back
+            auto t = scope(6);
+            conv_->restore_input();
         }
         if (timed) sent_values_ = ex.sent, received_values_ = ex.received;
     }
@@ -527,7 +554,7 @@ private:
     std::string sampling_, transport_;
     json config_;
     double bound_ = 0;
-    int ranks_ = 1, rank_ = 0;
+    int ranks_ = 1, rank_ = 0, ranks_on_device_ = 1;
     MPI_Comm comm_ = MPI_COMM_NULL;
     Box3 own_;
     std::unique_ptr<PaddedConvolution> conv_;
