@@ -38,23 +38,6 @@ const std::vector<std::string> methods{"exact", "octree"};
 const std::vector<std::string> kernels{"gaussian", "inverse_r"};
 const std::vector<std::string> inputs{"blobs", "noise"};
 
-// The input at grid point (i, j, l) of n: three Gaussian blobs of width n/8
-// along each axis, or uniform noise in [-1, 1] from the point's index.
-double input_value(const std::string& in, const Size& n, index_t i, index_t j, index_t l) {
-    if (in == "noise") {
-        std::uint64_t h = std::uint64_t((i * n[1] + j) * n[2] + l) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-        h ^= h >> 31, h *= 0xBF58476D1CE4E5B9ull, h ^= h >> 29;
-        return double(h >> 11) / double(1ull << 53) * 2 - 1;
-    }
-    const double c[3][3] = {{0.3, 0.4, 0.5}, {0.7, 0.6, 0.3}, {0.5, 0.2, 0.8}};
-    const double wx = double(n[0]) / 8, wy = double(n[1]) / 8, wz = double(n[2]) / 8;
-    double v = 0;
-    for (const auto& p : c) {
-        const double dx = (i - p[0] * n[0]) / wx, dy = (j - p[1] * n[1]) / wy, dz = (l - p[2] * n[2]) / wz;
-        v += std::exp(-(dx * dx + dy * dy + dz * dz) / 2);
-    }
-    return v;
-}
 // The stored bound of the relative L2 error of `sampling` for a kernel and an
 // input (measured at N = 16-20 and 1-4 ranks, README.md; about twice the worst;
 // non-cubic grids measured under them, README.md).
@@ -114,23 +97,16 @@ struct PaddedConvolution {
         });
         setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     }
-    // Values at the points of `region` (inside the plan's input box) into the
-    // input, whose other points are zero: only the region crosses to the
-    // backend, then into place (at 512³ an octree rank's 1/16 of its padded grid).
-    void load(const Box3& region, const std::function<double(index_t, index_t, index_t)>& x) {
-        const Layout& l = plan->input_layout();
-        const Layout packed{region, l.order};
-        std::vector<double> host(static_cast<std::size_t>(region.count()));
-        parallel_for(region.lo[0], region.hi[0], [&](std::int64_t lo, std::int64_t hi) {
-            for (index_t i = lo; i < hi; ++i)
-                for (index_t j = region.lo[1]; j < region.hi[1]; ++j)
-                    for (index_t z = region.lo[2]; z < region.hi[2]; ++z) host[packed.offset_of({i, j, z})] = x(i, j, z);
-        });
+    // The input field at the points of `region` (inside the plan's input box)
+    // into the input, whose other points are zero: written packed in backend
+    // memory, then copied into place.
+    void load(const Box3& region, const Size& n, InputField field) {
         loaded = region;
-        if (host.empty()) return;
+        if (region.empty()) return;
         Backend& be = plan->backend();
-        Buffer staged(be, host.size() * sizeof(double));
-        be.copy_from_host(staged.data(), host.data(), host.size() * sizeof(double));
+        const Layout& l = plan->input_layout();
+        Buffer staged(be, std::size_t(region.count()) * sizeof(double));
+        kernels_for(be)->fill_input(be, staged.as<double>(), Layout{region, l.order}, region, n, field);
         be.copy_region(in.data(), region_of(l, region), staged.data(), packed_region(l, region, 0), sizeof(double));
         be.synchronize();
         if (reuse_input) source = std::move(staged);
@@ -166,6 +142,7 @@ public:
           kernel_(pt.problem.at("kernel").get<std::string>()),
           input_(pt.problem.at("input").get<std::string>()),
           green_(green_kernel(kernel_)),
+          field_(input_field(input_)),
           octree_(pt.config.at("method") == "octree"),
           sampling_(octree_ ? pt.config.at("sampling").get<std::string>() : "full"),
           transport_(pt.config.at("redistribution").get<std::string>()),
@@ -212,7 +189,7 @@ public:
     }
     Backend& backend() override { return conv_->plan->backend(); }
     void prepare(MPI_Comm comm) override {
-        all_or_none(comm, [&] { conv_->load(own_, [&](index_t i, index_t j, index_t l) { return x(i, j, l); }); });
+        all_or_none(comm, [&] { conv_->load(own_, n_, field_); });
     }
     std::unique_ptr<PhaseClock> make_clock() override { return conv_->plan->make_clock(); }
     std::vector<std::string> phase_names() override { return timer_->names(); }
@@ -281,23 +258,22 @@ public:
         const index_t nx = n_[0], points = n_[0] * n_[1] * n_[2];
         const auto probes = probe_points(own_, sampling_scheme("full").cell,
                                          std::max<std::size_t>(16, (std::size_t(1) << 26) / std::size_t(points)));
-        // Σ over x-planes a of each plane's sum, in a's order whatever the
-        // threads; a plane's input evaluated once for every probe.
+        // Each probe's sum per x-plane a, in backend memory (the whole input
+        // there for the time of the sums); added over a in a's order here.
         std::vector<double> plane(probes.size() * std::size_t(nx), 0.0);
-        parallel_for(0, nx, [&](std::int64_t lo, std::int64_t hi) {
-            std::vector<double> xs(std::size_t(n_[1] * n_[2]));
-            for (index_t a = lo; a < hi; ++a) {
-                for (index_t b = 0; b < n_[1]; ++b)
-                    for (index_t c = 0; c < n_[2]; ++c) xs[std::size_t(b * n_[2] + c)] = x(a, b, c);
-                for (std::size_t k = 0; k < probes.size(); ++k) {
-                    const auto& p = probes[k];
-                    double v = 0;
-                    for (index_t b = 0; b < n_[1]; ++b)
-                        for (index_t c = 0; c < n_[2]; ++c)
-                            v += xs[std::size_t(b * n_[2] + c)] * green(green_, p[0] - a, p[1] - b, p[2] - c);
-                    plane[k * std::size_t(nx) + std::size_t(a)] = v;
-                }
-            }
+        all_or_none(comm, [&] {
+            Backend& be = conv_->plan->backend();
+            const Box3 all = domain();
+            Buffer xs(be, std::size_t(all.count()) * sizeof(double)), at(be, std::max<std::size_t>(probes.size(), 1) * 3 * sizeof(index_t)),
+                sums(be, std::max<std::size_t>(plane.size(), 1) * sizeof(double));
+            std::vector<index_t> flat;
+            for (const auto& p : probes) flat.insert(flat.end(), p.begin(), p.end());
+            if (!flat.empty()) be.copy_from_host(at.data(), flat.data(), flat.size() * sizeof(index_t));
+            const auto k = kernels_for(be);
+            k->fill_input(be, xs.as<double>(), Layout{all, order_xyz}, all, n_, field_);
+            k->direct_sums(be, xs.as<const double>(), n_, green_, at.as<const index_t>(), probes.size(), sums.as<double>());
+            if (!plane.empty()) be.copy_to_host(plane.data(), sums.data(), plane.size() * sizeof(double));
+            be.synchronize();
         });
         for (std::size_t s = 0; s < probes.size(); ++s) {
             const auto [i, j, l] = probes[s];
@@ -401,7 +377,6 @@ private:
         return {{split_lo(n_[0], ranks_, r), 0, 0}, {split_hi(n_[0], ranks_, r), n_[1], n_[2]}};
     }
     Box3 domain() const { return {{0, 0, 0}, n_}; }
-    double x(index_t i, index_t j, index_t l) const { return input_value(input_, n_, i, j, l); }
     // One rank's whole transform on the point's backend (default_config would
     // pick the GPU whatever the point asked for).
     json local_engine() const {
@@ -550,6 +525,7 @@ private:
     Size n_;
     std::string kernel_, input_;
     GreenKernel green_;
+    InputField field_;
     bool octree_;
     std::string sampling_, transport_;
     json config_;

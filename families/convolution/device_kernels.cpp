@@ -12,6 +12,12 @@ FFTUNE_DEFINE_REGISTRY(convolution::ConvolutionKernels);
 
 namespace fftune::convolution {
 
+InputField input_field(const std::string& name) {
+    if (name == "blobs") return InputField::blobs;
+    if (name == "noise") return InputField::noise;
+    throw std::invalid_argument("unknown input '" + name + "' (allowed: blobs, noise)");
+}
+
 GreenKernel green_kernel(const std::string& name) {
     if (name == "gaussian") return GreenKernel::gaussian;
     if (name == "inverse_r") return GreenKernel::inverse_r;
@@ -33,6 +39,29 @@ namespace {
 // The CPU oracle: the host functions, on host memory.
 class HostConvolutionKernels final : public ConvolutionKernels {
 public:
+    void fill_input(Backend&, double* out, const Layout& l, const Box3& r, const Size3& n, InputField f) override {
+        parallel_for(r.lo[0], r.hi[0], [&](std::int64_t lo, std::int64_t hi) {
+            for (index_t i = lo; i < hi; ++i)
+                for (index_t j = r.lo[1]; j < r.hi[1]; ++j)
+                    for (index_t z = r.lo[2]; z < r.hi[2]; ++z) out[l.offset_of({i, j, z})] = input_value(f, n, i, j, z);
+        });
+    }
+    // Planes in parallel, each summed in (b, c) order.
+    void direct_sums(Backend&, const double* x, const Size3& n, GreenKernel k, const index_t* probes, std::size_t count,
+                     double* plane_sums) override {
+        parallel_for(0, n[0], [&](std::int64_t lo, std::int64_t hi) {
+            for (index_t a = lo; a < hi; ++a) {
+                const double* xs = x + a * n[1] * n[2];
+                for (std::size_t s = 0; s < count; ++s) {
+                    const index_t* p = probes + 3 * s;
+                    double v = 0;
+                    for (index_t b = 0; b < n[1]; ++b)
+                        for (index_t c = 0; c < n[2]; ++c) v += xs[b * n[2] + c] * green(k, p[0] - a, p[1] - b, p[2] - c);
+                    plane_sums[s * std::size_t(n[0]) + std::size_t(a)] = v;
+                }
+            }
+        });
+    }
     void fill_green(Backend&, double* out, const Layout& l, const Size3& n, GreenKernel k, double scale) override {
         const Size3 m{2 * n[0], 2 * n[1], 2 * n[2]};
         auto d = [&](int a, index_t i) { return i < n[a] ? i : i - m[a]; };

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,27 @@ GreenKernel green_kernel(const std::string& name);  // throws for another name
 inline double green(GreenKernel k, index_t i, index_t j, index_t l) {
     const double r2 = double(i * i + j * j + l * l);
     return k == GreenKernel::gaussian ? std::exp(-r2 / 8.0) : 1.0 / std::sqrt(r2 + 1.0);
+}
+
+// The inputs x (README.md) at grid point (i, j, l) of n: three Gaussian blobs
+// of width n/8 along each axis, or uniform noise in [-1, 1] hashed from the
+// point's index (splitmix64's finaliser).
+enum class InputField { blobs, noise };
+InputField input_field(const std::string& name);  // throws for another name
+inline double input_value(InputField f, const Size3& n, index_t i, index_t j, index_t l) {
+    if (f == InputField::noise) {
+        std::uint64_t h = std::uint64_t((i * n[1] + j) * n[2] + l) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+        h ^= h >> 31, h *= 0xBF58476D1CE4E5B9ull, h ^= h >> 29;
+        return double(h >> 11) / double(1ull << 53) * 2 - 1;
+    }
+    const double c[3][3] = {{0.3, 0.4, 0.5}, {0.7, 0.6, 0.3}, {0.5, 0.2, 0.8}};
+    const double wx = double(n[0]) / 8, wy = double(n[1]) / 8, wz = double(n[2]) / 8;
+    double v = 0;
+    for (const auto& p : c) {
+        const double dx = (i - p[0] * n[0]) / wx, dy = (j - p[1] * n[1]) / wy, dz = (l - p[2] * n[2]) / wz;
+        v += std::exp(-(dx * dx + dy * dy + dz * dz) / 2);
+    }
+    return v;
 }
 
 // One tiling in a backend's memory: its cells and their sample offsets.
@@ -55,6 +77,16 @@ public:
     // signed offsets); points of the box at or beyond 2 n[a] are set to 0.
     virtual void fill_green(Backend& backend, double* out, const Layout& layout, const Size3& n, GreenKernel kernel,
                             double scale) = 0;
+    // out[layout.offset_of(p)] = input_value(field, n, p) for the points p of
+    // `region` (inside layout.box); the rest of `out` is left as it is.
+    virtual void fill_input(Backend& backend, double* out, const Layout& layout, const Box3& region, const Size3& n,
+                            InputField field) = 0;
+    // The direct sums of the convolution at `probes` (count points, x y z
+    // each), one per probe and x-plane a of the grid n:
+    //   plane_sums[k·n[0] + a] = Σ_{b < n[1]} Σ_{c < n[2]} x(a, b, c) g(p_k − (a, b, c)),
+    // x the whole grid packed, x slowest. The caller adds the planes in order.
+    virtual void direct_sums(Backend& backend, const double* x, const Size3& n, GreenKernel kernel,
+                             const index_t* probes, std::size_t count, double* plane_sums) = 0;
     // out[offsets[k] ..) = cell k's samples of `value`.
     virtual void sample(Backend& backend, const DeviceTiling& cells, const GridView& value, double* out) = 0;
     // out (over `region`, x slowest) += the interpolation of `samples`.

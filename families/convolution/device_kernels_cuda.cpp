@@ -27,6 +27,21 @@ public:
         f.scale = scale;
         check(launch_green_fill(f, out, stream(be)), "green fill kernel");
     }
+    void fill_input(Backend& be, double* out, const Layout& l, const Box3& r, const Size3& n, InputField field) override {
+        const auto st = l.strides();
+        InputFill f{};
+        for (int a = 0; a < 3; ++a) f.lo[a] = r.lo[a], f.extent[a] = r.extent(a), f.stride[a] = st[a], f.n[a] = n[a];
+        f.base = r.empty() ? 0 : l.offset_of(r.lo);
+        f.noise = field == InputField::noise;
+        check(launch_input_fill(f, out, stream(be)), "input fill kernel");
+    }
+    void direct_sums(Backend& be, const double* x, const Size3& n, GreenKernel k, const index_t* probes,
+                     std::size_t count, double* plane_sums) override {
+        const long long nn[3] = {n[0], n[1], n[2]};
+        check(launch_direct_sums(x, nn, k == GreenKernel::inverse_r, reinterpret_cast<const long long*>(probes),
+                                 (long long)count, plane_sums, stream(be)),
+              "direct sums kernel");
+    }
     void sample(Backend& be, const DeviceTiling& t, const GridView& v, double* out) override {
         const GridRecord g{v.data, v.base, {v.stride[0], v.stride[1], v.stride[2]}};
         check(launch_octree_sample(cells(t), offsets(t), (long long)t.count, int(t.max_points), g, out, stream(be)),

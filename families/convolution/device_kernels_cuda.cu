@@ -104,6 +104,56 @@ __global__ void green_fill_kernel(GreenFill f, double* out) {
     }
 }
 
+__device__ inline double input_at(const InputFill& f, long long i, long long j, long long l) {
+    if (f.noise) {  // input_value(): the point's index hashed
+        unsigned long long h =
+            (unsigned long long)((i * f.n[1] + j) * f.n[2] + l) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+        h ^= h >> 31, h *= 0xBF58476D1CE4E5B9ull, h ^= h >> 29;
+        return double(h >> 11) / double(1ull << 53) * 2 - 1;
+    }
+    const double c[3][3] = {{0.3, 0.4, 0.5}, {0.7, 0.6, 0.3}, {0.5, 0.2, 0.8}};
+    const double wx = double(f.n[0]) / 8, wy = double(f.n[1]) / 8, wz = double(f.n[2]) / 8;
+    double v = 0;
+    for (int k = 0; k < 3; ++k) {
+        const double dx = (i - c[k][0] * f.n[0]) / wx, dy = (j - c[k][1] * f.n[1]) / wy, dz = (l - c[k][2] * f.n[2]) / wz;
+        v += exp(-(dx * dx + dy * dy + dz * dz) / 2);
+    }
+    return v;
+}
+
+__global__ void input_fill_kernel(InputFill f, double* out) {
+    const long long count = f.extent[0] * f.extent[1] * f.extent[2];
+    for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < count;
+         t += (long long)gridDim.x * blockDim.x) {
+        const long long e[3] = {t / (f.extent[1] * f.extent[2]), (t / f.extent[2]) % f.extent[1], t % f.extent[2]};
+        out[f.base + e[0] * f.stride[0] + e[1] * f.stride[1] + e[2] * f.stride[2]] =
+            input_at(f, f.lo[0] + e[0], f.lo[1] + e[1], f.lo[2] + e[2]);
+    }
+}
+
+// Block (k, a): probe k against plane a, a tree sum over the block.
+__global__ void direct_sums_kernel(const double* x, long long n0, long long n1, long long n2, bool inverse_r,
+                                   const long long* probes, double* plane_sums) {
+    __shared__ double part[threads];
+    const long long k = blockIdx.y, a = blockIdx.x;
+    const long long* p = probes + 3 * k;
+    const double dx = double(p[0] - a);
+    double v = 0;
+    for (long long t = threadIdx.x; t < n1 * n2; t += blockDim.x) {
+        const long long b = t / n2, c = t % n2;
+        const double dy = double(p[1] - b), dz = double(p[2] - c);
+        const double r2 = dx * dx + dy * dy + dz * dz;
+        v += x[a * n1 * n2 + t] * (inverse_r ? 1.0 / sqrt(r2 + 1.0) : exp(-r2 / 8.0));
+    }
+    part[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = threads / 2; s > 0; s /= 2) {
+        if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) plane_sums[k * n0 + a] = part[0];
+}
+
 long long blocks(long long n, int slots) { return (n * slots + threads - 1) / threads; }
 
 }  // namespace
@@ -114,6 +164,25 @@ cudaError_t launch_green_fill(const GreenFill& f, double* out, cudaStream_t stre
     const long long b = (count + threads - 1) / threads;
     green_fill_kernel<<<unsigned(b < 65536 * 16 ? b : 65536 * 16), threads, 0, stream>>>(f, out);
     return cudaGetLastError();
+}
+
+cudaError_t launch_input_fill(const InputFill& f, double* out, cudaStream_t stream) {
+    const long long count = f.extent[0] * f.extent[1] * f.extent[2];
+    if (count == 0) return cudaSuccess;
+    const long long b = (count + threads - 1) / threads;
+    input_fill_kernel<<<unsigned(b < 65536 * 16 ? b : 65536 * 16), threads, 0, stream>>>(f, out);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_direct_sums(const double* x, const long long* n, bool inverse_r, const long long* probes,
+                               long long count, double* plane_sums, cudaStream_t stream) {
+    for (long long k = 0; k < count && n[0] > 0; k += 65535) {  // gridDim.y ≤ 65535
+        const long long m = count - k < 65535 ? count - k : 65535;
+        direct_sums_kernel<<<dim3(unsigned(n[0]), unsigned(m)), threads, 0, stream>>>(
+            x, n[0], n[1], n[2], inverse_r, probes + 3 * k, plane_sums + k * n[0]);
+        if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
 }
 
 cudaError_t launch_octree_sample(const CellRecord* cells, const unsigned long long* offsets, long long n, int slots,

@@ -37,4 +37,16 @@ struct GreenFill {
 };
 cudaError_t launch_green_fill(const GreenFill& f, double* out, cudaStream_t stream);
 
+// The input over a box (ConvolutionKernels::fill_input): point (lo + (i, j, l))
+// at out[base + i·stride[0] + j·stride[1] + l·stride[2]].
+struct InputFill {
+    long long lo[3], extent[3], stride[3], n[3];
+    long long base;
+    bool noise;
+};
+cudaError_t launch_input_fill(const InputFill& f, double* out, cudaStream_t stream);
+// plane_sums[k·n0 + a] = Σ_{b, c} x[(a·n1 + b)·n2 + c] g(p_k − (a, b, c)): a block per (k, a).
+cudaError_t launch_direct_sums(const double* x, const long long* n, bool inverse_r, const long long* probes,
+                               long long count, double* plane_sums, cudaStream_t stream);
+
 }  // namespace fftune::convolution

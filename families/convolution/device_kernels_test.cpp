@@ -52,6 +52,60 @@ TEST(ConvolutionKernels, FillGreenWritesTheSignedOffsetsKernel) {
     EXPECT_THROW(green_kernel("lorentz"), std::invalid_argument);
 }
 
+// fill_input writes the region only, in the layout's order (noise: the same
+// hash bit for bit; blobs within rounding of exp); direct_sums against the
+// host oracle (the fftw kernels) on a 9 × 7 × 10 grid, probes inside and on
+// its corners, both kernels, the planes added in order.
+TEST(ConvolutionKernels, InputAndDirectSumsMatchTheHostOracle) {
+    auto be = test_backend();
+    auto kernels = kernels_for(*be);
+    auto host = Registry<ConvolutionKernels>::instance().create("fftw");
+    const Size3 n{9, 7, 10};
+    for (auto field : {InputField::blobs, InputField::noise}) {
+        const Layout l{{{2, 1, 0}, {8, 7, 10}}, order_zxy};
+        const Box3 region{{3, 2, 4}, {7, 6, 9}};
+        const std::size_t count = std::size_t(l.box.count());
+        std::vector<double> got(count, -7.0);
+        Buffer out(*be, count * sizeof(double));
+        be->copy_from_host(out.data(), got.data(), count * sizeof(double));
+        kernels->fill_input(*be, out.as<double>(), l, region, n, field);
+        be->copy_to_host(got.data(), out.data(), count * sizeof(double));
+        be->synchronize();
+        for (index_t i = l.box.lo[0]; i < l.box.hi[0]; ++i)
+            for (index_t j = l.box.lo[1]; j < l.box.hi[1]; ++j)
+                for (index_t z = l.box.lo[2]; z < l.box.hi[2]; ++z) {
+                    const double v = got[std::size_t(l.offset_of({i, j, z}))];
+                    const bool inside = i >= region.lo[0] && i < region.hi[0] && j >= region.lo[1] &&
+                                        j < region.hi[1] && z >= region.lo[2] && z < region.hi[2];
+                    if (!inside) EXPECT_EQ(v, -7.0) << "wrote outside the region";
+                    else if (field == InputField::noise) EXPECT_EQ(v, input_value(field, n, i, j, z));
+                    else EXPECT_NEAR(v, input_value(field, n, i, j, z), 1e-15);
+                }
+        const Box3 all{{0, 0, 0}, n};
+        std::vector<double> x(std::size_t(all.count()));
+        host->fill_input(*be, x.data(), Layout{all, order_xyz}, all, n, field);
+        const std::vector<index_t> probes{0, 0, 0, 8, 6, 9, 4, 3, 5, 1, 6, 2};
+        for (auto k : {GreenKernel::gaussian, GreenKernel::inverse_r}) {
+            std::vector<double> want(4 * std::size_t(n[0])), sums(want.size());
+            host->direct_sums(*be, x.data(), n, k, probes.data(), 4, want.data());
+            Buffer xd(*be, x.size() * sizeof(double)), pd(*be, probes.size() * sizeof(index_t)),
+                sd(*be, sums.size() * sizeof(double));
+            be->copy_from_host(xd.data(), x.data(), x.size() * sizeof(double));
+            be->copy_from_host(pd.data(), probes.data(), probes.size() * sizeof(index_t));
+            kernels->direct_sums(*be, xd.as<const double>(), n, k, pd.as<const index_t>(), 4, sd.as<double>());
+            be->copy_to_host(sums.data(), sd.data(), sums.size() * sizeof(double));
+            be->synchronize();
+            for (std::size_t s = 0; s < want.size(); ++s) EXPECT_NEAR(sums[s], want[s], 1e-12 * (1 + std::abs(want[s])));
+            // The oracle itself: probe 2's plane 3 by a plain sum.
+            double plain = 0;
+            for (index_t b = 0; b < n[1]; ++b)
+                for (index_t c = 0; c < n[2]; ++c)
+                    plain += input_value(field, n, 3, b, c) * green(k, 4 - 3, 3 - b, 5 - c);
+            EXPECT_NEAR(want[2 * std::size_t(n[0]) + 3], plain, 1e-13 * (1 + std::abs(plain)));
+        }
+    }
+}
+
 // Sampling and interpolation against the host functions (sampling.cpp): every scheme, a stride that divides no cell
 // (3), cells of 5³, clipped cells, sources below and above the region, a grid
 // whose strides do not start at the origin. Samples are copies (equal);
