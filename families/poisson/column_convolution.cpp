@@ -45,8 +45,7 @@ public:
         const index_t plane = p.length * p.columns, n = p.groups * plane;
         const std::size_t bytes = std::size_t(n) * complex_bytes(p.precision);
         padded_ = Buffer(backend, bytes);  // rows from kept on stay zero: run() writes only the others
-        const std::vector<char> zeros(bytes, 0);
-        backend.copy_from_host(padded_.data(), zeros.data(), bytes);
+        backend.zero(padded_.data(), bytes);
         spectrum_ = Buffer(backend, bytes);
         FftDescriptor d;
         d.precision = p.precision;

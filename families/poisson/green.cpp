@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <list>
 #include <mutex>
 #include <numbers>
 #include <string>
@@ -155,16 +156,21 @@ std::vector<double> spectral_kernel(const Size& n, Boundary b, Kernel kernel, co
 std::shared_ptr<const std::vector<double>> shared_spectral_kernel(const Size& n, Boundary b, Kernel k,
                                                                   const Layout& layout) {
     static std::mutex mutex;
-    static std::string last_key;
-    static std::shared_ptr<const std::vector<double>> last;
+    // The two most recently used, the newest first: a sweep that alternates
+    // two spectrum layouts (padded and zero_skipping) builds each once.
+    static std::list<std::pair<std::string, std::shared_ptr<const std::vector<double>>>> cache;
+    constexpr std::size_t capacity = 2;
     const std::string key = fmt::format("{} {} {} {} {} {}", n, int(b), int(k), layout.box.lo, layout.box.hi,
                                         layout.order);
     std::lock_guard<std::mutex> lock(mutex);
-    if (last && key == last_key) return last;
-    last.reset();  // its memory back before the next one is built
-    last = std::make_shared<const std::vector<double>>(spectral_kernel(n, b, k, layout));
-    last_key = key;
-    return last;
+    for (auto it = cache.begin(); it != cache.end(); ++it)
+        if (it->first == key) {
+            cache.splice(cache.begin(), cache, it);
+            return cache.front().second;
+        }
+    if (cache.size() == capacity) cache.pop_back();  // its memory back before the next one is built
+    cache.emplace_front(key, std::make_shared<const std::vector<double>>(spectral_kernel(n, b, k, layout)));
+    return cache.front().second;
 }
 
 // --- analytic test problems (README.md): one per boundary class ---------------

@@ -66,7 +66,8 @@ std::vector<double> spectral_kernel(const Size& n, Boundary b, Kernel k, const L
 // The same, kept for the next call with the same arguments: a sweep's points
 // of one problem (its configurations over one layout) build it once, not per
 // point (1.3 s at 256^3, 10-40 s at 512^3-720^3 on a GPU node's host). Holds
-// the last kernel only (host memory: 8 bytes per spectrum value of the rank).
+// the two most recently used kernels (host memory: 8 bytes per spectrum value
+// of the rank each), so that two algorithms' layouts alternating keep theirs.
 std::shared_ptr<const std::vector<double>> shared_spectral_kernel(const Size& n, Boundary b, Kernel k,
                                                                   const Layout& layout);
 

@@ -168,6 +168,24 @@ TEST(Green, SharedKernelIsBuiltOncePerArguments) {
     EXPECT_EQ(*a, spectral_kernel(n, Boundary::free, Kernel::hockney, all)) << "a holder keeps its kernel";
 }
 
+// The two most recently used are kept: two layouts alternating are built
+// once each; a third evicts the one used least recently.
+TEST(Green, SharedKernelKeepsTwoLayoutsAlternating) {
+    const Size n{10, 8, 6};
+    const Layout x{{{0, 0, 0}, {20, 16, 7}}, order_xyz}, y{{{0, 0, 0}, {20, 16, 7}}, order_zxy},
+        z{{{2, 0, 0}, {12, 16, 7}}, order_xyz};
+    const auto a = shared_spectral_kernel(n, Boundary::wire, Kernel::hockney, x);
+    const auto b = shared_spectral_kernel(n, Boundary::wire, Kernel::hockney, y);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(shared_spectral_kernel(n, Boundary::wire, Kernel::hockney, x), a);
+        EXPECT_EQ(shared_spectral_kernel(n, Boundary::wire, Kernel::hockney, y), b);
+    }
+    const auto c = shared_spectral_kernel(n, Boundary::wire, Kernel::hockney, z);  // evicts x
+    EXPECT_EQ(shared_spectral_kernel(n, Boundary::wire, Kernel::hockney, y), b);
+    EXPECT_EQ(shared_spectral_kernel(n, Boundary::wire, Kernel::hockney, z), c);
+    EXPECT_NE(shared_spectral_kernel(n, Boundary::wire, Kernel::hockney, x), a) << "built again";
+}
+
 TEST(Green, IndependentEvaluationsMatchTheirClosedForms) {
     // The constants of green.hpp's README table, here from quadrature.
     EXPECT_NEAR(cube_mean_inverse_r(1), 3 * std::log(2 + std::sqrt(3.0)) - pi / 2, 1e-13);

@@ -26,18 +26,6 @@ fftune::Config engine_config(const json& c) {
     return e.get<fftune::Config>();
 }
 
-// Values of a real array in `layout` (host, its memory order) over `region`, x slowest.
-template <class T>
-std::vector<double> extract(const std::vector<T>& a, const Layout& layout, const Box3& region) {
-    std::vector<double> out;
-    out.reserve(static_cast<std::size_t>(region.count()));
-    for (index_t i = region.lo[0]; i < region.hi[0]; ++i)
-        for (index_t j = region.lo[1]; j < region.hi[1]; ++j)
-            for (index_t l = region.lo[2]; l < region.hi[2]; ++l)
-                out.push_back(double(a[static_cast<std::size_t>(layout.offset_of({i, j, l}))]));
-    return out;
-}
-
 class Padded final : public Solver {
 public:
     std::optional<std::string> not_applicable(const Problem& p, const json& c) const override {
@@ -69,8 +57,7 @@ public:
             spectrum_ = plan_->allocate_output();
             out_ = plan_->allocate_input();
             // The padding is zero once and for all: solve() never writes the input.
-            const std::vector<char> zeros(plan_->input_bytes(), 0);
-            if (!zeros.empty()) be.copy_from_host(in_.data(), zeros.data(), zeros.size());
+            be.zero(in_.data(), plan_->input_bytes());
             const auto t0 = std::chrono::steady_clock::now();
             kernel_ = kernel_buffer(be, *shared_spectral_kernel(p.n, p.boundary, p.kernel, plan_->output_layout()), p.precision);
             kernel_setup_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -81,25 +68,35 @@ public:
     Backend& backend() override { return plan_->backend(); }
     Box3 physical_box() const override { return intersect(plan_->input_layout().box, {{0, 0, 0}, problem_.n}); }
 
-    void load_rho(const std::vector<double>& rho) override {
+    // The physical box in the input array, and packed as ρ and φ come (x
+    // slowest), both walked in the input layout's axis order: what load_rho()
+    // and phi() copy, so that only the physical points cross to and from the host.
+    std::pair<StridedRegion, StridedRegion> physical_regions() const {
         const Layout& l = plan_->input_layout();
         const Box3 box = physical_box();
+        StridedRegion packed = packed_region(l, box, 0);
+        const auto st = Layout{box, order_xyz}.strides();
+        for (int d = 0; d < 3; ++d) packed.stride[d] = st[l.order[d]];
+        return {region_of(l, box), packed};
+    }
+
+    // The padding stays the zero that setup() wrote.
+    void load_rho(const std::vector<double>& rho) override {
+        if (rho.empty()) return;
+        const auto [in_grid, packed] = physical_regions();
         auto load = [&](auto zero) {
             using T = decltype(zero);
-            std::vector<T> host(static_cast<std::size_t>(l.box.count()), T(0));
-            const index_t plane = box.extent(1) * box.extent(2);
-            parallel_for(box.lo[0], box.hi[0], [&](std::int64_t lo, std::int64_t hi) {  // x-planes over the host threads
-                for (index_t i = lo; i < hi; ++i) {
-                    std::size_t k = static_cast<std::size_t>((i - box.lo[0]) * plane);
-                    for (index_t j = box.lo[1]; j < box.hi[1]; ++j)
-                        for (index_t z = box.lo[2]; z < box.hi[2]; ++z) host[l.offset_of({i, j, z})] = T(rho[k++]);
-                }
+            std::vector<T> host(rho.size());
+            parallel_for(0, std::int64_t(rho.size()), [&](std::int64_t lo, std::int64_t hi) {
+                for (std::int64_t k = lo; k < hi; ++k) host[std::size_t(k)] = T(rho[std::size_t(k)]);
             });
-            if (!host.empty()) backend().copy_from_host(in_.data(), host.data(), host.size() * sizeof(T));
+            Buffer staged(backend(), host.size() * sizeof(T));
+            backend().copy_from_host(staged.data(), host.data(), host.size() * sizeof(T));
+            backend().copy_region(in_.data(), in_grid, staged.data(), packed, sizeof(T));
+            backend().synchronize();
         };
         if (problem_.precision == Precision::single) load(float{});
         else load(double{});
-        backend().synchronize();
     }
 
     void solve() override {
@@ -112,13 +109,20 @@ public:
     }
 
     std::vector<double> phi() override {
-        const Layout& l = plan_->input_layout();
+        const auto [in_grid, packed] = physical_regions();
         auto read = [&](auto zero) {
             using T = decltype(zero);
-            std::vector<T> host(static_cast<std::size_t>(l.box.count()));
-            if (!host.empty()) backend().copy_to_host(host.data(), out_.data(), host.size() * sizeof(T));
+            std::vector<T> host(static_cast<std::size_t>(packed.count()));
+            std::vector<double> out(host.size());
+            if (host.empty()) return out;
+            Buffer staged(backend(), host.size() * sizeof(T));
+            backend().copy_region(staged.data(), packed, out_.data(), in_grid, sizeof(T));
+            backend().copy_to_host(host.data(), staged.data(), host.size() * sizeof(T));
             backend().synchronize();
-            return extract(host, l, physical_box());
+            parallel_for(0, std::int64_t(host.size()), [&](std::int64_t lo, std::int64_t hi) {
+                for (std::int64_t k = lo; k < hi; ++k) out[std::size_t(k)] = double(host[std::size_t(k)]);
+            });
+            return out;
         };
         return problem_.precision == Precision::single ? read(float{}) : read(double{});
     }

@@ -29,6 +29,7 @@
 #include "core/engine/plan.hpp"
 #include "core/engine/redistribution.hpp"
 #include "core/platform/mpi_util.hpp"
+#include "core/platform/parallel.hpp"
 #include "families/poisson/column_convolution.hpp"
 #include "families/poisson/solver.hpp"
 
@@ -120,32 +121,39 @@ public:
     // ρ and φ are stored in z rows of M_z, the first N_z used (as FFTW pads the
     // rows of an in-place r2c): the z-passes read and write them directly. The
     // padding of ρ's rows is zero: solve() never writes ρ.
-    // The pipeline array's index of each physical point of physical_box(), in its order.
-    std::vector<std::size_t> pipeline_offsets() const {
+    // The physical box in the pipeline array (physical axis perm[a] has
+    // pipeline axis a's stride: x Ny·row, y row, z 1; rows of Mz + 2 reals)
+    // and packed as ρ and φ come (x slowest): what load_rho() and phi() copy,
+    // so that only the physical points cross to and from the host.
+    std::pair<StridedRegion, StridedRegion> physical_regions() const {
         const Box3 box = physical_box(), s = x_slab(rank_);
-        std::vector<std::size_t> out;
-        out.reserve(static_cast<std::size_t>(box.count()));
-        std::array<index_t, 3> g{};
-        for (g[0] = box.lo[0]; g[0] < box.hi[0]; ++g[0])
-            for (g[1] = box.lo[1]; g[1] < box.hi[1]; ++g[1])
-                for (g[2] = box.lo[2]; g[2] < box.hi[2]; ++g[2]) {
-                    const index_t x = g[geo_.perm[0]] - s.lo[0], y = g[geo_.perm[1]], z = g[geo_.perm[2]];
-                    out.push_back(static_cast<std::size_t>((x * geo_.n[1] + y) * row() + z));
-                }
-        return out;
+        const index_t pipeline[3] = {geo_.n[1] * row(), row(), 1};
+        StridedRegion in_pipeline{{box.extent(0), box.extent(1), box.extent(2)}, {0, 0, 0}, 0},
+            packed{in_pipeline.extent, {box.extent(1) * box.extent(2), box.extent(2), 1}, 0};
+        for (int a = 0; a < 3; ++a) {
+            in_pipeline.stride[geo_.perm[a]] = pipeline[a];
+            in_pipeline.offset += (box.lo[geo_.perm[a]] - (a == 0 ? s.lo[0] : 0)) * pipeline[a];
+        }
+        return {in_pipeline, packed};
     }
 
+    // The padding of ρ stays the zero that setup() wrote.
     void load_rho(const std::vector<double>& rho) override {
-        const auto at = pipeline_offsets();
+        if (rho.empty()) return;
+        const auto [in_pipeline, packed] = physical_regions();
         auto load = [&](auto zero) {
             using T = decltype(zero);
-            std::vector<T> host(static_cast<std::size_t>(x_slab(rank_).extent(0) * geo_.n[1] * row()), T(0));
-            for (std::size_t k = 0; k < rho.size(); ++k) host[at[k]] = T(rho[k]);
-            if (!host.empty()) backend_->copy_from_host(rho_.data(), host.data(), host.size() * sizeof(T));
+            std::vector<T> host(rho.size());
+            parallel_for(0, std::int64_t(rho.size()), [&](std::int64_t lo, std::int64_t hi) {
+                for (std::int64_t k = lo; k < hi; ++k) host[std::size_t(k)] = T(rho[std::size_t(k)]);
+            });
+            Buffer staged(*backend_, host.size() * sizeof(T));
+            backend_->copy_from_host(staged.data(), host.data(), host.size() * sizeof(T));
+            backend_->copy_region(rho_.data(), in_pipeline, staged.data(), packed, sizeof(T));
+            backend_->synchronize();
         };
         if (single()) load(float{});
         else load(double{});
-        backend_->synchronize();
     }
 
     void solve() override {
@@ -160,15 +168,19 @@ public:
     }
 
     std::vector<double> phi() override {
-        const auto at = pipeline_offsets();
+        const auto [in_pipeline, packed] = physical_regions();
         auto read = [&](auto zero) {
             using T = decltype(zero);
-            std::vector<T> host(static_cast<std::size_t>(x_slab(rank_).extent(0) * geo_.n[1] * row()));
-            if (!host.empty()) backend_->copy_to_host(host.data(), phi_.data(), host.size() * sizeof(T));
+            std::vector<T> host(static_cast<std::size_t>(packed.count()));
+            std::vector<double> out(host.size());
+            if (host.empty()) return out;
+            Buffer staged(*backend_, host.size() * sizeof(T));
+            backend_->copy_region(staged.data(), packed, phi_.data(), in_pipeline, sizeof(T));
+            backend_->copy_to_host(host.data(), staged.data(), host.size() * sizeof(T));
             backend_->synchronize();
-            std::vector<double> out;
-            out.reserve(at.size());
-            for (std::size_t k : at) out.push_back(double(host[k]));
+            parallel_for(0, std::int64_t(host.size()), [&](std::int64_t lo, std::int64_t hi) {
+                for (std::int64_t k = lo; k < hi; ++k) out[std::size_t(k)] = double(host[std::size_t(k)]);
+            });
             return out;
         };
         return single() ? read(float{}) : read(double{});
@@ -218,10 +230,7 @@ private:
     Buffer make(std::size_t bytes, bool zeroed) {
         Buffer b(*backend_, bytes);
         allocated_ += bytes;
-        if (zeroed && bytes > 0) {
-            const std::vector<char> zeros(bytes, 0);
-            backend_->copy_from_host(b.data(), zeros.data(), bytes);
-        }
+        if (zeroed && bytes > 0) backend_->zero(b.data(), bytes);
         return b;
     }
 
