@@ -122,11 +122,20 @@ struct PaddedConvolution {
         if (!loaded.empty())
             be.copy_region(in.data(), region_of(l, loaded), source.data(), packed_region(l, loaded, 0), sizeof(double));
     }
-    // The output over the plan's input box, on the host.
-    std::vector<double> result() {
-        std::vector<double> host(static_cast<std::size_t>(plan->input_layout().box.count()));
-        if (!host.empty()) plan->backend().copy_to_host(host.data(), output(), host.size() * sizeof(double));
-        plan->backend().synchronize();
+    // The output over `box` (inside the plan's input box), x slowest, on the
+    // host: packed on the device first, so only the box crosses.
+    std::vector<double> result(const Box3& box) {
+        std::vector<double> host(static_cast<std::size_t>(box.count()));
+        if (host.empty()) return host;
+        Backend& be = plan->backend();
+        const Layout& l = plan->input_layout();
+        StridedRegion packed = packed_region(l, box, 0);
+        const auto st = Layout{box, order_xyz}.strides();
+        for (int d = 0; d < 3; ++d) packed.stride[d] = st[l.order[d]];
+        Buffer staged(be, host.size() * sizeof(double));
+        be.copy_region(staged.data(), packed, output(), region_of(l, box), sizeof(double));
+        be.copy_to_host(host.data(), staged.data(), host.size() * sizeof(double));
+        be.synchronize();
         return host;
     }
     // Its arrays and the plan's own workspace (Plan::backend_bytes would count the caller's arrays again).
@@ -505,20 +514,11 @@ private:
     }
     // The last run's y over own_ (x slowest), on the host.
     std::vector<double> result() {
+        if (!octree_) return conv_->result(own_);
         Backend& be = conv_->plan->backend();
         std::vector<double> y(static_cast<std::size_t>(own_.count()));
-        if (octree_) {
-            if (!y.empty()) be.copy_to_host(y.data(), y_dev_.data(), y.size() * sizeof(double));
-            be.synchronize();
-            return y;
-        }
-        const std::vector<double> local = conv_->result();
-        const Layout& l = conv_->plan->input_layout();
-        const GridView at{local.data(), l.offset_of({0, 0, 0}), l.strides()};  // the strides from the origin
-        std::size_t k = 0;
-        for (index_t i = own_.lo[0]; i < own_.hi[0]; ++i)
-            for (index_t j = own_.lo[1]; j < own_.hi[1]; ++j)
-                for (index_t z = own_.lo[2]; z < own_.hi[2]; ++z) y[k++] = at(i, j, z);
+        if (!y.empty()) be.copy_to_host(y.data(), y_dev_.data(), y.size() * sizeof(double));
+        be.synchronize();
         return y;
     }
 
