@@ -37,14 +37,28 @@ __device__ inline void bracket(long long p, long long ext, long long s, long lon
 }
 __device__ inline double lerp(double u, double v, double t) { return (1 - t) * u + t * v; }
 
+// This thread's cell c (of n, `slots` threads each) and slot k in it, and the
+// cell's extents; false past the last cell.
+struct CellThread {
+    long long c, k, ex, ey, ez;
+    CellRecord cell;
+};
+__device__ inline bool cell_thread(const CellRecord* cells, long long n, int slots, CellThread& t) {
+    const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    t.c = i / slots;
+    if (t.c >= n) return false;
+    t.k = i % slots;
+    t.cell = cells[t.c];
+    t.ex = t.cell.hi[0] - t.cell.lo[0], t.ey = t.cell.hi[1] - t.cell.lo[1], t.ez = t.cell.hi[2] - t.cell.lo[2];
+    return true;
+}
+
 __global__ void sample_kernel(const CellRecord* cells, const unsigned long long* offsets, long long n, int slots,
                               GridRecord g, double* out) {
-    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    const long long c = t / slots;
-    if (c >= n) return;
-    const long long k = t % slots;
-    const CellRecord cell = cells[c];
-    const long long ex = cell.hi[0] - cell.lo[0], ey = cell.hi[1] - cell.lo[1], ez = cell.hi[2] - cell.lo[2];
+    CellThread t;
+    if (!cell_thread(cells, n, slots, t)) return;
+    const CellRecord& cell = t.cell;
+    const long long c = t.c, k = t.k, ex = t.ex, ey = t.ey, ez = t.ez;
     const long long s = cell.rate;
     const long long ny = axis_count(ey, s), nz = axis_count(ez, s);
     if (k >= axis_count(ex, s) * ny * nz) return;
@@ -57,12 +71,10 @@ __global__ void sample_kernel(const CellRecord* cells, const unsigned long long*
 __global__ void interpolate_kernel(const CellRecord* cells, const unsigned long long* offsets, long long n, int slots,
                                    const double* samples, long long lo0, long long lo1, long long lo2, long long ny,
                                    long long nz, double* out) {
-    const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    const long long c = t / slots;
-    if (c >= n) return;
-    const long long k = t % slots;
-    const CellRecord cell = cells[c];
-    const long long ex = cell.hi[0] - cell.lo[0], ey = cell.hi[1] - cell.lo[1], ez = cell.hi[2] - cell.lo[2];
+    CellThread t;
+    if (!cell_thread(cells, n, slots, t)) return;
+    const CellRecord& cell = t.cell;
+    const long long c = t.c, k = t.k, ex = t.ex, ey = t.ey, ez = t.ez;
     if (k >= ex * ey * ez) return;
     const long long px = k / (ey * ez), py = (k / ez) % ey, pz = k % ez;
     const long long s = cell.rate;
@@ -156,22 +168,24 @@ __global__ void direct_sums_kernel(const double* x, long long n0, long long n1, 
 
 long long blocks(long long n, int slots) { return (n * slots + threads - 1) / threads; }
 
-}  // namespace
-
-cudaError_t launch_green_fill(const GreenFill& f, double* out, cudaStream_t stream) {
+// A fill of a box, a thread per point and grid-stride loops past 2^20 blocks.
+template <class Fill>
+cudaError_t launch_fill(void (*kernel)(Fill, double*), const Fill& f, double* out, cudaStream_t stream) {
     const long long count = f.extent[0] * f.extent[1] * f.extent[2];
     if (count == 0) return cudaSuccess;
     const long long b = (count + threads - 1) / threads;
-    green_fill_kernel<<<unsigned(b < 65536 * 16 ? b : 65536 * 16), threads, 0, stream>>>(f, out);
+    kernel<<<unsigned(b < 65536 * 16 ? b : 65536 * 16), threads, 0, stream>>>(f, out);
     return cudaGetLastError();
 }
 
+}  // namespace
+
+cudaError_t launch_green_fill(const GreenFill& f, double* out, cudaStream_t stream) {
+    return launch_fill(green_fill_kernel, f, out, stream);
+}
+
 cudaError_t launch_input_fill(const InputFill& f, double* out, cudaStream_t stream) {
-    const long long count = f.extent[0] * f.extent[1] * f.extent[2];
-    if (count == 0) return cudaSuccess;
-    const long long b = (count + threads - 1) / threads;
-    input_fill_kernel<<<unsigned(b < 65536 * 16 ? b : 65536 * 16), threads, 0, stream>>>(f, out);
-    return cudaGetLastError();
+    return launch_fill(input_fill_kernel, f, out, stream);
 }
 
 cudaError_t launch_direct_sums(const double* x, const long long* n, bool inverse_r, const long long* probes,
