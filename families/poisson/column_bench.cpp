@@ -99,7 +99,8 @@ double check(Backend& backend, const std::string& be, const ColumnProblem& shape
     auto in = random_values(std::size_t(2 * l * n), 1);
     std::fill(in.begin() + 2 * p.kept * n, in.end(), 0.0);  // rows from kept on are zero
     const auto k = random_values(std::size_t(l * n), 2);
-    Buffer bin = upload(backend, in, p.precision), bk = upload(backend, conv->arrange_kernel(k), p.precision);
+    Buffer bin = upload(backend, in, p.precision), raw = upload(backend, k, p.precision), bk(backend, raw.bytes());
+    arrange_kernel(backend, *conv, p, raw.data(), bk.data());
     Buffer bout(backend, bin.bytes());
     conv->run(bin.data(), bk.data(), bout.data());
     const auto got = download(backend, bout, p.precision);

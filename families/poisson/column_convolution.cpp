@@ -106,4 +106,19 @@ private:
 const bool registered = register_variant<ColumnConvolution, ReferencePasses>("fftw");
 
 }  // namespace
+
+void arrange_kernel(Backend& backend, const ColumnConvolution& conv, const ColumnProblem& p, const void* raw, void* out) {
+    const index_t count = p.length * p.columns;
+    if (count == 0) return;
+    auto pieces = conv.kernel_order();
+    if (pieces.empty()) {
+        const StridedRegion all{{1, 1, count}, {count, count, 1}, 0};
+        pieces.push_back({all, all});
+    }
+    for (const auto& piece : pieces) backend.copy_region(out, piece.to, raw, piece.from, real_bytes(p.precision));
+}
+
+namespace {
+
+}  // namespace
 }  // namespace fftune::poisson

@@ -51,9 +51,13 @@ public:
     virtual std::optional<std::string> not_applicable(const ColumnProblem& p) const = 0;
     // Plans and work arrays in `backend`'s memory (its bytes: work_bytes()).
     virtual void setup(Backend& backend, const ColumnProblem& p) = 0;
-    // K (L · columns values, q·columns + c; convolve only) in the order run()
-    // reads it; after setup(). The identity unless an implementation keeps its own order.
-    virtual std::vector<double> arrange_kernel(std::vector<double> k) const { return k; }
+    // Where K's values (L · columns, q·columns + c; convolve only) go in the
+    // order run() reads it, after setup(): pieces copied from K into the
+    // arranged array (arrange_kernel below). None: K's own order.
+    struct KernelPiece {
+        StridedRegion to, from;
+    };
+    virtual std::vector<KernelPiece> kernel_order() const { return {}; }
     // `kernel`: arrange_kernel's order, in the problem's precision (convolve;
     // the transforms take none: nullptr).
     virtual void run(const void* in, const void* kernel, void* out) = 0;
@@ -61,6 +65,11 @@ public:
     // Bytes the operation reads and writes in backend memory, per run.
     virtual std::size_t moved_bytes() const = 0;
 };
+
+// K (`raw`, in its own order, backend memory, `precision`) into `out` in the
+// order `conv` reads it: its kernel_order()'s copies in backend memory (no
+// host round trip: at 512^3 the kernel is 4.3 GB).
+void arrange_kernel(Backend& backend, const ColumnConvolution& conv, const ColumnProblem& p, const void* raw, void* out);
 
 }  // namespace fftune::poisson
 

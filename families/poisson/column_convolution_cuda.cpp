@@ -142,19 +142,13 @@ public:
     // Block-major: the columns of block b = c / per_block at b·per_block·L, row
     // q at q·width + c mod per_block (width: the block's columns), so that the
     // last forward pass reads a block's K in runs, not 16-byte pieces.
-    std::vector<double> arrange_kernel(std::vector<double> k) const override {
-        const index_t l = p_.length, n = p_.columns, pb = launch_.per_block;
-        if (k.size() != std::size_t(l * n))
-            throw std::invalid_argument(fmt::format("column convolution: K has {} values, not L·columns = {}", k.size(), l * n));
-        std::vector<double> out(k.size());
-        parallel_for(0, (n + pb - 1) / pb, [&](std::int64_t lo, std::int64_t hi) {
-            for (index_t c0 = lo * pb; c0 < std::min(n, hi * pb); c0 += pb) {
-                const index_t width = std::min(pb, n - c0);
-                for (index_t q = 0; q < l; ++q)
-                    for (index_t c = 0; c < width; ++c)
-                        out[std::size_t(c0 * l + q * width + c)] = k[std::size_t(q * n + c0 + c)];
-            }
-        });
+    std::vector<KernelPiece> kernel_order() const override {
+        const index_t l = p_.length, n = p_.columns, pb = launch_.per_block, blocks = n / pb, w = n - blocks * pb;
+        std::vector<KernelPiece> out;
+        if (blocks > 0)  // (block, q, c) from q·n + block·pb + c
+            out.push_back({{{blocks, l, pb}, {l * pb, pb, 1}, 0}, {{blocks, l, pb}, {pb, n, 1}, 0}});
+        if (w > 0)  // the last block, w columns wide
+            out.push_back({{{1, l, w}, {l * w, w, 1}, blocks * pb * l}, {{1, l, w}, {w, n, 1}, blocks * pb}});
         return out;
     }
     void run(const void* in, const void* kernel, void* out) override {

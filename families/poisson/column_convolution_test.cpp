@@ -94,7 +94,11 @@ double error(const ColumnProblem& p, std::uint32_t seed) {
     for (std::size_t i = 0; i < in.size(); ++i) flat[2 * i] = in[i].real(), flat[2 * i + 1] = in[i].imag();
     put(bin, flat);
     const bool convolve = p.mode == ColumnMode::convolve;
-    if (convolve) put(bk, conv->arrange_kernel(k));
+    if (convolve) {  // K as it comes, then in the order the implementation reads it (in backend memory)
+        Buffer raw(*backend, bk.bytes());
+        put(raw, k);
+        arrange_kernel(*backend, *conv, p, raw.data(), bk.data());
+    }
     put(bout, std::vector<double>(2 * std::size_t(out_size), nan));
     conv->run(bin.data(), convolve ? bk.data() : nullptr, bout.data());
     std::vector<double> got(2 * std::size_t(out_size));

@@ -52,17 +52,21 @@ std::vector<double> sample_rho(const TestProblem& t, const Box3& box) {
 }
 
 Buffer kernel_buffer(Backend& backend, const std::vector<double>& kernel, Precision precision) {
+    Buffer b(backend, kernel.size() * real_bytes(precision));
+    upload_kernel(backend, kernel, precision, b.data());
+    return b;
+}
+
+void upload_kernel(Backend& backend, const std::vector<double>& kernel, Precision precision, void* out) {
     const std::size_t bytes = kernel.size() * real_bytes(precision);
-    Buffer b(backend, bytes);
-    if (bytes == 0) return b;
+    if (bytes == 0) return;
     if (precision == Precision::single) {
         const std::vector<float> f(kernel.begin(), kernel.end());
-        backend.copy_from_host(b.data(), f.data(), bytes);
+        backend.copy_from_host(out, f.data(), bytes);
     } else {
-        backend.copy_from_host(b.data(), kernel.data(), bytes);
+        backend.copy_from_host(out, kernel.data(), bytes);
     }
     backend.synchronize();
-    return b;
 }
 
 }  // namespace fftune::poisson

@@ -94,5 +94,7 @@ std::vector<double> sample_rho(const TestProblem& t, const Box3& box);
 
 // The spectral kernel for a backend: converted to the problem's precision.
 Buffer kernel_buffer(Backend& backend, const std::vector<double>& kernel, Precision precision);
+// The same into `out` (backend memory of at least kernel.size() reals of `precision`).
+void upload_kernel(Backend& backend, const std::vector<double>& kernel, Precision precision, void* out);
 
 }  // namespace fftune::poisson

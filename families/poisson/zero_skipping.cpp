@@ -355,7 +355,8 @@ private:
         all_or_none(comm, [&] {
             if (fused_) {  // forward x, multiply, inverse x: one operation on the x < Nx rows
                 conv_ = Registry<ColumnConvolution>::instance().create(backend_->name());
-                conv_->setup(*backend_, {m[0], n[0], ny * kz, problem_.precision});
+                conv_problem_ = {m[0], n[0], ny * kz, problem_.precision};
+                conv_->setup(*backend_, conv_problem_);
                 allocated_ += conv_->work_bytes();
                 fft_rows_ += 2.0 * double(ny * kz) * m[0];
                 stages_.push_back({timer_->phase("fft.x+kernel+ifft.x"), conv_->moved_bytes(),
@@ -406,10 +407,19 @@ private:
             }
             const auto t0 = std::chrono::steady_clock::now();
             const auto k = shared_spectral_kernel(problem_.n, problem_.boundary, problem_.kernel, spectrum_layout);
-            if (fused_)  // in the order the x-stage reads it
-                kernel_ = kernel_buffer(*backend_, conv_->arrange_kernel(std::vector<double>(*k)), problem_.precision);
-            else
+            if (fused_) {  // in the order the x-stage reads it: uploaded as it is, arranged in backend memory
+                // K as it comes goes to c6_, a work array not in use yet (a
+                // temporary only where it is smaller: no peak above the plan's)
+                const std::size_t bytes = k->size() * rb();
+                Buffer temporary;
+                if (c6_.bytes() < bytes) temporary = Buffer(*backend_, bytes);
+                void* raw = c6_.bytes() < bytes ? temporary.data() : c6_.data();
+                upload_kernel(*backend_, *k, problem_.precision, raw);
+                kernel_ = Buffer(*backend_, bytes);
+                arrange_kernel(*backend_, *conv_, conv_problem_, raw, kernel_.data());
+            } else {
                 kernel_ = kernel_buffer(*backend_, *k, problem_.precision);
+            }
             kernel_setup_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             allocated_ += kernel_.bytes();
             backend_->synchronize();
@@ -426,6 +436,7 @@ private:
     Buffer rho_, phi_, c2_, c3_, c4_, c5_, c6_, c2b_, cz_, kernel_, area_;  // rho_, phi_: z rows of M_z
     std::unique_ptr<Redistribution> to_x_, from_x_;
     std::unique_ptr<ColumnConvolution> conv_;
+    ColumnProblem conv_problem_;
     std::vector<std::unique_ptr<ColumnConvolution>> columns_;  // the fused y-passes
     std::vector<std::unique_ptr<FftPlan>> plans_;
     std::vector<Stage> stages_;
