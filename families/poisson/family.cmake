@@ -5,17 +5,22 @@ target_sources(fftune PRIVATE
   families/poisson/padded.cpp
   families/poisson/zero_skipping.cpp
   families/poisson/column_convolution.cpp
+  families/poisson/device_kernels.cpp
   families/poisson/poisson.cpp)
 if(CMAKE_CUDA_COMPILER)
-  target_sources(fftune PRIVATE families/poisson/column_convolution_cuda.cu families/poisson/column_convolution_cuda.cpp)
+  target_sources(fftune PRIVATE families/poisson/column_convolution_cuda.cu families/poisson/column_convolution_cuda.cpp
+    families/poisson/device_kernels_cuda.cu families/poisson/device_kernels_cuda.cpp)
 endif()
 if(FFTUNE_BUILD_TESTS)
   fftune_add_test(poisson_green_test SOURCES families/poisson/green_test.cpp LABELS unit)
   fftune_add_test(poisson_column_convolution_test SOURCES families/poisson/column_convolution_test.cpp LABELS unit)
+  fftune_add_test(poisson_device_kernels_test SOURCES families/poisson/device_kernels_test.cpp LABELS unit)
   fftune_add_test(poisson_mpi_test SOURCES families/poisson/poisson_mpi_test.cpp LABELS "poisson" MPI_RANKS 1 2 3 4)
   if(CMAKE_CUDA_COMPILER)
     fftune_add_test(poisson_gpu_test SOURCES families/poisson/poisson_gpu_test.cpp LABELS gpu MPI_RANKS 1)
     fftune_add_test(poisson_column_convolution_cuda REUSE poisson_column_convolution_test LABELS gpu
+      ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
+    fftune_add_test(poisson_device_kernels_cuda REUSE poisson_device_kernels_test LABELS gpu
       ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
   endif()
 endif()

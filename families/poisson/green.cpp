@@ -78,32 +78,43 @@ std::optional<std::string> kernel_not_applicable(Boundary b, Kernel k) {
 
 int kernel_order(Kernel k) { return k == Kernel::hockney ? 2 : 4; }
 
+GreenTable green_table(const Size& n, Boundary b, Kernel k) {
+    GreenTable g;
+    g.n = n, g.m = padded_size(n, b), g.free = free_axes(b), g.h = spacing(n), g.boundary = b, g.kernel = k;
+    for (int d = 0; d < 3; ++d) g.t[d] = g.free[d] ? n[d] + 1 : g.m[d] / 2 + 1;
+    return g;
+}
+
+double GreenTable::scale() const {
+    return std::pow(h, free[0] + free[1] + free[2]) / (double(m[0]) * double(m[1]) * double(m[2]));
+}
+
+double green_value(const GreenTable& g, index_t i, index_t j, index_t l) {
+    const double h = g.h;
+    auto wave = [&](int d, index_t q) { return 2 * pi * double(q) / (double(g.m[d]) * h); };
+    switch (g.boundary) {  // the Green's function of each boundary class
+        case Boundary::free: return free_3d(g.kernel, h * std::sqrt(double(i * i + j * j) + double(l) * l), h);
+        case Boundary::wire: return wire_2d(h * std::sqrt(double(i * i + j * j)), wave(2, l), h);
+        case Boundary::surface: return surface_1d(h * double(l), std::hypot(wave(0, i), wave(1, j)));
+        case Boundary::periodic: {
+            const double k2 = sq(wave(0, i)) + sq(wave(1, j)) + sq(wave(2, l));
+            return k2 > 0 ? 4 * pi / k2 : 0;  // the mean of φ is 0
+        }
+    }
+    return 0;
+}
+
 std::vector<double> spectral_kernel(const Size& n, Boundary b, Kernel kernel, const Layout& layout) {
-    const auto m = padded_size(n, b);
-    const auto fr = free_axes(b);
-    const double h = spacing(n);
-    // Table over unique |offsets| (free: 0..N, a DCT-I's points) and unique |k| (periodic: 0..M/2).
-    std::array<int, 3> t{};
-    for (int d = 0; d < 3; ++d) t[d] = static_cast<int>(fr[d] ? n[d] + 1 : m[d] / 2 + 1);
-    std::vector<double> table(std::size_t(t[0]) * t[1] * t[2]);
-    auto wave = [&](int d, int j) { return 2 * pi * j / (double(m[d]) * h); };
+    const GreenTable g = green_table(n, b, kernel);
+    const auto m = g.m;
+    const auto fr = g.free;
+    const auto t = g.t;
+    std::vector<double> table(g.count());
     // Planes in parallel (10⁸ values at 512³): the Green's function, then the fold.
     parallel_for(0, t[0], [&](std::int64_t lo, std::int64_t hi) {
-        for (int i = int(lo); i < int(hi); ++i)
-            for (int j = 0; j < t[1]; ++j)
-                for (int l = 0; l < t[2]; ++l) {
-                    double g = 0;
-                    switch (b) {  // the Green's function of each boundary class
-                        case Boundary::free: g = free_3d(kernel, h * std::sqrt(double(i * i + j * j) + double(l) * l), h); break;
-                        case Boundary::wire: g = wire_2d(h * std::sqrt(double(i * i + j * j)), wave(2, l), h); break;
-                        case Boundary::surface: g = surface_1d(h * l, std::hypot(wave(0, i), wave(1, j))); break;
-                        case Boundary::periodic: {
-                            const double k2 = sq(wave(0, i)) + sq(wave(1, j)) + sq(wave(2, l));
-                            g = k2 > 0 ? 4 * pi / k2 : 0;  // the mean of φ is 0
-                        } break;
-                    }
-                    table[(std::size_t(i) * t[1] + j) * t[2] + l] = g;
-                }
+        for (index_t i = lo; i < hi; ++i)
+            for (index_t j = 0; j < t[1]; ++j)
+                for (index_t l = 0; l < t[2]; ++l) table[(std::size_t(i) * t[1] + j) * t[2] + l] = green_value(g, i, j, l);
     });
     // Along free axes, the DFT of an even sequence of length 2N is a DCT-I of
     // its N + 1 unique values (FFTW REDFT00: Y_k = X_0 + (−1)^k X_N + 2 Σ X_j cos(πjk/N)),
@@ -138,7 +149,7 @@ std::vector<double> spectral_kernel(const Size& n, Boundary b, Kernel kernel, co
             }
         }, int(chunks));
     }
-    const double scale = std::pow(h, fr[0] + fr[1] + fr[2]) / (double(m[0]) * double(m[1]) * double(m[2]));
+    const double scale = g.scale();
     // This rank's part of the r2c spectrum, in its layout's memory order.
     const Box3& box = layout.box;
     std::vector<double> out(static_cast<std::size_t>(box.count()));
@@ -191,8 +202,7 @@ Point3 coordinates(const Size& n, index_t i, index_t j, index_t l) {
 }
 
 constexpr double sigma = charge_width;
-// Manufactured parts: amplitude and width of a Gaussian envelope times a periodic mode.
-constexpr double amplitude = 0.5, envelope = 1.5 * charge_width;
+constexpr double amplitude = test_amplitude, envelope = test_envelope;
 
 }  // namespace
 

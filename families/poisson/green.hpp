@@ -56,6 +56,26 @@ std::optional<std::string> kernel_not_applicable(Boundary b, Kernel k);
 // Regularisation width of regularized4, in cells: ε = h.
 inline constexpr double regularization_cells = 1.0;
 
+// The Green's function before its transform: g at offsets i, j, l in cells
+// along free axes (0..N_d) and at wave numbers 2π j / (M_d h) along periodic
+// ones (0..M_d/2), stored x slowest. The spectral kernel is its DCT-I along
+// each free axis (the DFT of the even extension to M_d = 2 N_d), times
+// scale(), folded: kernel(k) = table(min(k_d, M_d − k_d)).
+struct GreenTable {
+    Size n{0, 0, 0}, m{0, 0, 0};  // the grid and the padded grid
+    std::array<bool, 3> free{true, true, true};
+    std::array<index_t, 3> t{0, 0, 0};  // extents: N_d + 1 (free), M_d / 2 + 1 (periodic)
+    double h = 1;
+    Boundary boundary = Boundary::free;
+    Kernel kernel = Kernel::hockney;
+    std::size_t count() const { return std::size_t(t[0]) * std::size_t(t[1]) * std::size_t(t[2]); }
+    // h^(free axes) / (M_x M_y M_z): the unnormalised transforms' 1/M and the cell volume.
+    double scale() const;
+};
+GreenTable green_table(const Size& n, Boundary b, Kernel k);
+// The table's value at (i, j, l).
+double green_value(const GreenTable& g, index_t i, index_t j, index_t l);
+
 // The kernel the solver multiplies the spectrum with, for the padded grid's
 // r2c spectrum (kx, ky, kz ≤ M_z / 2): h^(free axes) Ĝ(k) / (M_x M_y M_z), Ĝ the
 // DFT over the free axes of the Green's function sampled there (Fourier along
@@ -101,6 +121,9 @@ inline constexpr double charge_width = 1.0 / 14;
 // side is 1): off-centre and between grid points, so that slab boundaries at
 // 2-4 ranks cut through them, yet 6σ inside every face (e^(−18) cut off).
 inline constexpr std::array<double, 3> charge_centre{0.07, -0.05, 0.03};
+// The manufactured parts of wire and surface (and periodic's second mode):
+// amplitude and width of a Gaussian envelope times a periodic mode.
+inline constexpr double test_amplitude = 0.5, test_envelope = 1.5 * charge_width;
 int kernel_order(Kernel k);
 
 }  // namespace fftune::poisson

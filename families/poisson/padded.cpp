@@ -59,7 +59,9 @@ public:
             // The padding is zero once and for all: solve() never writes the input.
             be.zero(in_.data(), plan_->input_bytes());
             const auto t0 = std::chrono::steady_clock::now();
-            kernel_ = kernel_buffer(be, *shared_spectral_kernel(p.n, p.boundary, p.kernel, plan_->output_layout()), p.precision);
+            kernel_ = Buffer(be, std::size_t(plan_->output_count()) * real_bytes(p.precision));
+            kernel_built_ = build_spectral_kernel(be, p.n, p.boundary, p.kernel, plan_->output_layout(), p.precision,
+                                                  kernel_.data());
             kernel_setup_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             timer_ = std::make_unique<PhaseTimer>(be);
             timer_->phase("kernel");
@@ -79,6 +81,9 @@ public:
         for (int d = 0; d < 3; ++d) packed.stride[d] = st[l.order[d]];
         return {region_of(l, box), packed};
     }
+
+    GridArray rho_array() override { return grid_array(in_.data(), plan_->input_layout(), physical_box()); }
+    GridArray phi_array() override { return grid_array(out_.data(), plan_->input_layout(), physical_box()); }
 
     // The padding stays the zero that setup() wrote.
     void load_rho(const std::vector<double>& rho) override {

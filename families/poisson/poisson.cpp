@@ -12,7 +12,6 @@
 #include "core/base/registry.hpp"
 #include "core/engine/validation.hpp"
 #include "core/platform/mpi_util.hpp"
-#include "core/platform/parallel.hpp"
 #include "core/run/family.hpp"
 #include "core/run/engine_axes.hpp"
 #include "families/poisson/solver.hpp"
@@ -50,7 +49,7 @@ public:
     void setup(MPI_Comm comm) override { solver_ = make_solver(comm, problem_, config_); }
     Backend& backend() override { return solver_->backend(); }
     void prepare(MPI_Comm comm) override {
-        all_or_none(comm, [&] { solver_->load_rho(sample_rho({problem_.n, problem_.boundary}, solver_->physical_box())); });
+        all_or_none(comm, [&] { rho_filled_ = fill_rho(*solver_, {problem_.n, problem_.boundary}, problem_.precision); });
     }
     std::unique_ptr<PhaseClock> make_clock() override { return solver_->make_clock(); }
     std::vector<std::string> phase_names() override { return solver_->phase_names(); }
@@ -67,42 +66,18 @@ public:
     std::vector<PhaseTraffic> traffic() const override { return solver_->traffic(); }
 
     // Max and L2 relative error against the analytic solution, over every
-    // rank's part; from 2^24 points on (the analytic φ costs 20-70x the solve
-    // there) over sampled x-planes of it: at least 17 per rank, first and last
-    // included (core/engine/validation.hpp sampled_indices).
+    // rank's part (check_phi: on the device every plane; on the host, from
+    // 2^24 points on, sampled x-planes).
     ValidationResult validate(MPI_Comm comm) override {
-        const TestProblem t{problem_.n, problem_.boundary};
-        const Box3 box = solver_->physical_box();
-        std::vector<double> phi;
-        all_or_none(comm, [&] { phi = solver_->phi(); });  // a device copy: agreed before the reductions
-        const bool sampled = problem_.n[0] * problem_.n[1] * problem_.n[2] >= sampled_validation_min_points;
-        const auto xs = sampled_indices(box.lo[0], box.hi[0], sampled ? 17 : box.hi[0] - box.lo[0]);  // all, unsampled
-        const index_t per_plane = (box.hi[1] - box.lo[1]) * (box.hi[2] - box.lo[2]);
-        double local[5] = {0, 0, 0, 0, 0};  // max |e|, max |φ|, values not finite; Σ e², Σ φ²
-        std::mutex mutex;
-        parallel_for(0, std::int64_t(xs.size()), [&](std::int64_t lo, std::int64_t hi) {  // planes over the host threads
-            double part[5] = {0, 0, 0, 0, 0};
-            for (auto p = lo; p < hi; ++p) {
-                const index_t i = xs[p];
-                std::size_t k = static_cast<std::size_t>((i - box.lo[0]) * per_plane);
-                for (index_t j = box.lo[1]; j < box.hi[1]; ++j)
-                    for (index_t l = box.lo[2]; l < box.hi[2]; ++l) {
-                        const double exact = t.phi(i, j, l), e = phi[k++] - exact;
-                        if (!std::isfinite(e)) {
-                            part[2] = 1;  // NaN or infinity: fails, whatever the rest
-                            continue;
-                        }
-                        part[0] = std::max(part[0], std::abs(e));
-                        part[1] = std::max(part[1], std::abs(exact));
-                        part[3] += e * e;
-                        part[4] += exact * exact;
-                    }
-            }
-            std::lock_guard<std::mutex> lock(mutex);
-            for (int m = 0; m < 3; ++m) local[m] = std::max(local[m], part[m]);
-            local[3] += part[3];
-            local[4] += part[4];
+        const bool large = problem_.n[0] * problem_.n[1] * problem_.n[2] >= sampled_validation_min_points;
+        PhiCheck check;
+        all_or_none(comm, [&] {  // a device reduction or copy: agreed before the reductions
+            check = check_phi(*solver_, {problem_.n, problem_.boundary}, problem_.precision, large);
         });
+        phi_checked_ = check.where;
+        const bool sampled = check.sampled;
+        const PhiErrors& e = check.errors;
+        double local[5] = {e.max_error, e.max_exact, e.not_finite ? 1.0 : 0.0, e.sum_error2, e.sum_exact2};
         double mx[3], sum[2];
         FFTUNE_MPI_CHECK(MPI_Allreduce(local, mx, 3, MPI_DOUBLE, MPI_MAX, comm));
         FFTUNE_MPI_CHECK(MPI_Allreduce(local + 3, sum, 2, MPI_DOUBLE, MPI_SUM, comm));
@@ -117,6 +92,9 @@ public:
     void annotate(MPI_Comm, json& record) override {
         json d = solver_->details();
         d["kernel_setup_ms"] = solver_->kernel_setup_ms();
+        d["kernel_built"] = solver_->kernel_built();
+        d["rho_filled"] = rho_filled_;
+        d["phi_checked"] = phi_checked_;
         record["poisson"] = d;
     }
 
@@ -124,6 +102,7 @@ private:
     Problem problem_;
     json config_;
     std::unique_ptr<Solver> solver_;
+    std::string rho_filled_, phi_checked_;  // "backend" or "host: REASON" (fill_rho, phi_errors)
 };
 
 // The kernels some boundary of `bs` takes.

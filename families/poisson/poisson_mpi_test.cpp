@@ -54,6 +54,8 @@ public:
     void load_rho(const std::vector<double>& rho) override { inner_->load_rho(rho); }
     void solve() override { inner_->solve(); }
     std::vector<double> phi() override { return inner_->phi(); }
+    GridArray rho_array() override { return inner_->rho_array(); }
+    GridArray phi_array() override { return inner_->phi_array(); }
     std::vector<std::string> phase_names() const override { return inner_->phase_names(); }
     std::vector<double> collect_phase_times() override { return inner_->collect_phase_times(); }
     std::vector<PhaseTraffic> traffic() const override { return inner_->traffic(); }
@@ -77,6 +79,7 @@ public:
         if (rank_ == 0 && !v.empty()) v[0] = std::numeric_limits<double>::quiet_NaN();
         return v;
     }
+    GridArray phi_array() override { return {}; }  // the check reads phi() above
 
 private:
     int rank_ = 0;
@@ -105,8 +108,28 @@ public:
         for (auto& x : v) x = wrong_mode == Wrong::zeros ? 0 : wrong_mode == Wrong::scaled ? wrong_scale * x : x;
         return v;
     }
+    // ρ and φ through load_rho() and phi() above.
+    GridArray rho_array() override { return {}; }
+    GridArray phi_array() override { return {}; }
 };
 const bool wrong_registered = register_variant<Solver, WrongSolver>("test_wrong");
+
+// zero_skipping whose φ is scaled by wrong_scale in its own array after each
+// solve (host memory: the fftw backend): what the in-place check reads.
+class ScaledInPlaceSolver final : public ForwardingSolver {
+public:
+    void solve() override {
+        inner_->solve();
+        const GridArray a = inner_->phi_array();
+        const auto& r = a.region;
+        auto* phi = static_cast<double*>(a.data);
+        for (index_t i = 0; i < r.extent[0]; ++i)
+            for (index_t j = 0; j < r.extent[1]; ++j)
+                for (index_t l = 0; l < r.extent[2]; ++l)
+                    phi[r.offset + i * r.stride[0] + j * r.stride[1] + l * r.stride[2]] *= wrong_scale;
+    }
+};
+const bool scaled_registered = register_variant<Solver, ScaledInPlaceSolver>("test_scaled_in_place");
 
 // One solve of the point through the family's workload, validated.
 ValidationResult solve_and_validate(const Point& pt) {
@@ -143,6 +166,23 @@ TEST(Poisson, LargeGridsAreValidatedOnSampledPlanes) {
         const auto v = solve_and_validate(pt);
         EXPECT_EQ(v.primary().method, "analytic_periodic_sampled");
         EXPECT_EQ(v.passed(), std::string(algorithm) == "zero_skipping") << algorithm << " " << v.primary().max_rel_error;
+    }
+}
+
+// The check reads φ where the solver keeps it (check_phi on its phi_array):
+// φ × 1.1 there fails, at a small grid (every plane) and a large one (sampled).
+TEST(Poisson, AWrongPhiInTheSolversArrayFailsTheCheck) {
+    wrong_scale = 1.1;
+    for (const Size n : {Size{30, 29, 28}, Size{256, 256, 256}}) {
+        Point pt;
+        pt.problem = Problem{n, Boundary::periodic, Kernel::hockney, Precision::double_, world_size()};
+        for (const char* algorithm : {"zero_skipping", "test_scaled_in_place"}) {
+            pt.config = zero_skipping();
+            pt.config["algorithm"] = algorithm;
+            const auto v = solve_and_validate(pt);
+            EXPECT_EQ(v.passed(), std::string(algorithm) == "zero_skipping")
+                << algorithm << " " << n[0] << ": " << v.primary().max_rel_error;
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/engine/validation.hpp"
 #include "core/platform/mpi_util.hpp"
 #include "core/platform/parallel.hpp"
 
@@ -49,6 +50,62 @@ std::vector<double> sample_rho(const TestProblem& t, const Box3& box) {
         }
     });
     return out;
+}
+
+namespace {
+// Why the backend's kernels cannot do the test problem's work, or nothing; `kernels` set when they can.
+std::optional<std::string> unavailable(Backend& be, Boundary b, std::unique_ptr<PoissonKernels>& kernels) {
+    kernels = kernels_for(be);
+    if (!kernels) return "no poisson kernels for backend " + be.name();
+    if (auto why = kernels->not_applicable(b)) return why;
+    return std::nullopt;
+}
+}  // namespace
+
+std::string fill_rho(Solver& solver, const TestProblem& t, Precision precision) {
+    std::unique_ptr<PoissonKernels> kernels;
+    auto why = unavailable(solver.backend(), t.boundary, kernels);
+    const GridArray a = why ? GridArray{} : solver.rho_array();
+    if (!why && !a.data) why = "the solver lends no array for ρ";
+    if (why) {
+        solver.load_rho(sample_rho(t, solver.physical_box()));
+        return "host: " + *why;
+    }
+    kernels->fill_rho(solver.backend(), a, t, precision);
+    solver.backend().synchronize();
+    return "backend";
+}
+
+PhiCheck check_phi(Solver& solver, const TestProblem& t, Precision precision, bool sample_on_host) {
+    const Box3 box = solver.physical_box();
+    PhiCheck c;
+    std::unique_ptr<PoissonKernels> kernels;
+    auto why = unavailable(solver.backend(), t.boundary, kernels);
+    const GridArray a = why ? GridArray{} : solver.phi_array();
+    if (!why && !a.data) why = "the solver lends no array for φ";
+    c.sampled = sample_on_host && (why || !solver.backend().device_memory());
+    const auto planes = sampled_indices(box.lo[0], box.hi[0], c.sampled ? 17 : box.hi[0] - box.lo[0]);
+    if (why) {
+        c.where = "host: " + *why;
+        std::vector<double> phi = solver.phi();
+        auto host = Registry<PoissonKernels>::instance().create("fftw");
+        c.errors = host->phi_errors(solver.backend(), grid_array(phi.data(), Layout{box, order_xyz}, box), planes, t,
+                                    Precision::double_);
+        return c;
+    }
+    c.where = "backend";
+    c.errors = kernels->phi_errors(solver.backend(), a, planes, t, precision);
+    return c;
+}
+
+GridArray grid_array(void* data, const Layout& layout, const Box3& box) {
+    GridArray a;
+    a.data = data;
+    a.box = box;
+    const auto st = layout.strides();
+    for (int d = 0; d < 3; ++d) a.region.extent[d] = box.extent(d), a.region.stride[d] = st[d];
+    a.region.offset = box.empty() ? 0 : layout.offset_of(box.lo);
+    return a;
 }
 
 Buffer kernel_buffer(Backend& backend, const std::vector<double>& kernel, Precision precision) {

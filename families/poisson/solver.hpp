@@ -21,6 +21,7 @@
 #include "core/base/registry.hpp"
 #include "core/platform/backend.hpp"
 #include "core/platform/phase_timer.hpp"
+#include "families/poisson/device_kernels.hpp"
 #include "families/poisson/green.hpp"
 
 namespace fftune::poisson {
@@ -60,6 +61,10 @@ public:
     virtual void solve() = 0;
     // Rank-local: φ of the last solve, on the host.
     virtual std::vector<double> phi() = 0;
+    // Where physical_box() lies in the backend arrays of ρ (the input) and φ;
+    // data nullptr: none to lend (fill_rho and check_phi go through load_rho and phi).
+    virtual GridArray rho_array() = 0;
+    virtual GridArray phi_array() = 0;
 
     virtual std::vector<std::string> phase_names() const = 0;
     virtual std::vector<double> collect_phase_times() = 0;
@@ -72,11 +77,14 @@ public:
     // Most ranks of the solve sharing one device (1 on host backends).
     virtual int ranks_on_device() const { return 1; }
     double kernel_setup_ms() const { return kernel_setup_ms_; }
+    // Where the spectral kernel was built (build_spectral_kernel's answer).
+    const std::string& kernel_built() const { return kernel_built_; }
     // The algorithm's own record fields (annotate).
     virtual nlohmann::json details() const { return nlohmann::json::object(); }
 
 protected:
     double kernel_setup_ms_ = 0;
+    std::string kernel_built_;
 };
 }  // namespace fftune::poisson
 
@@ -91,6 +99,24 @@ std::unique_ptr<Solver> make_solver(MPI_Comm comm, const Problem& problem, const
 
 // ρ of the test problem over `box` (x slowest, z fastest).
 std::vector<double> sample_rho(const TestProblem& t, const Box3& box);
+
+// Rank-local: the test problem's ρ into the solver's input, written in place
+// by its backend's kernels (device_kernels.hpp), else sampled on the host and
+// loaded. Returns where: "backend", or "host: REASON".
+std::string fill_rho(Solver& solver, const TestProblem& t, Precision precision);
+// Rank-local: φ of the last solve against t.phi, reduced in place by the
+// backend's kernels on every x-plane where its memory is a device's; else on
+// the host (read back where the kernels cannot), over at least 17 sampled
+// x-planes of the rank's part when `sample_on_host` (large grids, where the
+// analytic φ costs 20-70x the solve), every plane otherwise.
+struct PhiCheck {
+    PhiErrors errors;
+    std::string where;  // "backend", or "host: REASON" (read back)
+    bool sampled = false;
+};
+PhiCheck check_phi(Solver& solver, const TestProblem& t, Precision precision, bool sample_on_host);
+// Where `box` lies in an array of `layout`, as a GridArray (x, y, z dimensions).
+GridArray grid_array(void* data, const Layout& layout, const Box3& box);
 
 // The spectral kernel for a backend: converted to the problem's precision.
 Buffer kernel_buffer(Backend& backend, const std::vector<double>& kernel, Precision precision);

@@ -137,6 +137,9 @@ public:
         return {in_pipeline, packed};
     }
 
+    GridArray rho_array() override { return {rho_.data(), physical_regions().first, physical_box()}; }
+    GridArray phi_array() override { return {phi_.data(), physical_regions().first, physical_box()}; }
+
     // The padding of ρ stays the zero that setup() wrote.
     void load_rho(const std::vector<double>& rho) override {
         if (rho.empty()) return;
@@ -406,19 +409,22 @@ private:
                 spectrum_layout.order[a] = geo_.perm[a];
             }
             const auto t0 = std::chrono::steady_clock::now();
-            const auto k = shared_spectral_kernel(problem_.n, problem_.boundary, problem_.kernel, spectrum_layout);
-            if (fused_) {  // in the order the x-stage reads it: uploaded as it is, arranged in backend memory
+            auto build = [&](void* out) {
+                kernel_built_ = build_spectral_kernel(*backend_, problem_.n, problem_.boundary, problem_.kernel,
+                                                      spectrum_layout, problem_.precision, out);
+            };
+            const std::size_t bytes = std::size_t(spectrum_layout.box.count()) * rb();
+            kernel_ = Buffer(*backend_, bytes);
+            if (fused_) {  // in the order the x-stage reads it: built as it is, arranged in backend memory
                 // K as it comes goes to c6_, a work array not in use yet (a
                 // temporary only where it is smaller: no peak above the plan's)
-                const std::size_t bytes = k->size() * rb();
                 Buffer temporary;
                 if (c6_.bytes() < bytes) temporary = Buffer(*backend_, bytes);
                 void* raw = c6_.bytes() < bytes ? temporary.data() : c6_.data();
-                upload_kernel(*backend_, *k, problem_.precision, raw);
-                kernel_ = Buffer(*backend_, bytes);
+                build(raw);
                 arrange_kernel(*backend_, *conv_, conv_problem_, raw, kernel_.data());
             } else {
-                kernel_ = kernel_buffer(*backend_, *k, problem_.precision);
+                build(kernel_.data());
             }
             kernel_setup_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             allocated_ += kernel_.bytes();
