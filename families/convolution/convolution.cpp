@@ -48,6 +48,17 @@ double stored_bound(const std::string& sampling, const std::string& kernel, cons
     return input == "blobs" ? (fine ? 2e-3 : 8e-3) : (fine ? 3e-3 : 2e-2);
 }
 
+// apply_wrong_answer on `count` values in backend memory (tests only: through the host).
+void apply_wrong_answer(Backend& be, double* y, std::size_t count, index_t nz) {
+    if (!wrong_answer_for_testing() || count == 0) return;
+    std::vector<double> host(count);
+    be.copy_to_host(host.data(), y, count * sizeof(double));
+    be.synchronize();
+    convolution::apply_wrong_answer(host, nz);
+    be.copy_from_host(y, host.data(), count * sizeof(double));
+    be.synchronize();
+}
+
 struct ConvolutionAxes : FamilyAxes {
     std::vector<Size> sizes;
     std::vector<std::string> methods, kernels, inputs, samplings, backends, redistribution;
@@ -121,22 +132,6 @@ struct PaddedConvolution {
         be.zero(in.data(), in.bytes());
         if (!loaded.empty())
             be.copy_region(in.data(), region_of(l, loaded), source.data(), packed_region(l, loaded, 0), sizeof(double));
-    }
-    // The output over `box` (inside the plan's input box), x slowest, on the
-    // host: packed on the device first, so only the box crosses.
-    std::vector<double> result(const Box3& box) {
-        std::vector<double> host(static_cast<std::size_t>(box.count()));
-        if (host.empty()) return host;
-        Backend& be = plan->backend();
-        const Layout& l = plan->input_layout();
-        StridedRegion packed = packed_region(l, box, 0);
-        const auto st = Layout{box, order_xyz}.strides();
-        for (int d = 0; d < 3; ++d) packed.stride[d] = st[l.order[d]];
-        Buffer staged(be, host.size() * sizeof(double));
-        be.copy_region(staged.data(), packed, output(), region_of(l, box), sizeof(double));
-        be.copy_to_host(host.data(), staged.data(), host.size() * sizeof(double));
-        be.synchronize();
-        return host;
     }
     // Its arrays and the plan's own workspace (Plan::backend_bytes would count the caller's arrays again).
     std::size_t bytes() const {
@@ -237,26 +232,26 @@ public:
     // the field's size: a point where the field is 1e-4 of its peak has 1e4×
     // the relative error; 1.6e-10 at 512³ on an H200).
     ValidationResult validate(MPI_Comm comm) override {
-        // The last step's result, read from backend memory: what the timed runs computed.
-        y_ = result();
-        apply_wrong_answer(y_, n_[2]);  // tests only (sampling.hpp)
-        std::vector<double> exact;
-        if (octree_) {  // the same pipeline at rate 1; its exchange is freed after
+        // The last step's result, copied in backend memory: what the timed runs
+        // computed. Compared there (only the sums and the probes' values cross).
+        Backend& be = conv_->plan->backend();
+        const std::size_t count = static_cast<std::size_t>(own_.count());
+        Buffer y(be, std::max<std::size_t>(count, 1) * sizeof(double));
+        all_or_none(comm, [&] {
+            copy_result(y.as<double>());
+            apply_wrong_answer(be, y.as<double>(), count, n_[2]);  // tests only (sampling.hpp)
+        });
+        const double* exact = y.as<const double>();
+        if (octree_) {  // the same pipeline at rate 1 into y_dev_; its exchange is freed after
             if (sampling_ != "full") exchanges_["full"] = make_exchange(host_tiling(sampling_scheme("full")));
             run(sampling_scheme("full"), false);
-            exact = result();
+            exact = y_dev_.as<const double>();
             if (sampling_ != "full") exchanges_.erase("full");
-        } else {
-            exact = y_;
         }
-        double local[5] = {0, 0, 0, 0, 0};  // Σ (y - exact)², Σ exact², not finite, direct-sum error, max |exact|
-        double scale = 0;
-        for (std::size_t i = 0; i < y_.size(); ++i) {
-            const double e = y_[i] - exact[i];
-            if (!std::isfinite(e)) local[2] = 1;
-            else local[0] += e * e, local[1] += exact[i] * exact[i];
-            scale = std::max(scale, std::abs(exact[i]));
-        }
+        Comparison cmp;
+        all_or_none(comm, [&] { cmp = kernels_for(be)->compare(be, y.as<const double>(), exact, count); });
+        double local[5] = {cmp.sum_error2, cmp.sum_exact2, cmp.not_finite ? 1.0 : 0.0, 0, 0};  // …, direct-sum error, max |exact|
+        const double scale = cmp.max_exact;
         // Direct sums at one point of every octree cell of own_: a cell dropped
         // from the tiling is dropped from both runs above alike, so only a probe
         // inside it sees it. Each costs Nx Ny Nz kernel terms: every cell while
@@ -271,7 +266,6 @@ public:
         // there for the time of the sums); added over a in a's order here.
         std::vector<double> plane(probes.size() * std::size_t(nx), 0.0);
         all_or_none(comm, [&] {
-            Backend& be = conv_->plan->backend();
             const Box3 all = domain();
             Buffer xs(be, std::size_t(all.count()) * sizeof(double)), at(be, std::max<std::size_t>(probes.size(), 1) * 3 * sizeof(index_t)),
                 sums(be, std::max<std::size_t>(plane.size(), 1) * sizeof(double));
@@ -284,14 +278,21 @@ public:
             if (!plane.empty()) be.copy_to_host(plane.data(), sums.data(), plane.size() * sizeof(double));
             be.synchronize();
         });
+        std::vector<double> got(probes.size());  // exact at the probes, read from backend memory
+        all_or_none(comm, [&] {
+            for (std::size_t s = 0; s < probes.size(); ++s) {
+                const auto [i, j, l] = probes[s];
+                const auto at = static_cast<std::size_t>(((i - own_.lo[0]) * own_.extent(1) + (j - own_.lo[1])) *
+                                                             own_.extent(2) +
+                                                         (l - own_.lo[2]));
+                be.copy_to_host(&got[s], exact + at, sizeof(double));
+            }
+            be.synchronize();
+        });
         for (std::size_t s = 0; s < probes.size(); ++s) {
-            const auto [i, j, l] = probes[s];
             double d = 0;
             for (index_t a = 0; a < nx; ++a) d += plane[s * std::size_t(nx) + std::size_t(a)];
-            const double got = exact[static_cast<std::size_t>(((i - own_.lo[0]) * own_.extent(1) + (j - own_.lo[1])) *
-                                                                  own_.extent(2) +
-                                                              (l - own_.lo[2]))];
-            local[3] = std::max(local[3], std::abs(got - d));
+            local[3] = std::max(local[3], std::abs(got[s] - d));
         }
         local[4] = scale;
         double sum[2], mx[3];
@@ -512,14 +513,20 @@ private:
         }
         if (timed) sent_values_ = ex.sent, received_values_ = ex.received;
     }
-    // The last run's y over own_ (x slowest), on the host.
-    std::vector<double> result() {
-        if (!octree_) return conv_->result(own_);
+    // The last run's y over own_ (x slowest) into `out` (backend memory), queued.
+    void copy_result(double* out) {
         Backend& be = conv_->plan->backend();
-        std::vector<double> y(static_cast<std::size_t>(own_.count()));
-        if (!y.empty()) be.copy_to_host(y.data(), y_dev_.data(), y.size() * sizeof(double));
-        be.synchronize();
-        return y;
+        if (own_.empty()) return;
+        if (octree_) {
+            be.copy_region(out, packed_region(Layout{own_, order_xyz}, own_, 0), y_dev_.data(),
+                           packed_region(Layout{own_, order_xyz}, own_, 0), sizeof(double));
+            return;
+        }
+        const Layout& l = conv_->plan->input_layout();
+        StridedRegion packed = packed_region(l, own_, 0);
+        const auto st = Layout{own_, order_xyz}.strides();
+        for (int d = 0; d < 3; ++d) packed.stride[d] = st[l.order[d]];
+        be.copy_region(out, packed, conv_->output(), region_of(l, own_), sizeof(double));
     }
 
     Size n_;
@@ -538,7 +545,6 @@ private:
     std::unique_ptr<ConvolutionKernels> kernels_;
     Buffer y_dev_;  // octree: the result over own_
     std::map<std::string, std::unique_ptr<SampleExchange>> exchanges_;  // by sampling
-    std::vector<double> y_;  // the result validation reads back
     std::size_t sent_values_ = 0, received_values_ = 0;
 };
 

@@ -2,7 +2,9 @@
 // of device_kernels_cuda.cu on the backend's stream.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <vector>
 
 #include "core/platform/cuda_check.hpp"
 #include "families/convolution/device_kernels_launch.hpp"
@@ -53,6 +55,24 @@ public:
         check(launch_octree_interpolate_add(cells(t), offsets(t), (long long)t.count, int(t.max_points), samples, lo,
                                             region.extent(1), region.extent(2), out, stream(be)),
               "octree interpolation kernel");
+    }
+
+    Comparison compare(Backend& be, const double* y, const double* exact, std::size_t count) override {
+        Comparison c;
+        if (count == 0) return c;
+        const int blocks = int(std::min<std::size_t>((count + 255) / 256, 1024));
+        Buffer partials(be, std::size_t(blocks) * 4 * sizeof(double));
+        check(launch_compare(y, exact, (long long)count, partials.as<double>(), blocks, stream(be)), "compare kernel");
+        std::vector<double> host(std::size_t(blocks) * 4);
+        be.copy_to_host(host.data(), partials.data(), host.size() * sizeof(double));
+        be.synchronize();
+        for (int k = 0; k < blocks; ++k) {  // blocks in order: the same sums every run
+            const double* q = host.data() + 4 * k;
+            c.sum_error2 += q[0], c.sum_exact2 += q[1];
+            c.not_finite = c.not_finite || q[2] > 0;
+            c.max_exact = std::max(c.max_exact, q[3]);
+        }
+        return c;
     }
 
 private:

@@ -188,6 +188,37 @@ cudaError_t launch_input_fill(const InputFill& f, double* out, cudaStream_t stre
     return launch_fill(input_fill_kernel, f, out, stream);
 }
 
+namespace {
+__global__ void compare_kernel(const double* y, const double* exact, long long count, double* partials) {
+    double part[4] = {0, 0, 0, 0};
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
+        const double e = y[i] - exact[i];
+        if (!isfinite(e)) part[2] = 1;
+        else part[0] += e * e, part[1] += exact[i] * exact[i];
+        part[3] = fmax(part[3], fabs(exact[i]));
+    }
+    __shared__ double s[4][threads];
+    for (int q = 0; q < 4; ++q) s[q][threadIdx.x] = part[q];
+    __syncthreads();
+    for (int w = threads / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w)
+            for (int q = 0; q < 4; ++q) {
+                const double o = s[q][threadIdx.x + w];
+                s[q][threadIdx.x] = q < 2 ? s[q][threadIdx.x] + o : fmax(s[q][threadIdx.x], o);
+            }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        for (int q = 0; q < 4; ++q) partials[4 * blockIdx.x + q] = s[q][0];
+}
+}  // namespace
+
+cudaError_t launch_compare(const double* y, const double* exact, long long count, double* partials, int blocks,
+                           cudaStream_t stream) {
+    compare_kernel<<<blocks, threads, 0, stream>>>(y, exact, count, partials);
+    return cudaGetLastError();
+}
+
 cudaError_t launch_direct_sums(const double* x, const long long* n, bool inverse_r, const long long* probes,
                                long long count, double* plane_sums, cudaStream_t stream) {
     for (long long k = 0; k < count && n[0] > 0; k += 65535) {  // gridDim.y ≤ 65535

@@ -46,6 +46,9 @@ struct InputFill {
 };
 cudaError_t launch_input_fill(const InputFill& f, double* out, cudaStream_t stream);
 // plane_sums[k·n0 + a] = Σ_{b, c} x[(a·n1 + b)·n2 + c] g(p_k − (a, b, c)): a block per (k, a).
+// partials[4·k + q], k < blocks: Σ (y − exact)², Σ exact² (finite differences), not finite (0/1), max |exact|.
+cudaError_t launch_compare(const double* y, const double* exact, long long count, double* partials, int blocks,
+                           cudaStream_t stream);
 cudaError_t launch_direct_sums(const double* x, const long long* n, bool inverse_r, const long long* probes,
                                long long count, double* plane_sums, cudaStream_t stream);
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <random>
 
 #include "core/base/registry.hpp"
@@ -155,6 +156,37 @@ TEST(ConvolutionKernels, SampleAndInterpolateMatchTheHostOracle) {
             for (std::size_t i = 0; i < out.size(); ++i) worst = std::max(worst, std::abs(out[i] - expect[i]));
             EXPECT_LT(worst, 1e-14) << scheme.name << " from x " << source.lo[0];
         }
+}
+
+// compare: the sums and the max over 10^5 values against a host loop; a NaN
+// in y is reported and left out of the sums; max |exact| counts every value.
+TEST(ConvolutionKernels, CompareReducesLikeTheHost) {
+    auto be = test_backend();
+    auto kernels = kernels_for(*be);
+    const std::size_t count = 100003;
+    std::vector<double> y(count), exact(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        exact[i] = std::sin(0.001 * double(i)) * (i == 777 ? 50.0 : 1.0);
+        y[i] = exact[i] * (1 + 1e-3 * std::cos(double(i)));
+    }
+    y[4242] = std::numeric_limits<double>::quiet_NaN();
+    double want_e = 0, want_x = 0, want_max = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        want_max = std::max(want_max, std::abs(exact[i]));
+        if (i == 4242) continue;
+        want_e += (y[i] - exact[i]) * (y[i] - exact[i]), want_x += exact[i] * exact[i];
+    }
+    Buffer dy(*be, count * sizeof(double)), dx(*be, count * sizeof(double));
+    be->copy_from_host(dy.data(), y.data(), count * sizeof(double));
+    be->copy_from_host(dx.data(), exact.data(), count * sizeof(double));
+    const Comparison c = kernels->compare(*be, dy.as<const double>(), dx.as<const double>(), count);
+    EXPECT_TRUE(c.not_finite);
+    EXPECT_NEAR(c.sum_error2, want_e, 1e-12 * want_e);
+    EXPECT_NEAR(c.sum_exact2, want_x, 1e-12 * want_x);
+    EXPECT_EQ(c.max_exact, want_max);
+    y[4242] = 0;
+    be->copy_from_host(dy.data(), y.data(), count * sizeof(double));
+    EXPECT_FALSE(kernels->compare(*be, dy.as<const double>(), dx.as<const double>(), count).not_finite);
 }
 
 }  // namespace

@@ -103,10 +103,12 @@ public:
         FFTUNE_MPI_CHECK(MPI_Comm_size(comm, &size));
         if (size != p.ranks)
             throw std::invalid_argument(fmt::format("the problem has {} ranks, the communicator {}", p.ranks, size));
+        last_mark_ = std::chrono::steady_clock::now();
         all_or_none(comm, [&] {
             backend_ = Registry<Backend>::instance().create(c.at("backend").get<std::string>());
             if (auto why = backend_->unavailable()) throw Unsupported(*why);
         });
+        mark("backend");
         build(comm, method(c));
     }
     Backend& backend() override { return *backend_; }
@@ -215,7 +217,8 @@ public:
                 {"pass_axes", {std::string(1, axis_name(geo_.perm[2])), std::string(1, axis_name(geo_.perm[1])),
                                std::string(1, axis_name(geo_.perm[0]))}},
                 {"fft_rows_fraction", fft_rows_ / padded_rows_},
-                {"kernel_multiply", fused_ ? "fused into the x-pass" : "separate"}};
+                {"kernel_multiply", fused_ ? "fused into the x-pass" : "separate"},
+                {"setup_parts_ms", setup_parts_ms_}};
     }
 
 private:
@@ -350,11 +353,13 @@ private:
             fft("fft.y", K::c2c_forward, m[1], kz, kz, {FftDim{nx, m[1] * kz, m[1] * kz}, FftDim{kz, 1, 1}}, c2_.data(),
                 c2.count(), y_out, c2.count(), cb(), cb());
         });
+        mark("forward");
         // The reshape to y-slabs; x >= Nx of the destination stays zero.
         if (p > 1) {
             to_x_ = std::make_unique<Redistribution>(comm, *backend_, transport, 0, xs, ys, cb(), *timer_);
             stages_.push_back({-1, 0, [this] { to_x_->execute(c3_.data(), c4_.data()); }});
         }
+        mark("reshape_to_x");
         all_or_none(comm, [&] {
             if (fused_) {  // forward x, multiply, inverse x: one operation on the x < Nx rows
                 conv_ = Registry<ColumnConvolution>::instance().create(backend_->name());
@@ -376,11 +381,13 @@ private:
             fft("ifft.x", K::c2c_backward, m[0], ny * kz, ny * kz, {FftDim{ny * kz, 1, 1}}, c5_.data(), c4.count(),
                 c6_.data(), c4.count(), cb(), cb());
         });
+        mark("x_stage");
         // The reshape back: only x < Nx is sent (one rank: the y-pass reads the x < Nx planes in place).
         if (p > 1) {
             from_x_ = std::make_unique<Redistribution>(comm, *backend_, transport, 1, ys, xs, cb(), *timer_, ys_moving);
             stages_.push_back({-1, 0, [this] { from_x_->execute(c6_.data(), c3_.data()); }});
         }
+        mark("reshape_from_x");
         all_or_none(comm, [&] {
             void* y_in = p == 1 ? c6_.data() : c3_.data();
             if (fused_) {  // y to the Ny rows φ needs, into the compact array; z (c2r) from it, one batch
@@ -396,6 +403,7 @@ private:
             fft("ifft.z", K::c2r, m[2], 1, 1, {FftDim{nx, m[1] * kz, n[1] * m[2]}, FftDim{n[1], kz, m[2]}},
                 c2b_.data(), c2.count(), phi_.data(), r.count(), cb(), rb());
         });
+        mark("inverse");
         all_or_none(comm, [&] {
             if (work_bytes_ > 0) {
                 area_ = make(work_bytes_, false);
@@ -430,9 +438,19 @@ private:
             allocated_ += kernel_.bytes();
             backend_->synchronize();
         });
+        mark("work_area_and_kernel");
+    }
+
+    // This rank's host wall time of each part of setup() since the last mark.
+    void mark(const char* part) {
+        const auto now = std::chrono::steady_clock::now();
+        setup_parts_ms_[part] = std::chrono::duration<double, std::milli>(now - last_mark_).count();
+        last_mark_ = now;
     }
 
     bool fused_ = false;
+    json setup_parts_ms_ = json::object();
+    std::chrono::steady_clock::time_point last_mark_;
     Problem problem_;
     Geometry geo_;
     int rank_ = 0;
