@@ -122,6 +122,15 @@ private:
 
 const bool registered = register_variant<Backend, SwappingBackend>("fftw_swapped_axes");
 
+// fftw that says its memory is a device's (it is the host's): checks take the
+// device path (Plan::buffers_on_host false), through the Backend defaults.
+class DeviceLikeBackend final : public testing::ForwardingBackend {
+public:
+    std::string name() const override { return "fftw_device_like"; }
+    bool device_memory() const override { return true; }
+};
+const bool device_like_registered = register_variant<Backend, DeviceLikeBackend>("fftw_device_like");
+
 // The arrays a timed run of `d` leaves (Fft3dWorkload): the test input and its
 // spectrum; after timed inverses the inverse of that spectrum in `real`.
 struct TimedArrays {
@@ -222,11 +231,16 @@ TEST(SampledValidation, CorrectPlansPassInBothDirections) {
 // by a factor (a missing overlap chunk, a stage's wrong scale), the last plane
 // (an index overflow at the end of the array); a single point between sampled
 // planes is the documented blind spot.
+// Both where the arrays are host memory (read in place) and where they are
+// a device's (the reference written beside them, compared by the backend).
 TEST(SampledValidation, SeesWrongChunksAndTheLastPlaneNotEveryPoint) {
+  for (const char* backend : {"fftw", "fftw_device_like"}) {
+    SCOPED_TRACE(backend);
     const std::array<index_t, 3> n{64, 8, 6};  // x slowest: 64 planes, 17 sampled
     const Problem problem{"fft3d", n, Precision::double_, Direction::inverse, 1};
-    const Config config{"fftw", "slab_2d1d", LayoutVariant::default_, {1, 1}, {"a2a_sync"}, false};
+    const Config config{backend, "slab_2d1d", LayoutVariant::default_, {1, 1}, {"a2a_sync"}, false};
     Plan plan(MPI_COMM_SELF, problem, config);
+    ASSERT_EQ(plan.buffers_on_host(), std::string(backend) == "fftw");
     ASSERT_EQ(plan.input_layout().order[0], 0);
     const index_t plane = n[1] * n[2], total = n[0] * plane;
     auto check = [&](auto spoil) {
@@ -246,6 +260,7 @@ TEST(SampledValidation, SeesWrongChunksAndTheLastPlaneNotEveryPoint) {
     t.complex.as<std::complex<double>>()[plan.output_layout().offset_of({index_t(k[0]), index_t(k[1]), index_t(k[2])})] *= 1.01;
     const auto v = validate_timed(plan, t.real, t.complex, Direction::forward);
     EXPECT_FALSE(v.checks[1].passed);
+  }
 }
 
 }  // namespace

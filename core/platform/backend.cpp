@@ -1,5 +1,8 @@
 #include "core/platform/backend.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 namespace fftune {
@@ -73,6 +76,34 @@ void Backend::fill_separable(void* out, const Layout& layout, const SeparableTer
     if (layout.box.empty()) return;
     if (precision == Precision::single) fill_on_host<float>(*this, out, layout, terms);
     else fill_on_host<double>(*this, out, layout, terms);
+}
+
+namespace {
+template <class T>
+std::array<double, 2> max_difference_on_host(Backend& be, const void* a, double scale, const void* b, index_t count) {
+    std::array<double, 2> out{0, 0};
+    const index_t chunk = index_t(std::min<std::size_t>(std::size_t(count), (std::size_t(16) << 20) / sizeof(T)));
+    std::vector<T> ha(std::size_t(std::max<index_t>(chunk, 1))), hb(ha.size());
+    for (index_t done = 0; done < count; done += chunk) {
+        const index_t n = std::min(chunk, count - done);
+        be.copy_to_host(ha.data(), static_cast<const T*>(a) + done, std::size_t(n) * sizeof(T));
+        be.copy_to_host(hb.data(), static_cast<const T*>(b) + done, std::size_t(n) * sizeof(T));
+        be.synchronize();
+        for (index_t i = 0; i < n; ++i) {
+            double d = std::abs(double(ha[std::size_t(i)]) * scale - double(hb[std::size_t(i)]));
+            if (std::isnan(d)) d = std::numeric_limits<double>::infinity();
+            out[0] = std::max(out[0], d);
+            out[1] = std::max(out[1], std::abs(double(hb[std::size_t(i)])));
+        }
+    }
+    return out;
+}
+}  // namespace
+
+std::array<double, 2> Backend::max_difference(const void* a, double scale, const void* b, index_t count,
+                                              Precision precision) {
+    if (precision == Precision::single) return max_difference_on_host<float>(*this, a, scale, b, count);
+    return max_difference_on_host<double>(*this, a, scale, b, count);
 }
 
 std::unique_ptr<FftPlan> make_standalone_fft(Backend& backend, const FftDescriptor& desc) {

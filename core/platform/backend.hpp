@@ -208,6 +208,12 @@ public:
     // copies it over; device backends write it with a kernel (no host array,
     // no copy: a point's input at 1024^3 without 2 GB through PCIe).
     virtual void fill_separable(void* out, const Layout& layout, const SeparableTerms& terms, Precision precision);
+    // {max_i |a[i]·scale − b[i]| (a NaN counts as infinity), max_i |b[i]|}
+    // over `count` reals of `precision`, both in backend memory: a check of an
+    // array against a reference where both live. The default reads them back
+    // in chunks; device backends reduce in place.
+    virtual std::array<double, 2> max_difference(const void* a, double scale, const void* b, index_t count,
+                                                 Precision precision);
 
     virtual std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) = 0;
     // Why this backend's FFTs cannot store part of their output aside

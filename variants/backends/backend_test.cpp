@@ -10,6 +10,7 @@
 #include <complex>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <numbers>
 #include <random>
 
@@ -318,6 +319,39 @@ TEST(Backend, FillSeparableWritesTheFieldInEveryAxisOrder) {
             });
             EXPECT_EQ(std::memcmp(got.data() + box.count() * bytes, sentinel.data(), bytes), 0) << "wrote past the box";
         }
+}
+
+// max_difference: the largest |a·scale − b| and |b| of 300001 values (many
+// blocks on cuda),
+// each at a known place; a NaN in a is infinity; both precisions.
+TEST(Backend, MaxDifferenceFindsTheLargestDeviationAndReference) {
+    auto be = make_backend();
+    const index_t count = 300001;
+    for (auto precision : {Precision::double_, Precision::single}) {
+        std::vector<double> a(static_cast<std::size_t>(count)), b(a.size());
+        for (std::size_t i = 0; i < a.size(); ++i) b[i] = std::sin(0.01 * double(i)), a[i] = 4 * b[i];
+        a[123457] += 4 * 0.25;  // |a/4 - b| = 0.25 there
+        b[299999] = -3;         // the largest |b|
+        a[299999] = -12;
+        auto upload = [&](const std::vector<double>& v, Buffer& out) {
+            if (precision == Precision::single) {
+                const std::vector<float> f(v.begin(), v.end());
+                be->copy_from_host(out.data(), f.data(), f.size() * sizeof(float));
+            } else {
+                be->copy_from_host(out.data(), v.data(), v.size() * sizeof(double));
+            }
+        };
+        Buffer da(*be, a.size() * real_bytes(precision)), db(*be, b.size() * real_bytes(precision));
+        upload(a, da), upload(b, db);
+        const auto d = be->max_difference(da.data(), 0.25, db.data(), count, precision);
+        const double tol = precision == Precision::single ? 1e-6 : 1e-15;
+        EXPECT_NEAR(d[0], 0.25, tol) << to_string(precision);
+        EXPECT_NEAR(d[1], 3.0, tol) << to_string(precision);
+        a[17] = std::numeric_limits<double>::quiet_NaN();
+        upload(a, da);
+        EXPECT_EQ(be->max_difference(da.data(), 0.25, db.data(), count, precision)[0],
+                  std::numeric_limits<double>::infinity());
+    }
 }
 
 // zero clears exactly [p, p + bytes): a range that starts and ends off any

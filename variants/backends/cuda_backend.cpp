@@ -743,6 +743,25 @@ public:
         cudaFree(tables);
         check(e, "fill_separable kernel");
     }
+    std::array<double, 2> max_difference(const void* a, double scale, const void* b, index_t count,
+                                         Precision precision) override {
+        std::array<double, 2> out{0, 0};
+        if (count <= 0) return out;
+        bind();
+        const int blocks = int(std::min<index_t>((count + 255) / 256, 1024));
+        double* partials = nullptr;
+        check(cudaMalloc(&partials, std::size_t(blocks) * 2 * sizeof(double)), "cudaMalloc (max_difference)");
+        std::vector<double> host(std::size_t(blocks) * 2);
+        cudaError_t e = cuda_max_difference(a, scale, b, count, real_bytes(precision), partials, blocks, queue(0));
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(host.data(), partials, host.size() * sizeof(double), cudaMemcpyDeviceToHost, queue(0));
+        if (e == cudaSuccess) e = cudaStreamSynchronize(queue(0));
+        cudaFree(partials);
+        check(e, "max_difference kernel");
+        for (int k = 0; k < blocks; ++k)
+            out[0] = std::max(out[0], host[2 * std::size_t(k)]), out[1] = std::max(out[1], host[2 * std::size_t(k) + 1]);
+        return out;
+    }
     // Queue 0 is the backend's stream; side queues are streams created on first use.
     int queue_count() const override { return 1 + kSideQueues; }
     int overlap_queue() const override { return 1 + kSideQueues; }

@@ -154,4 +154,41 @@ cudaError_t cuda_fill_separable(void* out, std::size_t real_bytes, const long lo
     return cudaGetLastError();
 }
 
+namespace {
+constexpr int difference_threads = 256;
+template <class T>
+__global__ void max_difference_kernel(const T* __restrict__ a, double scale, const T* __restrict__ b, long long count,
+                                      double* partials) {
+    double d = 0, r = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x) {
+        double e = fabs(double(a[i]) * scale - double(b[i]));
+        if (isnan(e)) e = INFINITY;
+        d = fmax(d, e);
+        r = fmax(r, fabs(double(b[i])));
+    }
+    __shared__ double s[2][difference_threads];
+    s[0][threadIdx.x] = d, s[1][threadIdx.x] = r;
+    __syncthreads();
+    for (int w = difference_threads / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w)
+            for (int q = 0; q < 2; ++q) s[q][threadIdx.x] = fmax(s[q][threadIdx.x], s[q][threadIdx.x + w]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partials[2 * blockIdx.x] = s[0][0], partials[2 * blockIdx.x + 1] = s[1][0];
+}
+}  // namespace
+
+cudaError_t cuda_max_difference(const void* a, double scale, const void* b, long long count, std::size_t real_bytes,
+                                double* partials, int blocks, cudaStream_t stream) {
+    if (real_bytes == 4)
+        max_difference_kernel<<<blocks, difference_threads, 0, stream>>>(static_cast<const float*>(a), scale,
+                                                                         static_cast<const float*>(b), count, partials);
+    else if (real_bytes == 8)
+        max_difference_kernel<<<blocks, difference_threads, 0, stream>>>(static_cast<const double*>(a), scale,
+                                                                         static_cast<const double*>(b), count, partials);
+    else
+        return cudaErrorInvalidValue;
+    return cudaGetLastError();
+}
+
 }  // namespace fftune

@@ -32,4 +32,9 @@ cudaError_t cuda_multiply_real(void* data, const void* factor, long long n, std:
 cudaError_t cuda_fill_separable(void* out, std::size_t real_bytes, const long long extent[3], const int axis_of[3],
                                 const long long box_extent[3], int terms, const double2* tables, cudaStream_t stream);
 
+// partials[2k], partials[2k + 1] for block k < blocks: max |a·scale − b| (NaN:
+// infinity) and max |b| over its share of `count` reals (4 or 8 bytes each).
+cudaError_t cuda_max_difference(const void* a, double scale, const void* b, long long count, std::size_t real_bytes,
+                                double* partials, int blocks, cudaStream_t stream);
+
 }  // namespace fftune
