@@ -517,17 +517,30 @@ ValidationResult validate_timed_typed(Plan& plan, Buffer& real, Buffer& complex,
     all_or_none(comm, failed, [&] {
         if (ib.empty()) return;
         if (!direct) {  // the reference written beside the result and compared there: no plane crosses
-            Buffer ref(be, planes.size() * std::size_t(per_plane) * sizeof(T));
-            for (std::size_t p = 0; p < planes.size(); ++p) {
-                Box3 pb = ib;
-                pb.lo[slow] = planes[p];
-                pb.hi[slow] = planes[p] + 1;
-                T* at = ref.as<T>() + p * std::size_t(per_plane);
-                be.fill_separable(at, Layout{pb, in_l.order}, test_input_terms(n, pb), plan.problem().precision);
-                const auto d = be.max_difference(real.as<T>() + in_l.offset_of(pb.lo), 1.0 / double(total), at,
-                                                 per_plane, plan.problem().precision);
-                rt.add(d[0], d[1]);
+            // The sampled planes packed, in the array's order: the field over a
+            // box whose slow axis is the planes (its tables at their indices),
+            // one fill, the result's planes gathered beside it, one reduction.
+            const Precision precision = plan.problem().precision;
+            SeparableTerms terms = test_input_terms(n, ib);
+            for (auto& t : terms.axis) {
+                std::vector<std::complex<double>> rows;
+                for (index_t q : planes) rows.push_back(t[slow][std::size_t(q - ib.lo[slow])]);
+                t[slow] = std::move(rows);
             }
+            Box3 packed = ib;
+            packed.lo[slow] = 0, packed.hi[slow] = index_t(planes.size());
+            const std::size_t count = planes.size() * std::size_t(per_plane);
+            Buffer ref(be, count * sizeof(T)), got(be, count * sizeof(T));
+            be.fill_separable(ref.data(), Layout{packed, in_l.order}, terms, precision);
+            for (std::size_t p = 0; p < planes.size(); ++p) {
+                std::array<index_t, 3> first = ib.lo;
+                first[slow] = planes[p];
+                const StridedRegion to{{1, 1, per_plane}, {0, 0, 1}, index_t(p) * per_plane},
+                    from{{1, 1, per_plane}, {0, 0, 1}, in_l.offset_of(first)};
+                be.copy_region(got.data(), to, real.data(), from, sizeof(T));
+            }
+            const auto d = be.max_difference(got.data(), 1.0 / double(total), ref.data(), index_t(count), precision);
+            rt.add(d[0], d[1]);
             return;
         }
         T* host = direct ? nullptr : host_scratch(ScratchRole::test_input).get<T>(planes.size() * per_plane, &be);
