@@ -160,11 +160,13 @@ public:
         FFTUNE_MPI_CHECK(MPI_Comm_rank(comm, &rank_));
         comm_ = comm;
         own_ = slab(rank_);
+        last_mark_ = std::chrono::steady_clock::now();
         if (octree_) {  // one rank's padded grid on its own; samples of its output go to the others
             // Its plan sees only this rank: the ranks sharing a device are
             // checked here, before anything is allocated (at 640³ two octree
             // ranks on one H200 ran out of memory in cudaMalloc instead).
             HostTiling tiles = host_tiling(sampling_scheme(sampling_));
+            mark(setup_parts_ms_, "tiling");
             std::unique_ptr<Backend> probe;
             all_or_none(comm, [&] { probe = Registry<Backend>::instance().create(config_.at("backend").get<std::string>()); });
             ranks_on_device_ = require_device_memory(comm, *probe, octree_need(tiles));
@@ -178,9 +180,12 @@ public:
                 kernels_ = kernels_for(conv_->plan->backend());
                 y_dev_ = Buffer(conv_->plan->backend(), std::size_t(own_.count()) * sizeof(double));
             });
+            mark(setup_parts_ms_, "plan_and_kernel");
             exchanges_[sampling_] = make_exchange(tiles);
+            mark(setup_parts_ms_, "exchange");
         } else {
             conv_ = std::make_unique<PaddedConvolution>(comm, n_, ranks_, exact_engine(), kernel_, false);
+            mark(setup_parts_ms_, "plan_and_kernel");
             ranks_on_device_ = conv_->plan->ranks_on_device();
             own_ = intersect(conv_->plan->input_layout().box, domain());
         }
@@ -236,6 +241,7 @@ public:
         // computed. Compared there (only the sums and the probes' values cross).
         Backend& be = conv_->plan->backend();
         const std::size_t count = static_cast<std::size_t>(own_.count());
+        last_mark_ = std::chrono::steady_clock::now();
         Buffer y(be, std::max<std::size_t>(count, 1) * sizeof(double));
         all_or_none(comm, [&] {
             copy_result(y.as<double>());
@@ -244,12 +250,16 @@ public:
         const double* exact = y.as<const double>();
         if (octree_) {  // the same pipeline at rate 1 into y_dev_; its exchange is freed after
             if (sampling_ != "full") exchanges_["full"] = make_exchange(host_tiling(sampling_scheme("full")));
+            mark(validate_parts_ms_, "full_exchange");
             run(sampling_scheme("full"), false);
             exact = y_dev_.as<const double>();
             if (sampling_ != "full") exchanges_.erase("full");
+            be.synchronize();
+            mark(validate_parts_ms_, "full_run");
         }
         Comparison cmp;
         all_or_none(comm, [&] { cmp = kernels_for(be)->compare(be, y.as<const double>(), exact, count); });
+        mark(validate_parts_ms_, "compare");
         double local[5] = {cmp.sum_error2, cmp.sum_exact2, cmp.not_finite ? 1.0 : 0.0, 0, 0};  // …, direct-sum error, max |exact|
         const double scale = cmp.max_exact;
         // Direct sums at one point of every octree cell of own_: a cell dropped
@@ -289,6 +299,7 @@ public:
             }
             be.synchronize();
         });
+        mark(validate_parts_ms_, "direct_sums");
         for (std::size_t s = 0; s < probes.size(); ++s) {
             double d = 0;
             for (index_t a = 0; a < nx; ++a) d += plane[s * std::size_t(nx) + std::size_t(a)];
@@ -318,7 +329,9 @@ public:
                                  {"memory_bytes_max_rank", most[1]},
                                  {"memory_model_bytes", memory_model()},
                                  {"samples_sent", sent_values_},
-                                 {"error_bound", bound_}};
+                                 {"error_bound", bound_},
+                                 {"setup_parts_ms", setup_parts_ms_},
+                                 {"validate_parts_ms", validate_parts_ms_}};
         if (!octree_) {  // the engine's exchange, both transforms
             std::size_t sent = 0;
             for (auto d : {Direction::forward, Direction::inverse})
@@ -529,6 +542,15 @@ private:
         be.copy_region(out, packed, conv_->output(), region_of(l, own_), sizeof(double));
     }
 
+    // This rank's host wall time of a part since the last mark, into `parts`.
+    void mark(json& parts, const char* part) {
+        const auto now = std::chrono::steady_clock::now();
+        parts[part] = std::chrono::duration<double, std::milli>(now - last_mark_).count();
+        last_mark_ = now;
+    }
+
+    json setup_parts_ms_ = json::object(), validate_parts_ms_ = json::object();
+    std::chrono::steady_clock::time_point last_mark_;
     Size n_;
     std::string kernel_, input_;
     GreenKernel green_;
