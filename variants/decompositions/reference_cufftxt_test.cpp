@@ -75,7 +75,7 @@ TEST(ReferenceCufftxt, RunsAndValidatesOrIsSkippedWithTheReason) {
                 }
                 ASSERT_EQ(status, "ok") << what;
                 EXPECT_TRUE(r.at("validation").at("passed").get<bool>()) << what;
-                EXPECT_EQ(r.at("validation").at("checks").size(), 3u) << what;  // the oracle too
+                EXPECT_EQ(r.at("validation").at("checks").size(), 4u) << what;  // Laplacian, round trip, spot, oracle
                 const json& t = r.at("timing");
                 EXPECT_EQ(t.at("devices").get<int>(), gpus) << what;
                 EXPECT_EQ(t.at("phase_order"), json::array({"fft.xyz"})) << what;
