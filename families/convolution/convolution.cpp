@@ -11,9 +11,13 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <list>
 #include <map>
+#include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/base/registry.hpp"
@@ -165,7 +169,8 @@ public:
             // Its plan sees only this rank: the ranks sharing a device are
             // checked here, before anything is allocated (at 640³ two octree
             // ranks on one H200 ran out of memory in cudaMalloc instead).
-            HostTiling tiles = host_tiling(sampling_scheme(sampling_));
+            const auto shared_tiles = shared_host_tiling(sampling_scheme(sampling_));
+            const HostTiling& tiles = *shared_tiles;
             mark(setup_parts_ms_, "tiling");
             std::unique_ptr<Backend> probe;
             all_or_none(comm, [&] { probe = Registry<Backend>::instance().create(config_.at("backend").get<std::string>()); });
@@ -249,7 +254,7 @@ public:
         });
         const double* exact = y.as<const double>();
         if (octree_) {  // the same pipeline at rate 1 into y_dev_; its exchange is freed after
-            if (sampling_ != "full") exchanges_["full"] = make_exchange(host_tiling(sampling_scheme("full")));
+            if (sampling_ != "full") exchanges_["full"] = make_exchange(*shared_host_tiling(sampling_scheme("full")));
             mark(validate_parts_ms_, "full_exchange");
             run(sampling_scheme("full"), false);
             exact = y_dev_.as<const double>();
@@ -350,6 +355,27 @@ public:
         std::size_t sent = 0, received = 0;  // samples
         std::size_t table_bytes = 0;         // of DeviceTiling
     };
+    // host_tiling's answer, kept for the next points (pure in the grid, the
+    // ranks and the scheme): a sweep's octree points of one grid differ in
+    // kernel and transport, not in tiling (120-150 ms per point at 512^3 on 2
+    // ranks, and the check's full tiling as much again). The last three kept;
+    // none while a test drops a cell.
+    std::shared_ptr<const HostTiling> shared_host_tiling(const SamplingScheme& s) const {
+        if (dropped_cell_for_testing()) return std::make_shared<const HostTiling>(host_tiling(s));
+        static std::mutex mutex;
+        static std::list<std::pair<std::string, std::shared_ptr<const HostTiling>>> kept;  // newest first
+        const std::string key = fmt::format("{} {} {} {} {} {} {}", n_, ranks_, rank_, s.name, s.cell, s.rates,
+                                            s.smallest_side);
+        std::lock_guard<std::mutex> lock(mutex);
+        for (auto it = kept.begin(); it != kept.end(); ++it)
+            if (it->first == key) {
+                kept.splice(kept.begin(), kept, it);
+                return kept.front().second;
+            }
+        if (kept.size() == 3) kept.pop_back();
+        kept.emplace_front(key, std::make_shared<const HostTiling>(host_tiling(s)));
+        return kept.front().second;
+    }
     HostTiling host_tiling(const SamplingScheme& s) const {
         HostTiling h;
         auto table = [](const std::vector<Cell>& c) { return std::max<std::size_t>(c.size(), 1) * sizeof(Cell) + (c.size() + 1) * sizeof(std::size_t); };
@@ -377,7 +403,7 @@ public:
     // staging buffers of its own) and the cell tables. Exact: nothing
     // predicted (0).
     std::size_t memory_model() const {
-        return octree_ ? octree_arrays(0) + conv_->plan->workspace_bytes() + exchange_model(host_tiling(sampling_scheme(sampling_))) : 0;
+        return octree_ ? octree_arrays(0) + conv_->plan->workspace_bytes() + exchange_model(*shared_host_tiling(sampling_scheme(sampling_))) : 0;
     }
     // The octree's padded-grid arrays and its own slab's input and result,
     // with `work` bytes per spectrum value for an FFT work area.
