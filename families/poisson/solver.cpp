@@ -108,12 +108,6 @@ GridArray grid_array(void* data, const Layout& layout, const Box3& box) {
     return a;
 }
 
-Buffer kernel_buffer(Backend& backend, const std::vector<double>& kernel, Precision precision) {
-    Buffer b(backend, kernel.size() * real_bytes(precision));
-    upload_kernel(backend, kernel, precision, b.data());
-    return b;
-}
-
 void upload_kernel(Backend& backend, const std::vector<double>& kernel, Precision precision, void* out) {
     const std::size_t bytes = kernel.size() * real_bytes(precision);
     if (bytes == 0) return;

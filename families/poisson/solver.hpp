@@ -118,9 +118,8 @@ PhiCheck check_phi(Solver& solver, const TestProblem& t, Precision precision, bo
 // Where `box` lies in an array of `layout`, as a GridArray (x, y, z dimensions).
 GridArray grid_array(void* data, const Layout& layout, const Box3& box);
 
-// The spectral kernel for a backend: converted to the problem's precision.
-Buffer kernel_buffer(Backend& backend, const std::vector<double>& kernel, Precision precision);
-// The same into `out` (backend memory of at least kernel.size() reals of `precision`).
+// The spectral kernel (host values) into `out` (backend memory of at least
+// kernel.size() reals of `precision`), converted to that precision.
 void upload_kernel(Backend& backend, const std::vector<double>& kernel, Precision precision, void* out);
 
 }  // namespace fftune::poisson
