@@ -102,7 +102,7 @@ private:
     Problem problem_;
     json config_;
     std::unique_ptr<Solver> solver_;
-    std::string rho_filled_, phi_checked_;  // "backend" or "host: REASON" (fill_rho, phi_errors)
+    std::string rho_filled_, phi_checked_;  // "backend" or "host: REASON" (fill_rho, check_phi)
 };
 
 // The kernels some boundary of `bs` takes.
