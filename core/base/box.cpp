@@ -1,6 +1,7 @@
 #include "core/base/box.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -53,14 +54,24 @@ index_t split_lo(index_t n, int p, int i) {
     return i * base + std::min<index_t>(i, rem);
 }
 
-Box3 slice_of(const Box3& box, int axis, int parts, int i, index_t granule) {
+index_t tapered_lo(index_t n, int p, int i, bool smallest_first) {
+    if (p <= 0 || i < 0 || i > p) throw std::invalid_argument("tapered_lo: part index out of range");
+    if (!smallest_first) return n - tapered_lo(n, p, p - i, true);
+    if (n < p) return split_lo(n, p, i);
+    const double rho = std::min(1.25, std::pow(4.0, 1.0 / std::max(p - 1, 1)));
+    const double share = (std::pow(rho, i) - 1) / (std::pow(rho, p) - 1);  // of the sizes' sum, parts 0..i-1
+    return i + std::llround(double(n - p) * share);                         // one item each, the rest by share
+}
+
+Box3 slice_of(const Box3& box, int axis, int parts, int i, index_t granule, bool tapered, bool smallest_first) {
     if (i < 0 || i >= parts) throw std::invalid_argument("slice_of: slice index out of range");
     if (granule < 1) throw std::invalid_argument("slice_of: granule must be at least one plane");
     Box3 r = box;
     const index_t n = std::max<index_t>(box.hi[axis] - box.lo[axis], 0);
     const index_t units = (n + granule - 1) / granule;
-    r.lo[axis] = box.lo[axis] + std::min(n, granule * split_lo(units, parts, i));
-    r.hi[axis] = box.lo[axis] + std::min(n, granule * split_hi(units, parts, i));
+    auto start = [&](int k) { return tapered ? tapered_lo(units, parts, k, smallest_first) : split_lo(units, parts, k); };
+    r.lo[axis] = box.lo[axis] + std::min(n, granule * start(i));
+    r.hi[axis] = box.lo[axis] + std::min(n, granule * start(i + 1));
     return r;
 }
 

@@ -44,9 +44,17 @@ std::vector<Box3> subtract(const Box3& a, const Box3& b);
 index_t split_lo(index_t n, int p, int i);
 inline index_t split_hi(index_t n, int p, int i) { return split_lo(n, p, i + 1); }
 
-// Slice i of `parts` balanced slices of `box` along `axis` whose boundaries
-// fall on multiples of `granule` planes (split_lo over the granules).
-Box3 slice_of(const Box3& box, int axis, int parts, int i, index_t granule = 1);
+// Start of part i of n items over p parts whose sizes grow geometrically,
+// size_k ∝ ρ^k with ρ = min(1.25, 4^(1/(p-1))) (the largest at most 4 times
+// the smallest), each part at least one item where n >= p (balanced where
+// n < p). smallest_first = false mirrors it: the last part is the smallest.
+index_t tapered_lo(index_t n, int p, int i, bool smallest_first = true);
+
+// Slice i of `parts` slices of `box` along `axis` whose boundaries fall on
+// multiples of `granule` planes: balanced (split_lo over the granules), or
+// tapered (tapered_lo) from the smallest first or last.
+Box3 slice_of(const Box3& box, int axis, int parts, int i, index_t granule = 1, bool tapered = false,
+              bool smallest_first = true);
 
 // Memory order: order[0] is the slowest axis, order[2] the contiguous one.
 // xyz = contiguous in z (thesis 4.1 i), zxy = contiguous in y (ii), yzx = contiguous in x (iii).

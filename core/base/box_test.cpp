@@ -75,6 +75,33 @@ TEST(Split, SlicesTileTheBoxAlongOneAxis) {
     EXPECT_TRUE(slice_of(b, axis_x, 5, 4, 2).empty());  // 4 granules over 5 slices
 }
 
+TEST(Split, TaperedPartsGrowFromTheSmallestAndTileTheRange) {
+    // 256 planes over 8: ρ = 4^(1/7), the first 15 planes (even: 32), the last 57.
+    EXPECT_EQ(tapered_lo(256, 8, 1), 15);
+    EXPECT_EQ(256 - tapered_lo(256, 8, 7), 57);
+    for (const auto& [n, p] : {std::pair<index_t, int>{256, 8}, {64, 4}, {1000, 16}, {9, 9}, {20, 3}, {7, 1}}) {
+        std::vector<index_t> size;
+        for (int i = 0; i < p; ++i) size.push_back(tapered_lo(n, p, i + 1) - tapered_lo(n, p, i));
+        EXPECT_EQ(tapered_lo(n, p, 0), 0);
+        EXPECT_EQ(tapered_lo(n, p, p), n);
+        for (int i = 0; i < p; ++i) {
+            EXPECT_GE(size[i], 1) << n << " over " << p << ", part " << i;
+            if (i > 0) EXPECT_GE(size[i] + 1, size[i - 1]) << "sizes grow, within rounding";
+            // Mirrored: the same sizes from the last part back.
+            EXPECT_EQ(tapered_lo(n, p, i + 1, false) - tapered_lo(n, p, i, false), size[p - 1 - i]);
+        }
+        EXPECT_LE(size.back(), 4 * size.front() + 2);
+        if (p > 1 && n >= 4 * p) EXPECT_LT(size.front(), n / p);
+    }
+    EXPECT_EQ(tapered_lo(3, 5, 2), split_lo(3, 5, 2));  // fewer items than parts: balanced
+    EXPECT_THROW(tapered_lo(3, 5, 6), std::invalid_argument);
+    // Slices on multiples of 2 planes, smallest last: 16 planes are 8 granules, 3 2 2 -> 2 2 3.
+    const Box3 b{{0, 0, 0}, {16, 2, 2}};
+    EXPECT_EQ(slice_of(b, axis_x, 3, 0, 2, true, false), (Box3{{0, 0, 0}, {6, 2, 2}}));
+    EXPECT_EQ(slice_of(b, axis_x, 3, 2, 2, true, false), (Box3{{12, 0, 0}, {16, 2, 2}}));
+    EXPECT_EQ(slice_of(b, axis_x, 3, 0, 2, true, true), (Box3{{0, 0, 0}, {4, 2, 2}}));
+}
+
 TEST(Layout, StridesFollowTheAxisOrder) {
     const Box3 b{{1, 2, 3}, {3, 5, 7}};  // extents 2, 3, 4
     EXPECT_EQ((Layout{b, order_xyz}).strides(), (std::array<index_t, 3>{12, 4, 1}));

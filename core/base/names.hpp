@@ -14,6 +14,8 @@ namespace fftune {
 enum class Precision { single, double_ };
 enum class Direction { forward, inverse };
 enum class LayoutVariant { default_, realigned };
+// How an overlapped stage's slices are sized (Config::overlap_slices).
+enum class SliceSchedule { even, tapered };
 
 template <class E>
 struct EnumNames;  // specialised below: static constexpr array of {value, name}
@@ -35,6 +37,13 @@ struct EnumNames<LayoutVariant> {
     static constexpr std::string_view what = "layout";
     static constexpr std::array<std::pair<LayoutVariant, std::string_view>, 2> table{
         {{LayoutVariant::default_, "default"}, {LayoutVariant::realigned, "realigned"}}};
+};
+
+template <>
+struct EnumNames<SliceSchedule> {
+    static constexpr std::string_view what = "overlap_slices";
+    static constexpr std::array<std::pair<SliceSchedule, std::string_view>, 2> table{
+        {{SliceSchedule::even, "even"}, {SliceSchedule::tapered, "tapered"}}};
 };
 
 template <class E>

@@ -11,7 +11,8 @@ std::string Config::key() const {
     if (methods.empty()) methods = "none";
     return fmt::format("{}/{}/{}/{}x{}/{}/{}{}{}", backend, decomposition, to_string(layout),
                        process_grid[0], process_grid[1], methods, gpu_aware ? "gpu_aware" : "host",
-                       overlap > 1 ? fmt::format("/overlap{}", overlap) : "", fft_stores_kept ? "/kept_by_fft" : "");
+                       overlap > 1 ? fmt::format("/overlap{}{}", overlap, tapered() ? "/tapered" : "") : "",
+                       fft_stores_kept ? "/kept_by_fft" : "");
 }
 
 void to_json(nlohmann::json& j, const Problem& p) {
@@ -40,6 +41,7 @@ void to_json(nlohmann::json& j, const Config& c) {
                        {"redistribution", c.redistribution},
                        {"gpu_aware", c.gpu_aware}};
     if (c.overlap > 1) j["overlap"] = c.overlap;
+    if (c.tapered()) j["overlap_slices"] = to_string(c.overlap_slices);
     if (c.fft_stores_kept) j["fft_stores_kept"] = true;
 }
 
@@ -52,6 +54,7 @@ void from_json(const nlohmann::json& j, Config& c) {
     c.gpu_aware = j.at("gpu_aware").get<bool>();
     c.overlap = j.value("overlap", 1);
     c.fft_stores_kept = j.value("fft_stores_kept", false);
+    c.overlap_slices = parse<SliceSchedule>(j.value("overlap_slices", "even"));
 }
 
 }  // namespace fftune

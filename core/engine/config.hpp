@@ -40,11 +40,20 @@ struct Config {
     // keeps) straight into the reshape's destination, so that no transport
     // copies it (cuFFT store callbacks; backends that cannot skip the point).
     bool fft_stores_kept = false;
+    // Sizes of the overlap slices: even, or tapered (tapered_lo): the slice
+    // whose FFT runs alone, the first forward and the last inverse, is the
+    // smallest and each next one larger, so that the pipeline fills and
+    // drains sooner while each FFT slice still takes no longer than the
+    // exchange beside it.
+    SliceSchedule overlap_slices = SliceSchedule::even;
 
     // e.g. "fftw/pencil/realigned/2x2/a2a_sync+p2p_sync/host", plus
-    // "/overlap4" when overlap > 1 and "/kept_by_fft" with fft_stores_kept
+    // "/overlap4" when overlap > 1 ("/overlap4/tapered" with tapered slices)
+    // and "/kept_by_fft" with fft_stores_kept
     // (keys of older records stay valid)
     std::string key() const;
+    // Overlapped with tapered slices (one slice has no sizes to taper).
+    bool tapered() const { return overlap > 1 && overlap_slices == SliceSchedule::tapered; }
 };
 
 void to_json(nlohmann::json& j, const Problem& p);

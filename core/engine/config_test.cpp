@@ -16,6 +16,10 @@ TEST(Config, KeyNamesEveryChoice) {
     EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware/overlap4");
     c.fft_stores_kept = true;
     EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware/overlap4/kept_by_fft");
+    c.overlap_slices = SliceSchedule::tapered;
+    EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware/overlap4/tapered/kept_by_fft");
+    c.overlap = 1;  // one slice: nothing to taper
+    EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware/kept_by_fft");
 }
 
 TEST(Config, JsonRoundTrip) {
@@ -29,6 +33,13 @@ TEST(Config, JsonRoundTrip) {
     EXPECT_FALSE(nlohmann::json(c).contains("fft_stores_kept"));
     o.fft_stores_kept = true;
     EXPECT_TRUE(nlohmann::json(o).get<Config>().fft_stores_kept);
+    EXPECT_FALSE(nlohmann::json(o).contains("overlap_slices"));  // even: as before
+    o.overlap_slices = SliceSchedule::tapered;
+    EXPECT_EQ(nlohmann::json(o).at("overlap_slices"), "tapered");
+    EXPECT_EQ(nlohmann::json(o).get<Config>().overlap_slices, SliceSchedule::tapered);
+    nlohmann::json bad = o;
+    bad["overlap_slices"] = "ragged";
+    EXPECT_THROW(bad.get<Config>(), std::invalid_argument);
     const Problem p{"fft3d", {9, 10, 11}, Precision::single, Direction::inverse, 3};
     const nlohmann::json j = p;
     EXPECT_EQ(j.at("precision"), "single");

@@ -660,13 +660,18 @@ struct Plan::Builder {
             return slice_granule(chains[r].layouts[j], element_bytes(j), chains[r].layouts[j + 1],
                                  element_bytes(j + 1), axis);
         };
+        // Tapered: the slice whose FFT runs alone (forward the first, inverse the last) is the smallest.
+        const bool tapered = plan.config_.tapered();
+        auto cut = [&](const Box3& box, int c, index_t granule) {
+            return slice_of(box, axis, chunks, c, granule, tapered, fwd);
+        };
         const index_t g = granule(rank);
         for (int c = 0; c < chunks; ++c) {
             Overlap::Slice slice;
             const Layout& fa = mine.layouts[fft_from];
             const Layout& fb = mine.layouts[fft_to];
-            const Layout sa{slice_of(fa.box, axis, chunks, c, g), fa.order};
-            const Layout sb{slice_of(fb.box, axis, chunks, c, g), fb.order};
+            const Layout sa{cut(fa.box, c, g), fa.order};
+            const Layout sb{cut(fb.box, c, g), fb.order};
             if (auto desc = fft_descriptor(sa, sb, fft_step.axes, fft_kind(j), plan.problem_.precision,
                                            plan.problem_.size[2])) {
                 desc->queue = ov->queue;
@@ -676,7 +681,8 @@ struct Plan::Builder {
             }
             slice.reshape = make_reshape(
                 j + 1, rs_from, rs_to,
-                [&](int r, const Layout& l) { return slice_of(l.box, axis, chunks, c, granule(r)); }, fwd);
+                [&](int r, const Layout& l) { return cut(l.box, c, granule(r)); }, fwd);
+            slice.reshape->plan.later_slice = c > 0;
             if (!fwd && c == 0) fft_phase();
             ov->slices.push_back(std::move(slice));
         }

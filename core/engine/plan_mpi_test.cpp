@@ -125,7 +125,7 @@ TEST(Plan, OverlappedStagesValidate) {
     if (!Registry<Backend>::instance().create(backend_name())->device_memory()) backends.push_back("queued");
     const auto m = methods();
     for (const auto& backend : backends) {
-        int validated = 0, realigned_refused = 0, one_rank_refused = 0;
+        int validated = 0, realigned_refused = 0, one_rank_refused = 0, configs = 0;
         for (const std::string d : {"slab_2d1d", "slab_1d2d", "pencil"}) {
             const auto decomposition = Registry<Decomposition>::instance().create(d);
             const int phases = decomposition->redistribution_phases();
@@ -138,7 +138,9 @@ TEST(Plan, OverlappedStagesValidate) {
                             std::vector<std::string> methods{m[i]};
                             if (phases == 2) methods.push_back(m[(i + 1) % m.size()]);
                             const Problem problem{"fft3d", n, precision, Direction::forward, p};
-                            const Config config{backend, d, layout, grid, methods, false, chunks};
+                            Config config{backend, d, layout, grid, methods, false, chunks};
+                            // Every other point with tapered slices (smallest first forward, last inverse).
+                            if ((++configs) % 2) config.overlap_slices = SliceSchedule::tapered;
                             if (auto why = check_applicable(problem, config)) {
                                 if (p == 1 && layout == LayoutVariant::default_) {  // no reshape at one rank
                                     EXPECT_NE(why->find("at one rank the plan has none"), std::string::npos) << *why;
@@ -154,6 +156,7 @@ TEST(Plan, OverlappedStagesValidate) {
                             // Same phases as without overlap (they now overlap in time).
                             Config plain = config;
                             plain.overlap = 1;
+                            plain.overlap_slices = SliceSchedule::even;
                             Plan reference(MPI_COMM_WORLD, problem, plain);
                             for (auto dir : {Direction::forward, Direction::inverse}) {
                                 auto want = reference.phase_names(dir), got = plan.phase_names(dir);
@@ -574,6 +577,8 @@ TEST(Plan, FootprintIsWhatItAllocatesWithOneSharedFftWorkArea) {
 // destination is a work array of the plan, its context names that array and
 // execute is given it, the slices of an overlapped stage included.
 int owned_sources = 0, owned_destinations = 0;
+// ReshapePlan::later_slice: a run of executes is a first slice then later ones.
+int slice_run = 0, longest_slice_run = 0;
 bool checking_owned_arrays = false;  // only its own test sees the transport: others count methods()
 
 class ChecksOwnedArrays final : public testing::ForwardingTransport {
@@ -596,6 +601,9 @@ public:
         } else {
             EXPECT_EQ(ctx.destination_array, nullptr);
         }
+        slice_run = ctx.plan->later_slice ? slice_run + 1 : 1;
+        EXPECT_TRUE(!ctx.plan->later_slice || slice_run > 1) << "a later slice with no first slice before it";
+        longest_slice_run = std::max(longest_slice_run, slice_run);
         ForwardingTransport::execute(ctx, src, dst, timer, phases);
     }
 };
@@ -615,9 +623,10 @@ TEST(Plan, ReshapesAreGivenTheOwnedArraysTheirContextNames) {
                 config.overlap = overlap;
                 if (check_applicable(problem, config)) continue;
                 const std::string what = fmt::format("{} overlap {} {}", d, overlap, to_string(dir));
-                owned_sources = owned_destinations = 0;
+                owned_sources = owned_destinations = slice_run = longest_slice_run = 0;
                 Plan plan(MPI_COMM_WORLD, problem, config);
                 EXPECT_TRUE(validate(plan).passed()) << what;
+                EXPECT_EQ(longest_slice_run, overlap) << what;  // the overlapped stage's slices, first then later
                 // A reshape between two FFT stages reads and writes work arrays.
                 EXPECT_GT(owned_sources, 0) << what;
                 EXPECT_GT(owned_destinations, 0) << what;

@@ -505,13 +505,16 @@ ValidationResult validate_timed_typed(Plan& plan, Buffer& real, Buffer& complex,
     // Round trip on sampled planes: the inverse of the spectrum (the timed
     // inverse's own result when the inverse was timed) over N against the
     // field, on planes across the slowest axis of the real array. Each plane
-    // is contiguous; the spacing puts one in every overlap chunk.
+    // is contiguous; the spacing puts one in every overlap chunk (a tapered
+    // chunk holds at least 1/(4K) of the planes: spaced at most 1/(8K) apart).
     if (timed == Direction::forward || staged)
         failed = unless_device_lost(be, comm, failure_of([&] { plan.inverse(complex.data(), real.data()); }));
     const Box3& ib = in_l.box;
     const int slow = in_l.order[0];
     const index_t per_plane = ib.empty() ? 0 : ib.count() / ib.extent(slow);
-    const auto planes = sampled_indices(ib.lo[slow], ib.hi[slow], std::max<index_t>(17, 2 * plan.config().overlap + 1));
+    const index_t per_chunk = plan.config().tapered() ? 8 : 2;
+    const auto planes =
+        sampled_indices(ib.lo[slow], ib.hi[slow], std::max<index_t>(17, per_chunk * plan.config().overlap + 1));
     const SeparableField field(modes, n, ib, false);
     RelErr rt;
     all_or_none(comm, failed, [&] {

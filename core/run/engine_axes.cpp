@@ -32,7 +32,7 @@ bool applies(const Problem& p, const Config& c) {
 const std::vector<std::string>& engine_axis_keys() {
     static const std::vector<std::string> keys{"decomposition", "layout",    "redistribution", "redistribution_phases",
                                                "process_grid",  "backend",   "gpu_aware",      "overlap",
-                                               "fft_stores_kept"};
+                                               "overlap_slices", "fft_stores_kept"};
     return keys;
 }
 
@@ -139,6 +139,7 @@ EngineAxes parse_engine_axes(const TestcaseParser& ps, const json& j, const std:
             ps.fail(p, fmt::format("{} chunks is out of range (allowed: 1 to {})", k, max_overlap_chunks));
         a.overlap.push_back(k);
     }
+    a.overlap_slices = ps.enum_axis<SliceSchedule>(TestcaseParser::value_or(j, "overlap_slices", "even"), "/overlap_slices");
     return a;
 }
 
@@ -181,9 +182,13 @@ std::vector<Config> engine_configs(const EngineAxes& tc, const std::string& dnam
     for (const auto& backend : tc.backends)
         for (bool aware : tc.gpu_aware)
             for (int chunks : tc.overlap)
-                for (bool kept : tc.fft_stores_kept) {
-                    Config c{backend, dname, s.layout, s.grid, s.methods, aware, chunks, kept};
-                    if (!left_out_by_all(tc, c, ranks)) out.push_back(std::move(c));
+                for (SliceSchedule slices : tc.overlap_slices) {
+                    if (chunks == 1 && slices != tc.overlap_slices.front()) continue;  // one slice: one schedule
+                    for (bool kept : tc.fft_stores_kept) {
+                        Config c{backend, dname, s.layout, s.grid, s.methods, aware, chunks, kept};
+                        c.overlap_slices = chunks > 1 ? slices : SliceSchedule::even;
+                        if (!left_out_by_all(tc, c, ranks)) out.push_back(std::move(c));
+                    }
                 }
     return out;
 }
