@@ -682,7 +682,6 @@ struct Plan::Builder {
             slice.reshape = make_reshape(
                 j + 1, rs_from, rs_to,
                 [&](int r, const Layout& l) { return cut(l.box, c, granule(r)); }, fwd);
-            slice.reshape->plan.later_slice = c > 0;
             if (!fwd && c == 0) fft_phase();
             ov->slices.push_back(std::move(slice));
         }

@@ -43,10 +43,6 @@ struct ReshapePlan {
     // The same for the destination array: peers may map it and write their
     // blocks into it (cuda_ipc_push).
     bool destination_owned = false;
-    // A slice after the first of an overlapped stage: every rank of the phase
-    // met before the first slice, and no rank reads this stage's destination
-    // again before the stage ends.
-    bool later_slice = false;
     std::size_t elem_bytes = 0;
     index_t send_total = 0;        // elements in the packed send buffer: every peer's but the self block
     index_t recv_total = 0;

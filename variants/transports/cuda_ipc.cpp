@@ -31,8 +31,7 @@
 // - cuda_ipc_push_queued: cuda_ipc_push whose slices of an overlapped forward
 //   stage are all queued at once, each behind its FFT slice (queues_slices):
 //   ranks meet before the first slice and after the last only, where
-//   cuda_ipc_push waits for every slice and meets after each (and before
-//   the first: a later slice's copies need no meeting before them). On
+//   cuda_ipc_push waits for every slice and meets twice per slice. On
 //   4 x H100 it lost (1024^3 forward 9.6 against 7.3 ms): unmet, the ranks'
 //   rotated copies drift and several GPUs write into one at once
 //   (results/h100x4-2026-11-27-queued-slices).
@@ -222,11 +221,7 @@ public:
         {
             PhaseScope scope(timer, ph.exchange);
             if (ph.pack < 0) pack();  // cuda_ipc_direct has no pack phase: the exchange times it
-            // Pulling: blocks complete before any peer reads them. Pushing:
-            // no peer still reads its destination; after an earlier slice
-            // of the stage that holds already, and the copies wait for this
-            // slice's FFT on the device (they follow queue 0).
-            if (!(push_ && plan.later_slice)) meet(ctx);
+            meet(ctx);                // blocks complete before any peer reads them
             queue_copies(ctx, src, dst);
             meet(ctx);  // done with the peers' arrays on every rank, before anyone overwrites them
         }
