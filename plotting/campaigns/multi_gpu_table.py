@@ -28,7 +28,8 @@ def problem(r):
 def label(r):
     c = r["config"]
     ov = c.get("overlap", 1)
-    return f'{c["decomposition"]}/{"+".join(c["redistribution"])}/ov{ov}'
+    tapered = "/tapered" if c.get("overlap_slices") == "tapered" else ""
+    return f'{c["decomposition"]}/{"+".join(c["redistribution"])}/ov{ov}{tapered}'
 
 
 def phases(r):
