@@ -1,6 +1,7 @@
 #include "core/engine/plan.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <stdexcept>
 
@@ -347,6 +348,12 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config, InverseI
     // collective step, so that a rank that fails leaves with the others
     // instead of leaving them waiting in a call it never makes (all_or_none).
     const MPI_Comm comm_all = comm_.get();
+    auto last = std::chrono::steady_clock::now();
+    auto mark = [&](const char* part) {  // host-blocking steps: host time is their time
+        const auto now = std::chrono::steady_clock::now();
+        setup_parts_ms_.emplace_back(part, std::chrono::duration<double, std::milli>(now - last).count());
+        last = now;
+    };
     Chain chain;
     all_or_none(comm_all, [&] {
         if (comm_.size() != problem.ranks)
@@ -376,6 +383,7 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config, InverseI
         if (!phase_comms_[step.phase])
             phase_comms_[step.phase] = std::make_unique<Communicator>(comm_.split(step.color, comm_.rank()));
     }
+    mark("backend_and_comms");
 
     WorkSizes sizes;
     all_or_none(comm_all, [&] {
@@ -383,14 +391,17 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config, InverseI
         build(Direction::inverse);
         sizes = work_sizes();
     });
+    mark("plans");
     // A transform over every device has made its storage already (the driver's
     // free memory shows it) and keeps the caller's arrays on the host.
     ranks_on_device_ = require_device_memory(comm_all, *backend_,
                                              (caller_arrays_pinned() ? 0 : input_bytes() + output_bytes()) +
                                                  sizes.device_bytes(complex_bytes(problem.precision)));
+    mark("memory_check");
     // The check above sees only this rank's device: an allocation may still
     // fail on one rank (what libraries hold, fragmentation).
     all_or_none(comm_all, [&] { allocate_buffers(sizes); });
+    mark("allocate");
     // A transport's setup may make collective calls on its phase communicator,
     // which all its members enter; what fails after them is agreed on every
     // rank before the next setup. Every rank then throws at the same setup,
@@ -404,6 +415,7 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config, InverseI
         release_peer_mappings();
         throw;
     }
+    mark("transports");
 }
 
 Plan::WorkSizes Plan::work_sizes() const {

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/platform/backend.hpp"
@@ -69,6 +70,12 @@ public:
     std::size_t workspace_bytes() const;
     // Most ranks of this plan that share one device (1 on host backends).
     int ranks_on_device() const { return ranks_on_device_; }
+    // This rank's host wall time of each part of the constructor, in order:
+    // "backend_and_comms" (the backend, the chain, the phase communicators),
+    // "plans" (FFT plans and reshape plans, both directions), "memory_check",
+    // "allocate" (work arrays, FFT work area, staging buffers) and
+    // "transports" (their setup: handles, mappings, communicators).
+    const std::vector<std::pair<std::string, double>>& setup_parts_ms() const { return setup_parts_ms_; }
     // Pinned host memory for staging MPI traffic (GPU backends without GPU-aware
     // MPI), or for a transform over every device its host arrays: the caller's
     // input and output and its padded copy.
@@ -214,6 +221,7 @@ private:
     Datatype element_;
     Buffer work_[work_slots];
     int ranks_on_device_ = 1;
+    std::vector<std::pair<std::string, double>> setup_parts_ms_;
     Buffer fft_area_;  // shared by every FFT stage (FftPlan::work_bytes)
     Buffer send_, recv_;
     Buffer host_send_, host_recv_, host_src_, host_dst_;  // pinned staging for host-only MPI

@@ -191,6 +191,16 @@ TEST(RunPoint, OkRecordFollowsTheSchema) {
     EXPECT_EQ(wall.at("setup"), t.at("setup_ms"));
     for (const char* part : {"prepare", "timed", "validate"}) EXPECT_GT(wall.at(part).get<double>(), 0.0) << part;
     EXPECT_GE(wall.at("timed").get<double>(), 5 * t.at("total").at("min").get<double>());
+    // The plan's set-up by part (fft3d's annotate): each part of the constructor, in order, within the set-up.
+    const json& parts = r.at("fft3d").at("setup_parts_ms");
+    std::vector<std::string> names;
+    double parts_sum = 0;
+    for (const auto& [name, ms] : parts.items()) names.push_back(name), parts_sum += ms.get<double>();
+    EXPECT_EQ(names.size(), 5u) << parts.dump();
+    for (const char* part : {"backend_and_comms", "plans", "memory_check", "allocate", "transports"})
+        EXPECT_GE(parts.value(part, -1.0), 0.0) << part;
+    EXPECT_LE(parts_sum, t.at("setup_ms").get<double>() + 1e-6);
+    EXPECT_GT(parts_sum, 0.0);
     // Inverse of slab_2d1d: x FFT, then the reshape, then the (y, z) c2r; at one
     // rank no reshape: the c2r reads the x FFT's array in place.
     const json order = world_size() == 1 ? json{"fft.x", "fft.yz"} : json{"fft.x", "pack.0", "exchange.0", "unpack.0", "fft.yz"};

@@ -98,6 +98,12 @@ public:
         if (validated_by_samples(problem_)) return validate_timed(*plan_, real_, complex_, dir());
         return fftune::validate(*plan_);
     }
+    // Where the plan's set-up time went (rank 0's host times, Plan::setup_parts_ms).
+    void annotate(MPI_Comm, json& record) override {
+        json parts = json::object();
+        for (const auto& [part, ms] : plan_->setup_parts_ms()) parts[part] = ms;
+        record["fft3d"] = {{"setup_parts_ms", parts}};
+    }
 
 private:
     Direction dir() const { return problem_.direction; }

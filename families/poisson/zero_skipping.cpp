@@ -409,6 +409,7 @@ private:
                 area_ = make(work_bytes_, false);
                 for (auto& pl : plans_) pl->set_work_area(area_.data());
             }
+            mark("work_area");
             // This rank's spectrum as a physical layout: pipeline axis a is physical perm[a].
             Layout spectrum_layout;
             for (int a = 0; a < 3; ++a) {
@@ -430,15 +431,17 @@ private:
                 if (c6_.bytes() < bytes) temporary = Buffer(*backend_, bytes);
                 void* raw = c6_.bytes() < bytes ? temporary.data() : c6_.data();
                 build(raw);
+                backend_->synchronize();  // the parts' host times are their device work
+                mark("kernel_build");
                 arrange_kernel(*backend_, *conv_, conv_problem_, raw, kernel_.data());
             } else {
                 build(kernel_.data());
             }
+            backend_->synchronize();
             kernel_setup_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             allocated_ += kernel_.bytes();
-            backend_->synchronize();
         });
-        mark("work_area_and_kernel");
+        mark(fused_ ? "kernel_arrange" : "kernel_build");
     }
 
     // This rank's host wall time of each part of setup() since the last mark.
