@@ -13,6 +13,7 @@ import re
 from collections import Counter, defaultdict
 
 from campaign import open_text, results_dir
+from multi_gpu_table import label
 
 GIB = 2 ** 30
 
@@ -29,13 +30,6 @@ def ok(rs):
 def problem(r):
     p = r["problem"]
     return (p["size"][0], p["precision"], p["direction"])
-
-
-def label(r):
-    c = r["config"]
-    ov = c.get("overlap", 1)
-    slices = "/tapered" if c.get("overlap_slices") == "tapered" else ""
-    return f'{c["decomposition"]}/{"+".join(c["redistribution"])}/ov{ov}{slices}'
 
 
 def total(r):

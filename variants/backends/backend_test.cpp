@@ -278,6 +278,26 @@ TEST(Backend, CopyRegionMovesExactlyTheRegion) {
     for_each(sub, [&](const Index& g) { EXPECT_EQ(got[dst_l.offset_of(g)], g[0] * 100 + g[1] * 10 + g[2]); });
 }
 
+// `copy` moves region `sub` of array `l` (holding `src`) to a packed buffer
+// and back into an array of -1s: afterwards that array holds src inside
+// `sub` and -1 everywhere else. copy(dst, dst_region, src, src_region).
+template <class Copy>
+void expect_region_round_trip(Backend& be, const Layout& l, const std::vector<double>& src, const Box3& sub, Copy copy) {
+    Buffer s(be, src.size() * 8), d(be, src.size() * 8), packed(be, src.size() * 8);
+    be.copy_from_host(s.data(), src.data(), src.size() * 8);
+    const std::vector<double> fill(src.size(), -1);
+    be.copy_from_host(d.data(), fill.data(), fill.size() * 8);
+    copy(packed.data(), packed_region(l, sub, 0), s.data(), region_of(l, sub));
+    copy(d.data(), region_of(l, sub), packed.data(), packed_region(l, sub, 0));
+    std::vector<double> got(src.size());
+    be.copy_to_host(got.data(), d.data(), got.size() * 8);
+    be.synchronize();
+    for_each(l.box, [&](const Index& g) {
+        const double want = intersect(sub, Box3{g, {g[0] + 1, g[1] + 1, g[2] + 1}}).empty() ? -1 : src[l.offset_of(g)];
+        ASSERT_EQ(got[l.offset_of(g)], want) << sub.str() << " at " << g[0] << "," << g[1] << "," << g[2];
+    });
+}
+
 // Short rows (one thread per element on cuda) and long ones (a block per row),
 // strided to packed and back, as poisson's arranged kernel and the
 // transports' packing copy them: every element of the region and nothing else.
@@ -286,21 +306,10 @@ TEST(Backend, CopyRegionMovesShortAndLongRows) {
     const Layout l{{{0, 0, 0}, {6, 50, 300}}, order_xyz};
     std::vector<double> src(l.box.count());
     for_each(l.box, [&](const Index& g) { src[l.offset_of(g)] = g[0] * 1e6 + g[1] * 1e3 + g[2]; });
-    Buffer s(*be, src.size() * 8), d(*be, src.size() * 8), packed(*be, src.size() * 8);
-    be->copy_from_host(s.data(), src.data(), src.size() * 8);
-    for (const Box3 sub : {Box3{{1, 3, 0}, {5, 40, 4}}, Box3{{0, 0, 7}, {6, 50, 8}}, Box3{{0, 1, 10}, {6, 49, 290}}}) {
-        std::vector<double> fill(src.size(), -1);
-        be->copy_from_host(d.data(), fill.data(), fill.size() * 8);
-        be->copy_region(packed.data(), packed_region(l, sub, 0), s.data(), region_of(l, sub), 8);
-        be->copy_region(d.data(), region_of(l, sub), packed.data(), packed_region(l, sub, 0), 8);
-        std::vector<double> got(src.size());
-        be->copy_to_host(got.data(), d.data(), got.size() * 8);
-        be->synchronize();
-        for_each(l.box, [&](const Index& g) {
-            const double want = intersect(sub, Box3{g, {g[0] + 1, g[1] + 1, g[2] + 1}}).empty() ? -1 : src[l.offset_of(g)];
-            ASSERT_EQ(got[l.offset_of(g)], want) << sub.str() << " at " << g[0] << "," << g[1] << "," << g[2];
+    for (const Box3 sub : {Box3{{1, 3, 0}, {5, 40, 4}}, Box3{{0, 0, 7}, {6, 50, 8}}, Box3{{0, 1, 10}, {6, 49, 290}}})
+        expect_region_round_trip(*be, l, src, sub, [&](void* to, const StridedRegion& t, const void* from, const StridedRegion& f) {
+            be->copy_region(to, t, from, f, 8);
         });
-    }
 }
 
 // fill_separable writes sum_m Re(t_x t_y t_z) over a box that does not start
@@ -425,25 +434,14 @@ TEST(Backend, PeerCopyRegionMovesExactlyTheRegion) {
     const Layout l{{{0, 0, 0}, {5, 7, 600}}, order_xyz};  // a z-row is 4800 bytes
     std::vector<double> src(l.box.count());
     for_each(l.box, [&](const Index& g) { src[l.offset_of(g)] = g[0] * 1e6 + g[1] * 1e3 + g[2]; });
-    Buffer s(*be, src.size() * 8), d(*be, src.size() * 8), packed(*be, src.size() * 8);
-    be->copy_from_host(s.data(), src.data(), src.size() * 8);
     const int q = be->queue_count() > 1 ? 1 : 0;
     for (const Box3 sub : {Box3{{1, 0, 0}, {3, 7, 600}}, Box3{{1, 2, 0}, {4, 5, 600}}, Box3{{1, 2, 0}, {4, 5, 560}},
-                           Box3{{0, 1, 3}, {5, 6, 40}}}) {
-        std::vector<double> fill(src.size(), -1);
-        be->copy_from_host(d.data(), fill.data(), fill.size() * 8);
-        be->queue_wait(q, 0);
-        be->peer_copy_region_on(q, packed.data(), packed_region(l, sub, 0), s.data(), region_of(l, sub), 8);
-        be->peer_copy_region_on(q, d.data(), region_of(l, sub), packed.data(), packed_region(l, sub, 0), 8);
-        be->queue_wait(0, q);
-        std::vector<double> got(src.size());
-        be->copy_to_host(got.data(), d.data(), got.size() * 8);
-        be->synchronize();
-        for_each(l.box, [&](const Index& g) {
-            const double want = intersect(sub, Box3{g, {g[0] + 1, g[1] + 1, g[2] + 1}}).empty() ? -1 : src[l.offset_of(g)];
-            ASSERT_EQ(got[l.offset_of(g)], want) << sub.str() << " at " << g[0] << "," << g[1] << "," << g[2];
+                           Box3{{0, 1, 3}, {5, 6, 40}}})
+        expect_region_round_trip(*be, l, src, sub, [&](void* to, const StridedRegion& t, const void* from, const StridedRegion& f) {
+            be->queue_wait(q, 0);
+            be->peer_copy_region_on(q, to, t, from, f, 8);
+            be->queue_wait(0, q);
         });
-    }
 }
 
 // Side queues (CUDA streams on the cuda backend): a chain of copies across
