@@ -476,5 +476,24 @@ TEST(Backend, QueuesOrderWorkByWaitsAndReportCompletion) {
     EXPECT_EQ(reported.load(), queues);
 }
 
+
+// A device allocation that cannot fit says how much was asked and how much was free.
+TEST(Backend, AnAllocationTooLargeNamesItsSizeAndTheFreeMemory) {
+    auto be = make_backend();
+    const auto memory = be->device_memory_info();
+    if (!memory) GTEST_SKIP() << "backend " << be->name() << " reports no device memory";
+    const std::size_t bytes = memory->total + (std::size_t(1) << 30);
+    try {
+        Buffer b(*be, bytes);
+        FAIL() << "allocating " << bytes << " bytes of a " << memory->total << "-byte device succeeded";
+    } catch (const std::exception& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(std::to_string(bytes) + " bytes"), std::string::npos) << what;
+        EXPECT_NE(what.find("GiB free"), std::string::npos) << what;
+        EXPECT_NE(what.find("out of memory"), std::string::npos) << what;
+    }
+    Buffer small(*be, 1 << 20);  // the failure left the device usable
+    EXPECT_NE(small.data(), nullptr);
+}
 }  // namespace
 }  // namespace fftune

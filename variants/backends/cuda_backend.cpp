@@ -648,9 +648,21 @@ public:
         check(cudaMemGetInfo(&m.free, &m.total), "cudaMemGetInfo");
         return m;
     }
+    // Out of memory says how much was asked and how much was free, so a
+    // point that passed the plan's memory check and failed here shows the gap.
     void* allocate(std::size_t bytes) override {
         void* p = nullptr;
-        check(cudaMalloc(&p, std::max<std::size_t>(bytes, 1)), "cudaMalloc");
+        const cudaError_t e = cudaMalloc(&p, std::max<std::size_t>(bytes, 1));
+        if (e == cudaErrorMemoryAllocation) {
+            cudaGetLastError();
+            std::size_t free_bytes = 0, total_bytes = 0;
+            cudaMemGetInfo(&free_bytes, &total_bytes);
+            check(e, fmt::format("cudaMalloc of {:.2f} GiB ({} bytes; {:.2f} of {:.2f} GiB free)",
+                                 double(bytes) / (1 << 30), bytes, double(free_bytes) / (1 << 30),
+                                 double(total_bytes) / (1 << 30))
+                         .c_str());
+        }
+        check(e, "cudaMalloc");
         return p;
     }
     void deallocate(void* p) override { cudaFree(p); }
