@@ -29,5 +29,15 @@ std::optional<FftDescriptor> fft_descriptor(const Layout& in, const Layout& out,
     return d;
 }
 
+bool same_fft_plan(const FftDescriptor& a, const FftDescriptor& b) {
+    auto same = [](const std::vector<FftDim>& x, const std::vector<FftDim>& y) {
+        return std::equal(x.begin(), x.end(), y.begin(), y.end(), [](const FftDim& u, const FftDim& v) {
+            return u.n == v.n && u.in_stride == v.in_stride && u.out_stride == v.out_stride;
+        });
+    };
+    return a.precision == b.precision && a.kind == b.kind && same(a.dims, b.dims) && same(a.batch, b.batch) &&
+           a.in_elements == b.in_elements && a.out_elements == b.out_elements && a.queue == b.queue &&
+           !a.store_aside && !b.store_aside;
+}
 
 }  // namespace fftune

@@ -18,4 +18,9 @@ std::optional<FftDescriptor> fft_descriptor(const Layout& in, const Layout& out,
                                             const std::vector<int>& axes, FftKind kind,
                                             Precision precision, index_t nz_real);
 
+// Whether one plan made for `a` computes `b` too: the same transform, batch
+// and strides, queue and array sizes, and neither stores a block aside (a
+// plan's store-aside target is its own). Equal overlap slices share a plan.
+bool same_fft_plan(const FftDescriptor& a, const FftDescriptor& b);
+
 }  // namespace fftune

@@ -263,6 +263,27 @@ TEST(Plan, OverlapMustBeAChunkCount) {
     }
 }
 
+// Overlap slices of one shape share one FFT plan (same_fft_plan): with every
+// rank's 16 x-planes cut in 4 even slices the plan makes as many FFT plans as
+// without overlap, tapered slices one per shape, and both still validate.
+TEST(Plan, EqualOverlapSlicesShareOnePlan) {
+    const int p = world_size();
+    if (p == 1) GTEST_SKIP() << "overlap needs a reshape between ranks";
+    const Problem problem{"fft3d", {16 * p, 10, 9}, Precision::double_, Direction::forward, p};
+    auto planned = [&](int overlap, SliceSchedule schedule) {
+        Config config{"test_noting_ffts", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"a2a_sync"}, false, overlap};
+        config.overlap_slices = schedule;
+        planned_ffts.clear();
+        Plan plan(MPI_COMM_WORLD, problem, config);
+        const std::size_t made = planned_ffts.size();
+        EXPECT_TRUE(validate(plan).passed()) << config.key();
+        return made;
+    };
+    const std::size_t plain = planned(1, SliceSchedule::even);
+    EXPECT_EQ(planned(4, SliceSchedule::even), plain);
+    EXPECT_GT(planned(4, SliceSchedule::tapered), plain);
+}
+
 TEST(Plan, ApplicationInterface) {
     const int p = world_size();
     const Problem problem{"fft3d", {12, 7, 5}, Precision::double_, Direction::forward, p};

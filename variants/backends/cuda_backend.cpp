@@ -212,7 +212,10 @@ public:
     }
 
 private:
-    static constexpr std::size_t kGraphs = 4;  // (in, out) pairs kept: the timed buffers and validation's
+    // (in, out) pairs kept: the timed buffers and validation's, for each of
+    // up to 16 overlap slices that share the plan (Plan::Overlap); dropping
+    // one waits for the stream, which must not happen inside a timed run.
+    static constexpr std::size_t kGraphs = 64;
     struct Graph {
         void *in, *out;
         cudaGraphExec_t exec;
