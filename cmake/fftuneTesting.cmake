@@ -4,6 +4,9 @@
 # test binary again (e.g. for another backend through ENVIRONMENT).
 include(ProcessorCount)
 ProcessorCount(FFTUNE_CORES)
+# What every test's environment needs (mpirun as root): cmake/ctest_environment.cmake.
+set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY TEST_INCLUDE_FILES
+  ${PROJECT_SOURCE_DIR}/cmake/ctest_environment.cmake)
 add_library(fftune_test_main STATIC ${PROJECT_SOURCE_DIR}/cmake/mpi_gtest_main.cpp)
 target_link_libraries(fftune_test_main PUBLIC fftune GTest::gtest)
 
