@@ -19,6 +19,11 @@ g ranks sharing a GPU (ranks_per_node ÷ gpu_count: their device work adds up), 
             the rank's Nx/P nonzero x-planes of Mx, its x pass over all; the inverse's x pass over all,
             its y and z passes over the X planes read (own slab + the samples' x-planes); each pass 1/3:
             C_pruned = C(M) · [½(1/3 + (2/3)(Nx/P)/Mx) + ½(1/3 + (2/3) X/Mx)], the rest as built.
+            Assumed: as built (issue 45, local_transform pruned) the forward is (1 + p + p/2)/3 of its
+            transform (p = (Nx/P)/Mx; z only on y < Ny) plus zeroing (1 − p) of the spectrum, and the inverse
+            (1 + 1/2 + 1/4)/3 (y, z over x < Nx, not X). Records of pruned points carry their forward and
+            inverse phases and convolution.fft_work_fraction: fit a c_fft of their own on those phases and
+            use it in place of G["pruned"] (geometry) once they are measured.
 Fitted per machine (fingerprint), relative least squares: c_fft on the octree's fft phases (or exact at
 1 rank), κ = exact at 1 rank ÷ C(M) (else 1), 1/β_x per exact transport on T_exact − κ g C/P, c_w and c_s
 on `sample`, 1/β_s per octree exchange on `exchange`, c_i on `interpolate`, c_o on total − Σ phases.
@@ -175,8 +180,8 @@ def points(records):
         if is_probe(r) or r.get("status") != "ok" or not (r.get("validation") or {}).get("passed"):
             continue
         p, c = r["problem"], r["config"]
-        if p.get("kind") != "convolution":
-            continue
+        if p.get("kind") != "convolution" or c.get("local_transform", "full") != "full":
+            continue  # the model's octree is the full local transform (pruned: the docstring's note)
         key = (tuple(p["size"]), p["ranks"], p["kernel"], p["input"], c["method"], c.get("sampling", "full"), transport(r))
         out[r["machine"].get("fingerprint")][key].append(r)
     return out

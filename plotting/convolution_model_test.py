@@ -111,6 +111,17 @@ class ModelTest(unittest.TestCase):
         for k, v in {**BETA_X, **BETA_S}.items():
             self.assertAlmostEqual((par["beta_x"] | par["beta_s"])[k] / v, 1, places=6, msg=k)
 
+    def test_pruned_records_stay_out_of_the_fit(self):
+        recs = synthetic()
+        for r in [r for r in recs if r["config"]["method"] == "octree"]:  # the same points, pruned: half the fft time
+            q = json.loads(json.dumps(r))
+            q["config"]["local_transform"] = "pruned"
+            for k in ("forward", "inverse"):
+                q["timing"]["phases"][k]["median"] /= 2
+            recs.append(q)
+        par = cm.fit(cm.points(recs)["m"])
+        self.assertAlmostEqual(par["c_fft"] / TRUE["c_fft"], 1, places=6)
+
     def test_check_predicts_other_sizes_exactly_on_model_data(self):
         with redirect_stdout(io.StringIO()) as out:
             rows = cm.check(synthetic())

@@ -58,7 +58,8 @@ struct FftDescriptor {
 class FftPlan {
 public:
     virtual ~FftPlan() = default;
-    // Out-of-place. A c2r plan may overwrite its input (FFTW and cuFFT both do).
+    // Out-of-place, or in place (in == out) for a c2c plan whose in and out
+    // strides are equal. A c2r plan may overwrite its input (FFTW and cuFFT both do).
     virtual void execute(void* in, void* out) = 0;
     // Scratch the plan needs while it executes, in backend memory, provided by
     // the caller through set_work_area() before the first execute(). Plans that

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/registry.hpp"
+#include "core/engine/decomposition.hpp"
 #include "core/engine/plan.hpp"
 #include "core/engine/redistribution.hpp"
 #include "core/engine/transport.hpp"
@@ -30,6 +31,7 @@
 #include "core/run/family.hpp"
 #include "core/run/engine_axes.hpp"
 #include "families/convolution/device_kernels.hpp"
+#include "families/convolution/pruned_transform.hpp"
 #include "families/convolution/sampling.hpp"
 
 namespace fftune::convolution {
@@ -41,6 +43,9 @@ using Size = std::array<index_t, 3>;  // Nx, Ny, Nz
 const std::vector<std::string> methods{"exact", "octree"};
 const std::vector<std::string> kernels{"gaussian", "inverse_r"};
 const std::vector<std::string> inputs{"blobs", "noise"};
+// The octree's local transform: the whole padded grid's (the engine's 1-rank
+// plan), or pruned to the rows that are nonzero or read (pruned_transform.hpp).
+const std::vector<std::string> local_transforms{"full", "pruned"};
 
 // The stored bound of the relative L2 error of `sampling` for a kernel and an
 // input (measured at N = 16-20 and 1-4 ranks, README.md; about twice the worst;
@@ -65,7 +70,7 @@ void apply_wrong_answer(Backend& be, double* y, std::size_t count, index_t nz) {
 
 struct ConvolutionAxes : FamilyAxes {
     std::vector<Size> sizes;
-    std::vector<std::string> methods, kernels, inputs, samplings, backends, redistribution;
+    std::vector<std::string> methods, kernels, inputs, samplings, local_transforms, backends, redistribution;
     std::optional<double> error_bound;
 };
 
@@ -73,8 +78,11 @@ struct ConvolutionAxes : FamilyAxes {
 // `reuse_input`: the inverse writes into the input array (no output array of
 // its own: an octree rank holds one padded real grid, not two), and
 // restore_input() puts the input back from a packed copy of its region.
+// prune(): the transforms run as PrunedTransform's passes on the same arrays
+// (the kernel spectrum is the plan's, made before).
 struct PaddedConvolution {
     std::unique_ptr<Plan> plan;
+    std::unique_ptr<PrunedTransform> pruned;
     Buffer in, spectrum, out, kernel;
     Buffer source;  // reuse_input: the loaded region, packed
     Box3 loaded;
@@ -116,6 +124,9 @@ struct PaddedConvolution {
     // into the input, whose other points are zero: written packed in backend
     // memory, then copied into place.
     void load(const Box3& region, const Size& n, InputField field) {
+        if (pruned && region != pruned->own_box())
+            throw std::logic_error("convolution: the pruned transform reads the input at " + pruned->own_box().str() +
+                                   ", not " + region.str());
         loaded = region;
         if (region.empty()) return;
         Backend& be = plan->backend();
@@ -126,11 +137,26 @@ struct PaddedConvolution {
         be.synchronize();
         if (reuse_input) source = std::move(staged);
     }
+    // The octree's own x-planes [x0, x1) of the grid n are its input's only nonzero ones.
+    void prune(const Size& n, index_t x0, index_t x1) {
+        pruned = std::make_unique<PrunedTransform>(plan->backend(), plan->input_layout(), plan->output_layout(), n,
+                                                   x0, x1);
+    }
     // The array the inverse writes.
     void* output() const { return reuse_input ? in.data() : out.data(); }
-    // reuse_input: the input as load() left it (zero but its region), queued.
+    void forward() {
+        if (pruned) return pruned->forward(in.data(), spectrum.data());
+        plan->forward(in.data(), spectrum.data());
+    }
+    void inverse() {
+        if (pruned) return pruned->inverse(spectrum.data(), output());
+        plan->inverse(spectrum.data(), output());
+    }
+    // reuse_input: the input as the forward reads it (zero but the loaded
+    // region; pruned: on the rows it reads), queued.
     void restore_input() {
         if (!reuse_input) return;
+        if (pruned) return pruned->restore(in.data(), source.data());
         Backend& be = plan->backend();
         const Layout& l = plan->input_layout();
         be.zero(in.data(), in.bytes());
@@ -139,7 +165,8 @@ struct PaddedConvolution {
     }
     // Its arrays and the plan's own workspace (Plan::backend_bytes would count the caller's arrays again).
     std::size_t bytes() const {
-        return plan->workspace_bytes() + in.bytes() + spectrum.bytes() + out.bytes() + kernel.bytes() + source.bytes();
+        return plan->workspace_bytes() + in.bytes() + spectrum.bytes() + out.bytes() + kernel.bytes() + source.bytes() +
+               (pruned ? pruned->bytes() : 0);
     }
 };
 
@@ -153,6 +180,7 @@ public:
           field_(input_field(input_)),
           octree_(pt.config.at("method") == "octree"),
           sampling_(octree_ ? pt.config.at("sampling").get<std::string>() : "full"),
+          pruned_(octree_ && pt.config.value("local_transform", "full") == "pruned"),
           transport_(pt.config.at("redistribution").get<std::string>()),
           config_(pt.config) {
         bound_ = pt.problem.contains("error_bound") ? pt.problem.at("error_bound").get<double>()
@@ -174,7 +202,17 @@ public:
             mark(setup_parts_ms_, "tiling");
             std::unique_ptr<Backend> probe;
             all_or_none(comm, [&] { probe = Registry<Backend>::instance().create(config_.at("backend").get<std::string>()); });
-            ranks_on_device_ = require_device_memory(comm, *probe, octree_need(tiles));
+            // Pruned: its plans' work area too, beside the plan's (their plans
+            // made here once to ask, on the local plan's layouts).
+            std::size_t pruned_work = 0;
+            all_or_none(comm, [&] {
+                if (!pruned_) return;
+                const auto chain = Registry<Decomposition>::instance().create("reference_3d")->chain(
+                    local_problem(), local_engine().get<Config>(), 0);
+                pruned_work = PrunedTransform::work_bytes(*probe, chain.layouts.front(), chain.layouts.back(), n_,
+                                                          own_.lo[0], own_.hi[0]);
+            });
+            ranks_on_device_ = require_device_memory(comm, *probe, octree_need(tiles) + pruned_work);
             probe.reset();
             // Rank-local (its collectives are on MPI_COMM_SELF): a failure on one
             // rank is agreed on all before the next collective call.
@@ -182,6 +220,7 @@ public:
                 conv_ = std::make_unique<PaddedConvolution>(MPI_COMM_SELF, n_, 1, local_engine(), kernel_, true);
                 if (conv_->plan->input_layout().order != order_xyz)
                     throw std::logic_error("convolution: the octree reads its local plan's input x slowest");
+                if (pruned_) conv_->prune(n_, own_.lo[0], own_.hi[0]);
                 kernels_ = kernels_for(conv_->plan->backend());
                 y_dev_ = Buffer(conv_->plan->backend(), std::size_t(own_.count()) * sizeof(double));
             });
@@ -223,7 +262,9 @@ public:
         std::size_t fwd = 0, inv = 0, sent = 0, received = 0;
         for (const auto& p : conv_->plan->phase_traffic(Direction::forward)) fwd += p.device_bytes, sent += p.sent_bytes, received += p.received_bytes;
         for (const auto& p : conv_->plan->phase_traffic(Direction::inverse)) inv += p.device_bytes, sent += p.sent_bytes, received += p.received_bytes;
-        t[0].device_bytes = fwd, t[2].device_bytes = inv;
+        // Pruned: one read and write per 1D pass and the zeroing; full: one of its 3D transform.
+        t[0].device_bytes = conv_->pruned ? conv_->pruned->forward_device_bytes() : fwd;
+        t[2].device_bytes = conv_->pruned ? conv_->pruned->inverse_device_bytes() : inv;
         t[1].device_bytes = std::size_t(conv_->plan->output_count()) * (2 * 16 + 8);
         if (octree_) {  // own part copied and samples gathered; samples exchanged; each source's added
             const std::size_t own = std::size_t(own_.count());
@@ -253,7 +294,11 @@ public:
             apply_wrong_answer(be, y.as<double>(), count, n_[2]);  // tests only (sampling.hpp)
         });
         const double* exact = y.as<const double>();
-        if (octree_) {  // the same pipeline at rate 1 into y_dev_; its exchange is freed after
+        // Octree: the same pipeline at rate 1 into y_dev_ (its exchange freed
+        // after), through the same local transform (pruned or full): the
+        // direct sums check that transform's values at the probes, the L2 error
+        // then is the sampling's alone.
+        if (octree_) {
             if (sampling_ != "full") exchanges_["full"] = make_exchange(*shared_host_tiling(sampling_scheme("full")), reference_transport());
             mark(validate_parts_ms_, "full_exchange");
             run(sampling_scheme("full"), false);
@@ -337,6 +382,10 @@ public:
                                  {"error_bound", bound_},
                                  {"setup_parts_ms", setup_parts_ms_},
                                  {"validate_parts_ms", validate_parts_ms_}};
+        if (octree_)  // the local transform's 1D FFT work over the whole padded grid's (pruned_transform.hpp)
+            record["convolution"]["fft_work_fraction"] = {
+                {"forward", conv_->pruned ? conv_->pruned->forward_work_fraction() : 1.0},
+                {"inverse", conv_->pruned ? conv_->pruned->inverse_work_fraction() : 1.0}};
         if (!octree_) {  // the engine's exchange, both transforms
             std::size_t sent = 0;
             for (auto d : {Direction::forward, Direction::inverse})
@@ -390,8 +439,8 @@ public:
     }
 
     // What one octree rank allocates, before its plan exists: memory_model()
-    // with the FFT work area taken as the spectrum's size (cuFFT's 3D r2c
-    // asks for up to its output).
+    // with the plan's FFT work area taken as the spectrum's size (cuFFT's 3D
+    // r2c asks for up to its output); the pruned transform's the caller adds.
     std::size_t octree_need(const HostTiling& h) const { return octree_arrays(16) + exchange_model(h); }
 
     // The predicted footprint of octree, from the grid alone: every rank holds
@@ -400,10 +449,13 @@ public:
     // z is halved) and the kernel (as many reals), plus the plan's workspace;
     // its own slab's input (to restore the input from) and result; the
     // samples it sends and receives (twice where the transport packs into
-    // staging buffers of its own) and the cell tables. Exact: nothing
-    // predicted (0).
+    // staging buffers of its own) and the cell tables; pruned: its plans'
+    // work area and one zero element (PrunedTransform::bytes), no array.
+    // Exact: nothing predicted (0).
     std::size_t memory_model() const {
-        return octree_ ? octree_arrays(0) + conv_->plan->workspace_bytes() + exchange_model(*shared_host_tiling(sampling_scheme(sampling_))) : 0;
+        if (!octree_) return 0;
+        return octree_arrays(0) + conv_->plan->workspace_bytes() + (conv_->pruned ? conv_->pruned->bytes() : 0) +
+               exchange_model(*shared_host_tiling(sampling_scheme(sampling_)));
     }
     // The octree's padded-grid arrays and its own slab's input and result,
     // with `work` bytes per spectrum value for an FFT work area.
@@ -428,6 +480,9 @@ private:
     Box3 domain() const { return {{0, 0, 0}, n_}; }
     // One rank's whole transform on the point's backend (default_config would
     // pick the GPU whatever the point asked for).
+    fftune::Problem local_problem() const {
+        return {"fft3d", {2 * n_[0], 2 * n_[1], 2 * n_[2]}, Precision::double_, Direction::forward, 1};
+    }
     json local_engine() const {
         return {{"backend", config_.at("backend")}, {"decomposition", "reference_3d"}, {"layout", "default"},
                 {"process_grid", {1, 1}},         {"redistribution", json::array()},    {"gpu_aware", false}};
@@ -520,7 +575,7 @@ private:
         Backend& be = conv_->plan->backend();
         {
             auto t = scope(0);
-            conv_->plan->forward(conv_->in.data(), conv_->spectrum.data());
+            conv_->forward();
         }
         {
             auto t = scope(1);
@@ -529,7 +584,7 @@ private:
         }
         {
             auto t = scope(2);
-            conv_->plan->inverse(conv_->spectrum.data(), conv_->output());
+            conv_->inverse();
         }
         if (!octree_) return;
         SampleExchange& ex = *exchanges_.at(s.name);
@@ -592,7 +647,9 @@ private:
     GreenKernel green_;
     InputField field_;
     bool octree_;
-    std::string sampling_, transport_;
+    std::string sampling_;
+    bool pruned_;  // octree: its local transform
+    std::string transport_;
     json config_;
     double bound_ = 0;
     int ranks_ = 1, rank_ = 0, ranks_on_device_ = 1;
@@ -614,7 +671,7 @@ public:
                "with octree-sampled exchange";
     }
     std::vector<std::string> testcase_keys() const override {
-        return {"sizes", "method", "kernel", "input", "sampling", "redistribution", "backend", "error_bound"};
+        return {"sizes", "method", "kernel", "input", "sampling", "local_transform", "redistribution", "backend", "error_bound"};
     }
     std::shared_ptr<const FamilyAxes> parse(const TestcaseParser& ps, const json& j, const std::vector<int>&) const override {
         auto a = std::make_shared<ConvolutionAxes>();
@@ -624,6 +681,8 @@ public:
         a->kernels = ps.names_axis(TestcaseParser::value_or(j, "kernel", "all"), "/kernel", kernels);
         a->inputs = ps.names_axis(TestcaseParser::value_or(j, "input", "blobs"), "/input", inputs);
         a->samplings = ps.names_axis(TestcaseParser::value_or(j, "sampling", "all"), "/sampling", sampling_names());
+        a->local_transforms = ps.names_axis(TestcaseParser::value_or(j, "local_transform", "full"), "/local_transform",
+                                            local_transforms);
         a->redistribution = ps.names_axis(TestcaseParser::value_or(j, "redistribution", "a2a_sync"), "/redistribution",
                                           Registry<Transport>::instance().names());
         a->backends = ps.names_axis(TestcaseParser::value_or(j, "backend", "fftw"), "/backend",
@@ -650,8 +709,11 @@ public:
                                     configs.push_back({{"method", m}, {"redistribution", r}, {"backend", be}});
                                 else
                                     for (const auto& s : a.samplings)
-                                        configs.push_back(
-                                            {{"method", m}, {"sampling", s}, {"redistribution", r}, {"backend", be}});
+                                        for (const auto& t : a.local_transforms) {
+                                            json c{{"method", m}, {"sampling", s}, {"redistribution", r}, {"backend", be}};
+                                            if (t != "full") c["local_transform"] = t;  // full: as records before it
+                                            configs.push_back(std::move(c));
+                                        }
                             for (const auto& c : configs) {
                                 Point pt;
                                 pt.index = static_cast<int>(out.size());
@@ -675,6 +737,13 @@ public:
         // along z an answer shifted by one point is the same answer.
         if (side < 2)
             return fmt::format("convolution grids need every extent >= 2, not {}", size_string(n));
+        const std::string transform = config.value("local_transform", "full");
+        if (std::find(local_transforms.begin(), local_transforms.end(), transform) == local_transforms.end())
+            throw std::invalid_argument(fmt::format("unknown local_transform '{}' (allowed: {})", transform,
+                                                    fmt::join(local_transforms, ", ")));
+        if (config.at("method") == "exact" && transform != "full")
+            return fmt::format("local_transform {} is the octree's; exact transforms the padded grid distributed",
+                               transform);
         if (config.at("method") == "octree") {
             const auto& s = sampling_scheme(config.at("sampling").get<std::string>());
             if (side < s.smallest_side)
@@ -702,14 +771,17 @@ public:
     std::unique_ptr<Workload> workload(const Point& point) const override {
         return std::make_unique<ConvolutionWorkload>(point);
     }
-    // exact/TRANSPORT/BACKEND, octree/SAMPLING/TRANSPORT/BACKEND (records from
-    // before the octree exchanged in backend memory have no transport: their
-    // samples went through host MPI, as a2a_sync's do).
+    // exact/TRANSPORT/BACKEND, octree/SAMPLING/TRANSPORT/BACKEND, and
+    // /LOCAL_TRANSFORM after it where that is not full (records from before
+    // the octree exchanged in backend memory have no transport: their samples
+    // went through host MPI, as a2a_sync's do; records without a
+    // local_transform transformed the full grid).
     std::string config_key(const json& c) const override {
         const std::string m = c.at("method").get<std::string>();
         const std::string r = c.value("redistribution", "a2a_sync"), be = c.at("backend").get<std::string>();
         if (m == "exact") return fmt::format("exact/{}/{}", r, be);
-        return fmt::format("octree/{}/{}/{}", c.at("sampling").get<std::string>(), r, be);
+        const std::string t = c.value("local_transform", "full");
+        return fmt::format("octree/{}/{}/{}{}", c.at("sampling").get<std::string>(), r, be, t == "full" ? "" : "/" + t);
     }
     std::vector<ProblemAxis> problem_axes() const override {
         using Role = ProblemAxis::Role;
@@ -722,7 +794,9 @@ public:
                 {"kernel", Role::category, kernels, "gaussian", 0, "gaussian or inverse_r"},
                 {"input", Role::category, inputs, "blobs", 0, "blobs or noise"}};
     }
-    std::vector<std::string> config_axes() const override { return {"method", "sampling", "redistribution", "backend"}; }
+    std::vector<std::string> config_axes() const override {
+        return {"method", "sampling", "local_transform", "redistribution", "backend"};
+    }
     json default_config(const json&) const override {
         return {{"method", "exact"}, {"redistribution", "a2a_sync"}, {"backend", "fftw"}};
     }

@@ -40,10 +40,13 @@ Point point(index_t n, const std::string& kernel, const std::string& input, cons
     return point(Size{n, n, n}, kernel, input, config);
 }
 // The octree's sample exchange: FFTUNE_TEST_REDISTRIBUTION (CMake registers
-// NCCL and CUDA IPC on GPUs), default a2a_sync.
-json octree(const std::string& sampling) {
+// NCCL and CUDA IPC on GPUs), default a2a_sync; its local transform full
+// (no field, as configurations before the axis) or pruned.
+json octree(const std::string& sampling, const std::string& local_transform = "full") {
     const char* env = std::getenv("FFTUNE_TEST_REDISTRIBUTION");
-    return {{"method", "octree"}, {"sampling", sampling}, {"redistribution", env ? env : "a2a_sync"}};
+    json c{{"method", "octree"}, {"sampling", sampling}, {"redistribution", env ? env : "a2a_sync"}};
+    if (local_transform != "full") c["local_transform"] = local_transform;
+    return c;
 }
 const json exact{{"method", "exact"}, {"redistribution", "a2a_sync"}};
 
@@ -121,6 +124,30 @@ TEST(Convolution, OctreeErrorStaysUnderItsStoredBound) {
                 }
 }
 
+// The pruned local transform (pruned_transform.hpp) in the whole pipeline:
+// every point validates (direct sums at the probes of the pruned rate-1 run),
+// its error is the full transform's up to round-off, it moves the same
+// samples, and its memory is what the model predicts.
+TEST(Convolution, PrunedOctreeIsTheFullOne) {
+    for (const Size& n : std::vector<Size>{{16, 16, 16}, {21, 18, 23}, {16, 20, 24}})
+        for (const char* kernel : {"gaussian", "inverse_r"})
+            for (const char* input : {"blobs", "noise"})
+                for (const char* sampling : {"full", "coarse"}) {
+                    const std::string what = fmt::format("{} {} {} {}", size_string(n), kernel, input, sampling);
+                    const Ran f = run(point(n, kernel, input, octree(sampling)));
+                    const Ran p = run(point(n, kernel, input, octree(sampling, "pruned")));
+                    for (const auto& k : p.v.checks) EXPECT_TRUE(k.passed) << what << " " << k.method << " " << k.max_rel_error;
+                    const double ef = f.v.checks[0].max_rel_error, ep = p.v.checks[0].max_rel_error;
+                    EXPECT_LE(std::abs(ep - ef), 1e-9 * ef + 1e-13) << what << ": full " << ef << ", pruned " << ep;
+                    EXPECT_EQ(p.record["convolution"]["samples_sent"], f.record["convolution"]["samples_sent"]) << what;
+                    EXPECT_EQ(p.record["convolution"]["memory_model_bytes"].get<std::size_t>(), p.footprint.backend_bytes)
+                        << what;
+                    const auto& work = p.record["convolution"]["fft_work_fraction"];
+                    EXPECT_LT(work["forward"].get<double>(), 1.0) << what;
+                    EXPECT_LT(work["inverse"].get<double>(), 1.0) << what;
+                }
+}
+
 TEST(Convolution, ATooTightBoundFailsClearly) {
     if (world_size() == 1) GTEST_SKIP() << "one rank exchanges nothing: octree is exact";
     Point pt = point(16, "gaussian", "blobs", octree("coarse"));
@@ -172,6 +199,16 @@ TEST(Convolution, BadInputIsRefusedBeforeWork) {
     EXPECT_TRUE(f.not_applicable(problem, coarse));
     problem["size"] = {16, 40, 16};
     EXPECT_FALSE(f.not_applicable(problem, coarse));
+    // The local transform: the octree's axis, its key only where not full.
+    json pruned = coarse, pruned_exact = engine, unknown = coarse;
+    pruned["local_transform"] = pruned_exact["local_transform"] = "pruned";
+    unknown["local_transform"] = "sparse";
+    EXPECT_FALSE(f.not_applicable(problem, pruned));
+    EXPECT_EQ(*f.not_applicable(problem, pruned_exact),
+              "local_transform pruned is the octree's; exact transforms the padded grid distributed");
+    EXPECT_THROW(f.not_applicable(problem, unknown), std::invalid_argument);
+    EXPECT_EQ(f.config_key(pruned), "octree/coarse/a2a_sync/fftw/pruned");
+    EXPECT_EQ(f.config_key(coarse), "octree/coarse/a2a_sync/fftw");
 }
 
 // A cell dropped from the octree tiling is dropped from the full-rate run that
@@ -220,7 +257,8 @@ TEST(Convolution, EveryDroppedOctreeCellFailsValidation) {
 // refused at (x + 3) x (s - 1) x (s + 5).
 TEST(Convolution, AWrongSolverFailsValidationAtTheSmallestSize) {
     const Family& f = family_named("convolution");
-    for (const json& config : {exact, octree("full"), octree("fine"), octree("coarse")}) {
+    for (const json& config : {exact, octree("full"), octree("fine"), octree("coarse"), octree("full", "pruned"),
+                               octree("coarse", "pruned")}) {
         const index_t s = config["method"] == "octree" ? convolution::sampling_scheme(config["sampling"]).smallest_side : 2;
         const index_t n = std::max<index_t>(s, world_size());
         for (const Size& below : {Size{n - 1, n - 1, n - 1}, Size{n + 3, s - 1, s + 5}})

@@ -2,6 +2,7 @@
 target_sources(fftune PRIVATE
   families/convolution/sampling.cpp
   families/convolution/device_kernels.cpp
+  families/convolution/pruned_transform.cpp
   families/convolution/convolution.cpp)
 if(CMAKE_CUDA_COMPILER)
   target_sources(fftune PRIVATE families/convolution/device_kernels_cuda.cu families/convolution/device_kernels_cuda.cpp)
@@ -11,6 +12,11 @@ if(FFTUNE_BUILD_TESTS)
   fftune_add_test(convolution_device_kernels_test SOURCES families/convolution/device_kernels_test.cpp LABELS unit)
   if(CMAKE_CUDA_COMPILER)  # the kernels against the host oracle
     fftune_add_test(convolution_device_kernels_cuda REUSE convolution_device_kernels_test LABELS gpu
+      ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
+  endif()
+  fftune_add_test(convolution_pruned_transform_test SOURCES families/convolution/pruned_transform_test.cpp LABELS unit)
+  if(CMAKE_CUDA_COMPILER)  # cuFFT's passes against the engine's 3D plan
+    fftune_add_test(convolution_pruned_transform_cuda REUSE convolution_pruned_transform_test LABELS gpu
       ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
   endif()
   fftune_add_test(convolution_mpi_test SOURCES families/convolution/convolution_mpi_test.cpp LABELS convolution
@@ -33,6 +39,13 @@ if(FFTUNE_BUILD_TESTS)
   fftune_family_sweep(convolution ${PROJECT_SOURCE_DIR}/testcases/convolution_quick.json ${cdir})
   fftune_cli_test(convolution_bad_sampling 2 ARGS run ${PROJECT_SOURCE_DIR}/families/convolution/testdata/bad_sampling.json
     EXPECT "/sampling/1: unknown value 'sparse' \\(allowed: full, fine, coarse, or \"all\"\\)" LABELS convolution)
+  fftune_cli_test(convolution_bad_local_transform 2 ARGS run ${PROJECT_SOURCE_DIR}/families/convolution/testdata/bad_local_transform.json
+    EXPECT "/local_transform/1: unknown value 'sparse' \\(allowed: full, pruned, or \"all\"\\)" LABELS convolution)
+  # The pruned local transform through the CLI: its own key, validated; exact once.
+  fftune_cli_test(convolution_pruned 0 ARGS run ${PROJECT_SOURCE_DIR}/families/convolution/testdata/pruned.json
+    --out ${cdir}-pruned --fresh
+    EXPECT "exact/a2a_sync/fftw: ok" "octree/coarse/a2a_sync/fftw: ok" "octree/coarse/a2a_sync/fftw/pruned: ok"
+    "Summary: 3 ok  \\(3 points\\)" LABELS convolution)
   fftune_cli_test(convolution_too_tight 1 ARGS run ${PROJECT_SOURCE_DIR}/families/convolution/testdata/too_tight.json
     --out ${cdir}-tight --fresh EXPECT "relative L2 error [0-9.e-]+ exceeds the bound 1e-06" LABELS convolution)
   if(FFTUNE_HAVE_TUNER)

@@ -237,6 +237,37 @@ TEST(Backend, APlanRerunsOnTheSameAndOtherBuffers) {
     check(a, out_a, "in_a -> out_a after eviction");
 }
 
+// A c2c plan executed in place (in == out; FFTW needs a plan made so), along
+// each axis of one layout (a pruned transform's passes over the spectrum,
+// families/convolution/pruned_transform.hpp), and after running out of place.
+TEST(Backend, AComplexPlanRunsInPlace) {
+    using C = std::complex<double>;
+    auto be = make_backend();
+    const Box3 box{{0, 0, 0}, {24, 20, 4}};  // at 5 x 6 x 4 FFTW ran out-of-place plans in place right
+    const Layout l{box, order_xyz};
+    const std::size_t n = box.count(), bytes = n * sizeof(C);
+    const auto host = random_values<C>(n, 13);
+    Buffer a(*be, bytes), b(*be, bytes);
+    for (int axis : {axis_x, axis_y, axis_z})
+        for (auto kind : {FftKind::c2c_forward, FftKind::c2c_backward}) {
+            const auto d = fft_descriptor(l, l, {axis}, kind, Precision::double_, 7);
+            ASSERT_TRUE(d);
+            auto fft = make_standalone_fft(*be, *d);
+            const auto want = naive_dft(l, std::vector<std::complex<double>>(host.begin(), host.end()), {axis},
+                                        kind == FftKind::c2c_forward ? -1 : 1, l);
+            for (bool out_of_place_first : {false, true}) {
+                be->copy_from_host(a.data(), host.data(), bytes);
+                if (out_of_place_first) fft->execute(a.data(), b.data());
+                fft->execute(a.data(), a.data());
+                std::vector<C> got(n);
+                be->copy_to_host(got.data(), a.data(), bytes);
+                double err = 0;
+                for (std::size_t i = 0; i < n; ++i) err = std::max(err, std::abs(got[i] - want[i]));
+                EXPECT_LT(err, 1e-11) << "axis " << axis_name(axis) << (out_of_place_first ? " after out of place" : "");
+            }
+        }
+}
+
 TEST(Backend, BatchStridesOfEveryStageAreTheLayoutStrides) {
     // yzx in, xyz out along x: batch over y and z with different strides on each side.
     const Layout in{half_box, order_yzx}, out{half_box, order_xyz};

@@ -85,23 +85,26 @@ public:
         // only fix the alignment the plan assumes (fftw_malloc: SIMD-aligned).
         probe_in_ = fftw_malloc(64);
         probe_out_ = fftw_malloc(64);
-        plan_ = make(FFTW_ESTIMATE);
+        plans_[0][0] = make(FFTW_ESTIMATE, false);
     }
     ~FftwPlan() override {
-        if (plan_) F::destroy(plan_);
-        if (unaligned_) F::destroy(unaligned_);
+        for (auto& by_alignment : plans_)
+            for (auto p : by_alignment)
+                if (p) F::destroy(p);
         fftw_free(probe_in_);
         fftw_free(probe_out_);
     }
 
     void execute(void* in, void* out) override {
-        typename F::plan p = plan_;
-        // New-array execution needs the planning arrays' alignment; user arrays
-        // that differ get a plan made with FFTW_UNALIGNED (once).
-        if (F::alignment(in) != 0 || F::alignment(out) != 0) {
-            if (!unaligned_) unaligned_ = make(FFTW_ESTIMATE | FFTW_UNALIGNED);
-            p = unaligned_;
-        }
+        // New-array execution needs the planning arrays' alignment and whether
+        // they were one array: user arrays that differ get a plan made with
+        // FFTW_UNALIGNED, or in place, each once.
+        const bool in_place = in == out;
+        if (in_place && (desc_.kind == FftKind::r2c || desc_.kind == FftKind::c2r))
+            throw std::logic_error("an FFTW r2c or c2r plan runs out of place only");
+        const bool unaligned = F::alignment(in) != 0 || F::alignment(out) != 0;
+        typename F::plan& p = plans_[in_place][unaligned];
+        if (!p) p = make(FFTW_ESTIMATE | (unaligned ? FFTW_UNALIGNED : 0u), in_place);
         switch (desc_.kind) {
             case FftKind::r2c: F::exec_r2c(p, in, out); break;
             case FftKind::c2r: F::exec_c2r(p, in, out); break;
@@ -110,7 +113,7 @@ public:
     }
 
 private:
-    typename F::plan make(unsigned flags) {
+    typename F::plan make(unsigned flags, bool in_place) {
         auto to_iodims = [](const std::vector<FftDim>& v) {
             std::vector<fftw_iodim64> out;
             for (const auto& d : v) out.push_back({d.n, d.in_stride, d.out_stride});
@@ -120,7 +123,8 @@ private:
         const auto batch = to_iodims(desc_.batch);
         const int r = static_cast<int>(dims.size()), hr = static_cast<int>(batch.size());
         auto* cin = static_cast<typename F::complex*>(probe_in_);
-        auto* cout = static_cast<typename F::complex*>(probe_out_);
+        auto* cout = static_cast<typename F::complex*>(in_place ? probe_in_ : probe_out_);
+        const unsigned keep = in_place ? 0u : unsigned(FFTW_PRESERVE_INPUT);  // in place overwrites it anyway
         typename F::plan p{};
         switch (desc_.kind) {
             case FftKind::r2c:
@@ -132,12 +136,10 @@ private:
                            flags | FFTW_DESTROY_INPUT);
                 break;
             case FftKind::c2c_forward:
-                p = F::dft(r, dims.data(), hr, batch.data(), cin, cout, FFTW_FORWARD,
-                           flags | FFTW_PRESERVE_INPUT);
+                p = F::dft(r, dims.data(), hr, batch.data(), cin, cout, FFTW_FORWARD, flags | keep);
                 break;
             case FftKind::c2c_backward:
-                p = F::dft(r, dims.data(), hr, batch.data(), cin, cout, FFTW_BACKWARD,
-                           flags | FFTW_PRESERVE_INPUT);
+                p = F::dft(r, dims.data(), hr, batch.data(), cin, cout, FFTW_BACKWARD, flags | keep);
                 break;
         }
         if (!p) throw std::runtime_error(fmt::format("FFTW could not plan a rank-{} transform "
@@ -148,8 +150,7 @@ private:
     FftDescriptor desc_;
     void* probe_in_ = nullptr;
     void* probe_out_ = nullptr;
-    typename F::plan plan_{};
-    typename F::plan unaligned_{};
+    typename F::plan plans_[2][2]{};  // [in place][unaligned]
 };
 
 class HostClock final : public PhaseClock {
