@@ -51,13 +51,15 @@ if(FFTUNE_BUILD_TESTS)
   if(FFTUNE_HAVE_TUNER)
     fftune_cli_test(convolution_best_bound 0 ARGS best --problem convolution --size 16 --ranks 3 --kernel gaussian
       --input blobs --max-error 0.03 --db ${cdir}/db.sqlite
-      EXPECT "^(exact|octree)/[a-z0-9_]+/fftw  \\[exact\\]  fastest of [0-9]+ validated" LABELS convolution)
+      EXPECT "^(exact/[a-z0-9_]+|octree/[a-z]+/[a-z0-9_]+)/fftw(/pruned)?  \\[exact\\]  fastest of [0-9]+ validated"
+      LABELS convolution)
     fftune_cli_test(convolution_report 0 ARGS report --db ${cdir}/db.sqlite --out ${cdir}/report
       EXPECT "  convolution: 24 figures from [0-9]+ records" LABELS "convolution;plotting")
     # A non-cubic grid is asked for by its three extents (issue 45).
     fftune_cli_test(convolution_best_grid 0 ARGS best --problem convolution --size 17 16 20 --ranks 3 --kernel gaussian
       --input noise --max-error 0.1 --db ${cdir}/db.sqlite
-      EXPECT "^(exact|octree)/[a-z0-9_]+/fftw  \\[exact\\]  fastest of [0-9]+ validated" LABELS convolution)
+      EXPECT "^(exact/[a-z0-9_]+|octree/[a-z]+/[a-z0-9_]+)/fftw(/pruned)?  \\[exact\\]  fastest of [0-9]+ validated"
+      LABELS convolution)
     set_tests_properties(convolution_best_bound convolution_best_grid convolution_report PROPERTIES
       FIXTURES_REQUIRED convolution_db)
     # Which configuration wins: the sweep's records with known timings
