@@ -15,15 +15,12 @@ g ranks sharing a GPU (ranks_per_node ÷ gpu_count: their device work adds up), 
               over the own slab, L = max_r |slab_r| points, and the R received samples, zero-filled each step)
   S, R      = max over ranks of the samples a rank sends / receives (the ported tile(), per rank pair),
   W = |N|   the window the sampling reads (as built it crosses to the host), I = (P − 1) · max_r |slab_r|
-  pruned    the paper's local transform that skips the zero planes: the forward's y and z passes only over
-            the rank's Nx/P nonzero x-planes of Mx, its x pass over all; the inverse's x pass over all,
-            its y and z passes over the X planes read (own slab + the samples' x-planes); each pass 1/3:
-            C_pruned = C(M) · [½(1/3 + (2/3)(Nx/P)/Mx) + ½(1/3 + (2/3) X/Mx)], the rest as built.
-            Assumed: as built (issue 45, local_transform pruned) the forward is (1 + p + p/2)/3 of its
-            transform (p = (Nx/P)/Mx; z only on y < Ny) plus zeroing (1 − p) of the spectrum, and the inverse
-            (1 + 1/2 + 1/4)/3 (y, z over x < Nx, not X). Records of pruned points carry their forward and
-            inverse phases and convolution.fft_work_fraction: fit a c_fft of their own on those phases and
-            use it in place of G["pruned"] (geometry) once they are measured.
+  pruned    local_transform pruned (issue 45, families/convolution/pruned_transform.hpp): the forward's
+            z pass on the own x-planes' rows y < Ny, its y pass on the own x-planes (p = (Nx/P)/Mx of them)
+            after zeroing the other 1 − p, its x pass on all; the inverse's x pass on all, y on x < Nx, z on
+            x < Nx, y < Ny. In passes over the spectrum (C = 3 forward + 1 kernel + 3 inverse):
+            C_pruned = C(M) · (1 + p + p/2 + (1 − p)/2 + 1 + 1.75) / 7 (pruned_fraction), the rest as built.
+            Fitted on full points only; pruned points are predicted (--check lists them).
 Fitted per machine (fingerprint), relative least squares: c_fft on the octree's fft phases (or exact at
 1 rank), κ = exact at 1 rank ÷ C(M) (else 1), 1/β_x per exact transport on T_exact − κ g C/P, c_w and c_s
 on `sample`, 1/β_s per octree exchange on `exchange`, c_i on `interpolate`, c_o on total − Σ phases.
@@ -133,13 +130,19 @@ def octree_bytes(n):
 # --- geometry of a point and the model -------------------------------------------------------------------
 def geometry(n, p, scheme):
     n = tuple(n)
-    t, x = exchange(n, p, scheme)
+    t, _ = exchange(n, p, scheme)
     m = math.prod(2 * a for a in n)
     planes = max(split_lo(n[0], p, r + 1) - split_lo(n[0], p, r) for r in range(p))
-    xread = max(split_lo(n[0], p, r + 1) - split_lo(n[0], p, r) + x[r].sum() for r in range(p))
     return {"work": m * math.log2(m), "B": exact_bytes(n, p), "S": t.sum(1).max(), "R": t.sum(0).max(),
             "S0": t[0].sum(), "W": math.prod(n), "L": planes * n[1] * n[2], "I": (p - 1) * planes * n[1] * n[2],
-            "pruned": 0.5 * (1 / 3 + 2 / 3 * planes / (2 * n[0])) + 0.5 * (1 / 3 + 2 / 3 * xread / (2 * n[0]))}
+            "pruned": pruned_fraction(planes / (2 * n[0]))}
+
+
+def pruned_fraction(p):
+    """C_pruned / C(M) for local_transform pruned (families/convolution/pruned_transform.hpp), p = the own
+    x-planes ÷ Mx. In passes over the spectrum, C = 3 (forward) + 1 (kernel) + 3 (inverse); pruned, the forward
+    is 1 + p + p/2 plus zeroing the other 1 − p (a write, half a pass), the kernel 1, the inverse 1 + 1/2 + 1/4."""
+    return (1 + p + p / 2 + (1 - p) / 2 + 1 + 1.75) / 7
 
 
 def predict(par, n, p, g=1, scheme="coarse", beta_x=None, beta_s=None, pruned=False):
@@ -180,9 +183,10 @@ def points(records):
         if is_probe(r) or r.get("status") != "ok" or not (r.get("validation") or {}).get("passed"):
             continue
         p, c = r["problem"], r["config"]
-        if p.get("kind") != "convolution" or c.get("local_transform", "full") != "full":
-            continue  # the model's octree is the full local transform (pruned: the docstring's note)
-        key = (tuple(p["size"]), p["ranks"], p["kernel"], p["input"], c["method"], c.get("sampling", "full"), transport(r))
+        if p.get("kind") != "convolution":
+            continue
+        key = (tuple(p["size"]), p["ranks"], p["kernel"], p["input"], c["method"], c.get("sampling", "full"), transport(r),
+               c.get("local_transform", "full"))
         out[r["machine"].get("fingerprint")][key].append(r)
     return out
 
@@ -203,7 +207,8 @@ def lsq(X, y):
 
 def fit(group):
     """The parameters from one machine's points ({key: [records]}): see the module's docstring."""
-    pts = [(k, sharing(v[0]), geometry(k[0], k[1], k[5]), v) for k, v in group.items()]
+    # Fitted on the full local transform; pruned points are predicted from it (pruned_fraction).
+    pts = [(k, sharing(v[0]), geometry(k[0], k[1], k[5]), v) for k, v in group.items() if k[7] == "full"]
 
     def rows(method, x, y, ok=lambda k: k[1] > 1):
         """([x(k, g, G)], [median over the point's records of y(r, k, g, G)]): `method`'s points, y > 0."""
@@ -260,10 +265,11 @@ def check(records, out=None):
                     continue
                 exact = [(e, ev) for e, ev in sorted(group.items()) if e[4] == "exact" and e[:4] == k[:4] and e[6] in par["beta_x"]]
                 for e, ev in [x for x in exact if x[0][6] == k[6]] or exact:  # the octree's own transport where measured
-                    po = predict(par, s, k[1], sharing(v[0]), k[5], 1, par["beta_s"][k[6]])["octree"]
+                    po = predict(par, s, k[1], sharing(v[0]), k[5], 1, par["beta_s"][k[6]], k[7] == "pruned")["octree"]
                     pe = predict(par, s, k[1], sharing(ev[0]), k[5], par["beta_x"][e[6]], 1)["exact"]
                     meas, pred = tot(v) / tot(ev), po / pe
-                    rows.append((machine, s, k[1], k[2], k[5], e[6], tot(v), po, tot(ev), pe,
+                    samp = k[5] + (" pruned" if k[7] == "pruned" else "")
+                    rows.append((machine, s, k[1], k[2], samp, e[6], tot(v), po, tot(ev), pe,
                                  meas, pred, pred / meas - 1, how))
     print("| N | P | kernel | sampling | exact via | octree ms meas / pred | exact ms meas / pred | octree ÷ exact meas "
           "| pred | error | fit on |\n|---|---|---|---|---|---|---|---|---|---|---|", file=out)

@@ -122,6 +122,26 @@ class ModelTest(unittest.TestCase):
         par = cm.fit(cm.points(recs)["m"])
         self.assertAlmostEqual(par["c_fft"] / TRUE["c_fft"], 1, places=6)
 
+    def test_check_predicts_pruned_points_from_the_full_fit(self):
+        recs = synthetic()
+        for r in [r for r in recs if r["config"]["method"] == "octree"]:  # timed by the model, pruned
+            n, p, s = tuple(r["problem"]["size"]), r["problem"]["ranks"], r["config"]["sampling"]
+            pr = cm.predict(TRUE, n, p, 2, s, 1, BETA_S["mpi"], pruned=True)
+            q = json.loads(json.dumps(r))
+            q["config"]["local_transform"] = "pruned"
+            q["timing"]["phases"]["forward"]["median"] = q["timing"]["phases"]["inverse"]["median"] = pr["fft"] / 2
+            q["timing"]["total"]["median"] = pr["octree"]
+            recs.append(q)
+        with redirect_stdout(io.StringIO()) as out:
+            rows = cm.check(recs)
+        pruned = [r for r in rows if r[4].endswith(" pruned")]
+        self.assertEqual(len(pruned), 3 * 3 * 2)
+        self.assertTrue(all(abs(r[12]) < 1e-6 for r in rows))
+        self.assertIn("36 of 36 ratios within 25%", out.getvalue())
+        # 2 even ranks: 1/4 of Mx's planes are a rank's own; the fraction of the passes (pruned_fraction).
+        self.assertAlmostEqual(cm.pruned_fraction(0.25), (1 + 0.25 + 0.125 + 0.375 + 1 + 1.75) / 7)
+        self.assertLess(cm.geometry((64,) * 3, 4, "coarse")["pruned"], cm.geometry((64,) * 3, 2, "coarse")["pruned"])
+
     def test_check_predicts_other_sizes_exactly_on_model_data(self):
         with redirect_stdout(io.StringIO()) as out:
             rows = cm.check(synthetic())
