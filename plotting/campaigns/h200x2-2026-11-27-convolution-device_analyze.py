@@ -20,6 +20,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--campaign", default="h200x2-2026-11-27-convolution-device")
     ap.add_argument("--file", default="gpu_convolution_2gpu-31ea7fd.jsonl.gz", help="a record file of the campaign")
+    ap.add_argument("--phases", action="store_true", help="also the octree's phase medians per configuration")
     a = ap.parse_args()
     records = load(results_dir(a.campaign) / a.file)
     by_problem = defaultdict(dict)
@@ -41,6 +42,14 @@ def main():
             mem = r["memory_bytes"] / exact["memory_bytes"]
             print(f"| {ranks} | {n} | {kernel} | {key} | {t(r):.2f} | {t(r) / t(exact):.3f} | "
                   f"{t(r) / t(staged):.3f} | {err if err is None else format(err, '.2g')} | {sent:.3f} | {mem:.2f} | {share:.0%} |")
+    if a.phases:
+        names = ["forward", "kernel", "inverse", "sample", "exchange", "interpolate", "restore"]
+        print("\n| P | N³ | kernel | configuration | " + " | ".join(names) + " |\n|---|---|---|---|" + "---|" * len(names))
+        for (ranks, n, kernel), rs in sorted(by_problem.items()):
+            for key, r in sorted(rs.items()):
+                if key.startswith("octree"):
+                    ph = r["timing"]["phases"]
+                    print(f"| {ranks} | {n} | {kernel} | {key} | " + " | ".join(f"{ph[k]['median']:.2f}" for k in names) + " |")
 
 
 if __name__ == "__main__":
