@@ -49,7 +49,8 @@ public:
         parallel_for(0, count, [&](std::int64_t lo, std::int64_t hi) {
             for (index_t q = lo; q < hi; ++q) {
                 const double* row = table + w.start(g, first + q);
-                for (index_t j = 0; j < len; ++j) rows[q * len + j] = row[std::min(j, len - j) * w.stride[d]];
+                for (index_t j = 0; j < len; ++j)
+                    rows[row_place(d, count, len, q, j)] = row[std::min(j, len - j) * w.stride[d]];
             }
         });
     }
@@ -60,7 +61,7 @@ public:
         parallel_for(0, count, [&](std::int64_t lo, std::int64_t hi) {
             for (index_t q = lo; q < hi; ++q) {
                 double* row = table + w.start(g, first + q);
-                for (index_t k = 0; k < half; ++k) row[k * w.stride[d]] = spectra[2 * (q * half + k)];
+                for (index_t k = 0; k < half; ++k) row[k * w.stride[d]] = spectra[2 * row_place(d, count, half, q, k)];
             }
         });
     }
@@ -174,8 +175,13 @@ void spectral_kernel_on(Backend& be, PoissonKernels& kernels, const GreenTable& 
             FftDescriptor desc;
             desc.precision = Precision::double_;
             desc.kind = FftKind::r2c;
-            desc.dims = {{len, 1, 1}};
-            desc.batch = {{count, len, half}};
+            if (rows_interleaved(d)) {  // row_place: value j of row q at j·count + q
+                desc.dims = {{len, count, count}};
+                desc.batch = {{count, 1, 1}};
+            } else {
+                desc.dims = {{len, 1, 1}};
+                desc.batch = {{count, len, half}};
+            }
             desc.in_elements = count * len;
             desc.out_elements = count * half;
             return be.make_fft(desc);

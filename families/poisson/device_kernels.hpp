@@ -39,6 +39,18 @@ struct PhiErrors {
     double sum_error2 = 0, sum_exact2 = 0;
 };
 
+// Where value j of row q of a chunk of `count` rows of `length` lies. Along
+// z (the table's contiguous axis) rows lie one after another, q·length + j;
+// along x and y, where a row's values are a table row apart, the rows are
+// interleaved, j·count + q: consecutive rows start at consecutive table
+// places, so both the gather and the scatter read and write runs of memory
+// (row after row, a row's values strided by the table's planes, ran at a
+// sector per value on the GPU). The r2c plan of a pass has these strides.
+constexpr bool rows_interleaved(int axis) { return axis != 2; }
+constexpr index_t row_place(int axis, index_t count, index_t length, index_t q, index_t j) {
+    return rows_interleaved(axis) ? j * count + q : q * length + j;
+}
+
 class PoissonKernels {
 public:
     static constexpr const char* kind = "poisson kernels";
@@ -57,10 +69,12 @@ public:
     virtual void green_table(Backend& backend, double* table, const GreenTable& g) = 0;
     // Rows [first, first + count) along `axis` (row r: the other two axes'
     // indices, the slower one r / t_b, the faster r % t_b), each extended
-    // evenly to L = 2 (t_axis − 1) values: rows[q·L + j] = row(min(j, L − j)).
+    // evenly to L = 2 (t_axis − 1) values: value j of row q, row(min(j, L − j)),
+    // at rows[row_place(axis, count, L, q, j)].
     virtual void even_rows(Backend& backend, double* rows, const double* table, const GreenTable& g, int axis,
                            index_t first, index_t count) = 0;
-    // The inverse of even_rows' gather for r2c output: row(k) = Re spectra[q·(L/2 + 1) + k], k < t_axis.
+    // The inverse of even_rows' gather for r2c output: row(k) = Re spectra[row_place(axis, count, L/2 + 1, q, k)]
+    // (complex elements), k < t_axis.
     virtual void real_rows(Backend& backend, double* table, const double* spectra, const GreenTable& g, int axis,
                            index_t first, index_t count) = 0;
     // out[layout.offset_of(k)] = scale · table(min(k_d, M_d − k_d)) over layout.box, in `precision`.

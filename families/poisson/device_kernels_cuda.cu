@@ -163,14 +163,25 @@ __device__ Row row_of(const GreenTableRecord& g, int d, long long r) {
     return {(r / g.t[b]) * stride[a] + (r % g.t[b]) * stride[b], stride[d]};
 }
 
+// Place e of a chunk of `count` rows of `length` values holds value j of row
+// q (device_kernels.hpp row_place): interleaved, e = j·count + q, along x and
+// y; one row after another, e = q·length + j, along z.
+struct Place {
+    long long q, j;
+};
+__device__ Place place_of(int d, long long count, long long length, long long e) {
+    if (d != 2) return {e % count, e / count};
+    return {e / length, e % length};
+}
+
 __global__ void even_rows_kernel(GreenTableRecord g, int d, long long first, long long count, const double* table,
                                  double* rows) {
     const long long len = 2 * (g.t[d] - 1);
     const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (e >= count * len) return;
-    const long long q = e / len, j = e % len;
-    const Row row = row_of(g, d, first + q);
-    rows[e] = table[row.start + (j <= len - j ? j : len - j) * row.stride];
+    const Place p = place_of(d, count, len, e);
+    const Row row = row_of(g, d, first + p.q);
+    rows[e] = table[row.start + (p.j <= len - p.j ? p.j : len - p.j) * row.stride];
 }
 
 __global__ void real_rows_kernel(GreenTableRecord g, int d, long long first, long long count, const double* spectra,
@@ -178,9 +189,9 @@ __global__ void real_rows_kernel(GreenTableRecord g, int d, long long first, lon
     const long long half = g.t[d];
     const long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (e >= count * half) return;
-    const long long q = e / half, k = e % half;
-    const Row row = row_of(g, d, first + q);
-    table[row.start + k * row.stride] = spectra[2 * e];
+    const Place p = place_of(d, count, half, e);
+    const Row row = row_of(g, d, first + p.q);
+    table[row.start + p.j * row.stride] = spectra[2 * e];
 }
 
 __global__ void fold_kernel(GreenTableRecord g, FoldRecord f, const double* table, void* out) {
