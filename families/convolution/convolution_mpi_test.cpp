@@ -245,6 +245,72 @@ TEST(Convolution, EveryDroppedOctreeCellFailsValidation) {
     }
 }
 
+// The sampled check (from 2^24 points; here from 1 point on, the test seam):
+// exact only at check points, as every rank's own contribution there added
+// over ranks. Its L2 estimate agrees with the full check's, a wrong answer
+// fails it, and a dropped octree cell fails its L2 check, since its exact
+// values come from no tiling (at 10³ the 2^16 random points take every grid
+// point); the direct sums still pass, checking the local transforms.
+struct SampledCheck {
+    SampledCheck() { convolution::sampled_check_from_for_testing() = 1; }
+    ~SampledCheck() { convolution::sampled_check_from_for_testing().reset(); }
+};
+TEST(Convolution, SampledCheckAgreesWithTheFullOne) {
+    for (const Size& n : std::vector<Size>{{16, 16, 16}, {21, 18, 23}})
+        for (const char* kernel : {"gaussian", "inverse_r"})
+            for (const char* sampling : {"full", "fine", "coarse"}) {
+                const Point pt = point(n, kernel, "blobs", octree(sampling));
+                const Ran full = run(pt);
+                Ran sampled;
+                {
+                    SampledCheck seam;
+                    sampled = run(pt);
+                }
+                const std::string what = fmt::format("{} {} {}", size_string(n), kernel, sampling);
+                ASSERT_EQ(sampled.v.checks.size(), 2u) << what;
+                for (const auto& k : sampled.v.checks) EXPECT_TRUE(k.passed) << what << ": " << k.method << " " << k.max_rel_error;
+                EXPECT_NE(sampled.v.checks[0].method.find("sampled points"), std::string::npos) << sampled.v.checks[0].method;
+                EXPECT_EQ(full.v.checks[0].method.find("sampled points"), std::string::npos) << full.v.checks[0].method;
+                EXPECT_TRUE(sampled.record["convolution"]["validate_parts_ms"].contains("local_run"));
+                const double a = full.v.checks[0].max_rel_error, b = sampled.v.checks[0].max_rel_error;
+                if (std::string(sampling) == "full" || world_size() == 1) EXPECT_LT(b, 1e-12) << what;
+                else EXPECT_NEAR(b / a, 1.0, 0.5) << what << ": full " << a << ", sampled " << b;
+            }
+}
+TEST(Convolution, SampledCheckFailsWrongAnswersAndDroppedCells) {
+    SampledCheck seam;
+    const index_t n = std::max<index_t>(16, world_size());
+    for (const json& config : {octree("fine"), octree("coarse", "pruned")})
+        for (auto wrong : {convolution::WrongAnswer::zeros, convolution::WrongAnswer::scaled,
+                           convolution::WrongAnswer::shifted}) {
+            const Point pt = point(n, "gaussian", "blobs", config);
+            convolution::wrong_answer_for_testing() = wrong;
+            const Ran got = run(pt);
+            convolution::wrong_answer_for_testing().reset();
+            EXPECT_FALSE(got.v.checks[0].passed) << config.dump() << ": wrong answer " << int(wrong) << " passed";
+        }
+    if (world_size() == 1) return;  // one rank exchanges nothing: no octree cells
+    const Size m{10, 10, 10};
+    const auto slab = [&](int r) -> Box3 {
+        return {{split_lo(m[0], world_size(), r), 0, 0}, {split_hi(m[0], world_size(), r), m[1], m[2]}};
+    };
+    const Point pt = point(m, "inverse_r", "blobs", octree("fine"));
+    for (const Check& c : run(pt).v.checks) EXPECT_TRUE(c.passed) << c.method << " " << c.max_rel_error;
+    auto& drop = convolution::dropped_cell_for_testing();
+    for (int r = 0; r < world_size(); ++r) {
+        const std::size_t cells =
+            convolution::tile(slab(r), slab((r + 1) % world_size()), convolution::sampling_scheme("fine")).size();
+        for (std::size_t k = 0; k < cells; ++k) {
+            drop = convolution::DroppedCell{slab(r), k};
+            const Ran got = run(pt);
+            drop.reset();
+            ASSERT_EQ(got.v.checks.size(), 2u);
+            EXPECT_FALSE(got.v.checks[0].passed) << "cell " << k << " of rank " << r << "'s slab dropped unseen";
+            EXPECT_TRUE(got.v.checks[1].passed) << "the direct sums check the local transforms";
+        }
+    }
+}
+
 // Wrong solvers (issue 42): a step whose answer is zeros, scaled by 1.1 or
 // shifted by one point along z fails validation at the smallest size the
 // family runs at this rank count (octree: its sampling's smallest_side, where

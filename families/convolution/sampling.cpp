@@ -150,6 +150,34 @@ std::vector<std::array<index_t, 3>> probe_points(const Box3& region, index_t cel
     return out;
 }
 
+std::optional<index_t>& sampled_check_from_for_testing() {
+    static std::optional<index_t> n;
+    return n;
+}
+
+std::vector<std::array<index_t, 3>> check_points(const std::vector<Box3>& slabs, const Box3& domain, index_t cell,
+                                                 std::size_t max_probes, std::size_t random) {
+    std::vector<std::array<index_t, 3>> out;
+    for (const Box3& s : slabs) {
+        const auto p = probe_points(s, cell, max_probes);
+        out.insert(out.end(), p.begin(), p.end());
+    }
+    if (domain.empty()) return out;
+    std::uint64_t h = 0x2545F4914F6CDD1Dull;
+    auto next = [&h] {  // splitmix64
+        std::uint64_t z = (h += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    };
+    for (std::size_t k = 0; k < random; ++k) {
+        std::array<index_t, 3> p;
+        for (int a = 0; a < 3; ++a) p[a] = domain.lo[a] + index_t(next() % std::uint64_t(domain.extent(a)));
+        out.push_back(p);
+    }
+    return out;
+}
+
 std::vector<std::size_t> sample_offsets(const std::vector<Cell>& cells) {
     std::vector<std::size_t> off(cells.size() + 1, 0);
     for (std::size_t c = 0; c < cells.size(); ++c) off[c + 1] = off[c] + cells[c].samples();

@@ -62,6 +62,18 @@ std::optional<WrongAnswer>& wrong_answer_for_testing();
 // Applies wrong_answer_for_testing() to `y`, lines of `nz` values; nothing when unset.
 void apply_wrong_answer(std::vector<double>& y, index_t nz);
 
+// Tests only: the octree is checked by sampled points (the check's values
+// at check_points() only) from this many grid points on instead of
+// sampled_validation_min_points (2^24, validation.hpp), so that small grids
+// run that check too.
+std::optional<index_t>& sampled_check_from_for_testing();
+
+// The octree's sampled check points over `domain`: the probes of every slab
+// (probe_points of each, in slab order), then `random` points spread over the
+// domain, deterministic (splitmix64 from their index), the same on every rank.
+std::vector<std::array<index_t, 3>> check_points(const std::vector<Box3>& slabs, const Box3& domain, index_t cell,
+                                                 std::size_t max_probes, std::size_t random);
+
 // Direct-sum probe points of `region`, one per block, deterministic: blocks of
 // cell·2^L points aligned as tile()'s cells, L the smallest level with at most
 // `max_probes` blocks (L = 0: one probe in every octree cell).

@@ -114,5 +114,27 @@ TEST(Sampling, ProbesCoverEveryCellUnderTheirCap) {
     EXPECT_TRUE(probe_points(Box3{}, 4, 10).empty());
 }
 
+// The sampled check's points: every slab's probes in slab order, then the
+// random points, inside the domain, spread over it, the same on every call.
+TEST(Sampling, CheckPointsAreTheProbesThenRandomPointsOfTheDomain) {
+    const Box3 domain{{0, 0, 0}, {15, 10, 9}};
+    const std::vector<Box3> slabs{{{0, 0, 0}, {5, 10, 9}}, {{5, 0, 0}, {15, 10, 9}}};
+    const auto pts = check_points(slabs, domain, 4, 1000, 4000);
+    const auto first = probe_points(slabs[0], 4, 1000), second = probe_points(slabs[1], 4, 1000);
+    ASSERT_EQ(pts.size(), first.size() + second.size() + 4000);
+    EXPECT_TRUE(std::equal(first.begin(), first.end(), pts.begin()));
+    EXPECT_TRUE(std::equal(second.begin(), second.end(), pts.begin() + std::ptrdiff_t(first.size())));
+    std::array<std::vector<int>, 3> seen{std::vector<int>(15), std::vector<int>(10), std::vector<int>(9)};
+    for (std::size_t k = first.size() + second.size(); k < pts.size(); ++k)
+        for (int a = 0; a < 3; ++a) {
+            ASSERT_GE(pts[k][a], domain.lo[a]);
+            ASSERT_LT(pts[k][a], domain.hi[a]);
+            ++seen[std::size_t(a)][std::size_t(pts[k][a])];
+        }
+    for (int a = 0; a < 3; ++a)  // 4000 points over at most 15 values: every one taken
+        EXPECT_EQ(std::count(seen[std::size_t(a)].begin(), seen[std::size_t(a)].end(), 0), 0) << "axis " << a;
+    EXPECT_EQ(pts, check_points(slabs, domain, 4, 1000, 4000));
+}
+
 }  // namespace
 }  // namespace fftune::convolution
