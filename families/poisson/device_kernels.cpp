@@ -1,6 +1,7 @@
 #include "families/poisson/device_kernels.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 
@@ -161,9 +162,18 @@ std::size_t spectral_kernel_on_bytes(const GreenTable& g, std::size_t chunk_byte
 }
 
 void spectral_kernel_on(Backend& be, PoissonKernels& kernels, const GreenTable& g, const Layout& layout,
-                        Precision precision, void* out, std::size_t chunk_bytes) {
+                        Precision precision, void* out, std::size_t chunk_bytes, std::map<std::string, double>* parts) {
+    auto last = std::chrono::steady_clock::now();
+    auto mark = [&](const std::string& part) {
+        if (!parts) return;
+        be.synchronize();
+        const auto now = std::chrono::steady_clock::now();
+        (*parts)[part] = std::chrono::duration<double, std::milli>(now - last).count();
+        last = now;
+    };
     Buffer table(be, g.count() * sizeof(double));
     kernels.green_table(be, table.as<double>(), g);
+    mark("table");
     for (int d = 0; d < 3; ++d) {
         if (!g.free[d] || g.t[d] < 2) continue;  // a periodic axis: already in Fourier space
         const index_t len = 2 * (g.t[d] - 1), half = g.t[d];
@@ -196,6 +206,8 @@ void spectral_kernel_on(Backend& be, PoissonKernels& kernels, const GreenTable& 
             full->set_work_area(area.data());
             if (tail) tail->set_work_area(area.data());
         }
+        const std::string pass = std::string("pass_") + "xyz"[d];
+        mark(pass + ".setup");
         for (index_t first = 0; first < rows; first += per_chunk) {
             const index_t count = std::min(per_chunk, rows - first);
             kernels.even_rows(be, extended.as<double>(), table.as<double>(), g, d, first, count);
@@ -203,13 +215,15 @@ void spectral_kernel_on(Backend& be, PoissonKernels& kernels, const GreenTable& 
             kernels.real_rows(be, table.as<double>(), spectra.as<double>(), g, d, first, count);
         }
         be.synchronize();  // the chunk buffers are freed at the end of this pass
+        mark(pass + ".rows");
     }
     kernels.fold(be, out, layout, table.as<double>(), g, g.scale(), precision);
     be.synchronize();
+    mark("fold");
 }
 
 std::string build_spectral_kernel(Backend& be, const Size& n, Boundary b, Kernel k, const Layout& layout,
-                                  Precision precision, void* out) {
+                                  Precision precision, void* out, std::map<std::string, double>* parts) {
     const GreenTable g = green_table(n, b, k);
     std::string why;
     auto kernels = kernels_for(be);
@@ -222,7 +236,7 @@ std::string build_spectral_kernel(Backend& be, const Size& n, Boundary b, Kernel
                               double(mem->free) / (1 << 30));
     }
     if (why.empty()) {
-        spectral_kernel_on(be, *kernels, g, layout, precision, out);
+        spectral_kernel_on(be, *kernels, g, layout, precision, out, std::size_t(256) << 20, parts);
         return "backend";
     }
     upload_kernel(be, *shared_spectral_kernel(n, b, k, layout), precision, out);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,8 +90,12 @@ std::unique_ptr<PoissonKernels> kernels_for(const Backend& backend);
 // memory at `out`, in `precision`, built there by `kernels`: the table, a
 // DCT-I pass per free axis (r2c transforms of chunks of rows' even
 // extensions, at most `chunk_bytes` of rows at a time), the fold.
+// `parts`, where given, gets each part's host wall time in ms, each waited
+// for on the device: table, then per free axis pass_A.setup (its buffers and
+// plans) and pass_A.rows (its chunks), then fold.
 void spectral_kernel_on(Backend& backend, PoissonKernels& kernels, const GreenTable& g, const Layout& layout,
-                        Precision precision, void* out, std::size_t chunk_bytes = std::size_t(256) << 20);
+                        Precision precision, void* out, std::size_t chunk_bytes = std::size_t(256) << 20,
+                        std::map<std::string, double>* parts = nullptr);
 // Backend memory spectral_kernel_on holds besides `out`: the table, the
 // largest chunk, and its FFT work area (at most a chunk again).
 std::size_t spectral_kernel_on_bytes(const GreenTable& g, std::size_t chunk_bytes = std::size_t(256) << 20);
@@ -100,7 +105,7 @@ std::size_t spectral_kernel_on_bytes(const GreenTable& g, std::size_t chunk_byte
 // else on the host (shared_spectral_kernel) and uploaded. Returns where it was
 // built and, if on the host, why ("backend", or "host: REASON").
 std::string build_spectral_kernel(Backend& backend, const Size& n, Boundary b, Kernel k, const Layout& layout,
-                                  Precision precision, void* out);
+                                  Precision precision, void* out, std::map<std::string, double>* parts = nullptr);
 
 }  // namespace fftune::poisson
 

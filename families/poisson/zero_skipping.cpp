@@ -218,7 +218,8 @@ public:
                                std::string(1, axis_name(geo_.perm[0]))}},
                 {"fft_rows_fraction", fft_rows_ / padded_rows_},
                 {"kernel_multiply", fused_ ? "fused into the x-pass" : "separate"},
-                {"setup_parts_ms", setup_parts_ms_}};
+                {"setup_parts_ms", setup_parts_ms_},
+                {"kernel_parts_ms", kernel_parts_ms_}};
     }
 
 private:
@@ -419,8 +420,10 @@ private:
             }
             const auto t0 = std::chrono::steady_clock::now();
             auto build = [&](void* out) {
+                std::map<std::string, double> parts;
                 kernel_built_ = build_spectral_kernel(*backend_, problem_.n, problem_.boundary, problem_.kernel,
-                                                      spectrum_layout, problem_.precision, out);
+                                                      spectrum_layout, problem_.precision, out, &parts);
+                for (const auto& [part, ms] : parts) kernel_parts_ms_[part] = ms;
             };
             const std::size_t bytes = std::size_t(spectrum_layout.box.count()) * rb();
             kernel_ = Buffer(*backend_, bytes);
@@ -453,6 +456,7 @@ private:
 
     bool fused_ = false;
     json setup_parts_ms_ = json::object();
+    json kernel_parts_ms_ = json::object();  // build_spectral_kernel's parts (in kernel_build)
     std::chrono::steady_clock::time_point last_mark_;
     Problem problem_;
     Geometry geo_;
