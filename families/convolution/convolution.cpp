@@ -406,14 +406,18 @@ public:
     // none for q = this rank.
     struct HostTiling {
         std::vector<std::vector<Cell>> to, from;
+        std::vector<std::vector<std::size_t>> to_offsets, from_offsets;  // their sample_offsets
+        std::vector<std::size_t> to_most, from_most;                     // their max_cell_points
         std::size_t sent = 0, received = 0;  // samples
         std::size_t table_bytes = 0;         // of DeviceTiling
     };
     // host_tiling's answer, kept for the next points (pure in the grid, the
     // ranks and the scheme): a sweep's octree points of one grid differ in
     // kernel and transport, not in tiling (120-150 ms per point at 512^3 on 2
-    // ranks, and the check's full tiling as much again). The last three kept;
-    // none while a test drops a cell.
+    // ranks, and the check's full tiling as much again), nor in the cells'
+    // sample offsets and counts (their exchange tables took 125-155 ms per
+    // point there, most of it counting samples cell by cell). The last three
+    // kept; none while a test drops a cell.
     std::shared_ptr<const HostTiling> shared_host_tiling(const SamplingScheme& s) const {
         if (dropped_cell_for_testing()) return std::make_shared<const HostTiling>(host_tiling(s));
         static std::mutex mutex;
@@ -436,8 +440,10 @@ public:
         for (int q = 0; q < ranks_; ++q) {
             h.to.push_back(q == rank_ ? std::vector<Cell>{} : tile(slab(q), own_, s));
             h.from.push_back(q == rank_ ? std::vector<Cell>{} : tile(own_, slab(q), s));
+            h.to_offsets.push_back(sample_offsets(h.to.back())), h.from_offsets.push_back(sample_offsets(h.from.back()));
+            h.to_most.push_back(max_cell_points(h.to.back())), h.from_most.push_back(max_cell_points(h.from.back()));
             if (q == rank_) continue;
-            h.sent += sample_count(h.to.back()), h.received += sample_count(h.from.back());
+            h.sent += h.to_offsets.back().back(), h.received += h.from_offsets.back().back();
             h.table_bytes += table(h.to.back()) + table(h.from.back());
         }
         return h;
@@ -539,19 +545,20 @@ private:
         const auto P = std::size_t(ranks_);
         // counts[f·P + t]: the samples rank f sends rank t.
         std::vector<unsigned long long> mine(P, 0), counts(P * P, 0);
-        for (std::size_t q = 0; q < P; ++q) mine[q] = sample_count(h.to[q]);
+        for (std::size_t q = 0; q < P; ++q) mine[q] = h.to_offsets[q].back();
         FFTUNE_MPI_CHECK(MPI_Allgather(mine.data(), int(P), MPI_UNSIGNED_LONG_LONG, counts.data(), int(P),
                                        MPI_UNSIGNED_LONG_LONG, comm_));
         all_or_none(comm_, [&] {
             for (std::size_t q = 0; q < P; ++q) {
-                if (sample_count(h.from[q]) != counts[q * P + std::size_t(rank_)])
+                if (h.from_offsets[q].back() != counts[q * P + std::size_t(rank_)])
                     throw std::logic_error("convolution: a sender and its receiver tile a slab differently");
                 ex->send_at.push_back(ex->sent), ex->recv_at.push_back(ex->received);
                 ex->sent += mine[q], ex->received += counts[q * P + std::size_t(rank_)];
                 if (q == std::size_t(rank_)) {
                     ex->to.emplace_back(), ex->from.emplace_back();
                 } else {
-                    ex->to.emplace_back(be, h.to[q]), ex->from.emplace_back(be, h.from[q]);
+                    ex->to.emplace_back(be, h.to[q], h.to_offsets[q], h.to_most[q]);
+                    ex->from.emplace_back(be, h.from[q], h.from_offsets[q], h.from_most[q]);
                 }
             }
             ex->send = Buffer(be, std::max<std::size_t>(ex->sent, 1) * sizeof(double));

@@ -25,10 +25,19 @@ GreenKernel green_kernel(const std::string& name) {
     throw std::invalid_argument("unknown kernel '" + name + "' (allowed: gaussian, inverse_r)");
 }
 
-DeviceTiling::DeviceTiling(Backend& backend, const std::vector<Cell>& c) : count(c.size()) {
-    const std::vector<std::size_t> off = sample_offsets(c);
-    samples = off.back();
-    for (const Cell& cell : c) max_points = std::max(max_points, std::size_t(cell.box.count()));
+std::size_t max_cell_points(const std::vector<Cell>& cells) {
+    std::size_t most = 0;
+    for (const Cell& cell : cells) most = std::max(most, std::size_t(cell.box.count()));
+    return most;
+}
+
+DeviceTiling::DeviceTiling(Backend& backend, const std::vector<Cell>& c)
+    : DeviceTiling(backend, c, sample_offsets(c), max_cell_points(c)) {}
+
+DeviceTiling::DeviceTiling(Backend& backend, const std::vector<Cell>& c, const std::vector<std::size_t>& off,
+                           std::size_t most)
+    : count(c.size()), samples(off.back()), max_points(most) {
+    if (off.size() != c.size() + 1) throw std::logic_error("DeviceTiling: offsets of other cells");
     cells = Buffer(backend, std::max<std::size_t>(c.size(), 1) * sizeof(Cell));
     offsets = Buffer(backend, off.size() * sizeof(std::size_t));
     if (!c.empty()) backend.copy_from_host(cells.data(), c.data(), c.size() * sizeof(Cell));
