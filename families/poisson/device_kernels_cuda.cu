@@ -153,78 +153,78 @@ __global__ void green_table_kernel(GreenTableRecord g, double* table) {
     table[e] = green_at(g, i, j, l);
 }
 
-// Row r of axis d: its first element and the stride along d (device_kernels.cpp RowWalk).
-struct Row {
-    long long start, stride;
+// Rows of axis d: row r's first element (r / tb)·sa + (r % tb)·sb, its values
+// sd apart (device_kernels.cpp RowWalk), taken apart on the host: indexing
+// small arrays by d in a kernel puts them in local memory.
+struct Rows {
+    long long sa, sb, tb, sd;
 };
-__device__ Row row_of(const GreenTableRecord& g, int d, long long r) {
+Rows rows_of(const GreenTableRecord& g, int d) {
     const long long stride[3] = {g.t[1] * g.t[2], g.t[2], 1};
     const int a = d == 0 ? 1 : 0, b = 3 - d - a;
-    return {(r / g.t[b]) * stride[a] + (r % g.t[b]) * stride[b], stride[d]};
+    return {stride[a], stride[b], g.t[b], stride[d]};
 }
+__device__ long long row_start(const Rows& w, long long r) { return (r / w.tb) * w.sa + (r % w.tb) * w.sb; }
 
 // The row kernels and the fold take 2D and 3D grids, so that no thread
-// divides a flat index (64-bit divisions made them compute-bound: at 512^3
-// a pass's chunks took 23 ms and the fold 37 ms on an H100, for 11 GB and
-// 5 GB of traffic). Rows lie as device_kernels.hpp's row_place says:
-// interleaved (value j of row q at j·count + q) along x and y, one row after
-// another (q·length + j) along z. Along x and y a thread takes row q
-// (threads: q) and values j = blockIdx.y, + gridDim.y, ... (its row found
-// once); along z a block takes rows q = blockIdx.y, ... and its threads the
-// values j.
+// divides a flat index (64-bit divisions and local arrays made them
+// compute-bound: at 512^3 on an H100 a pass's chunks took 14-23 ms and the
+// fold 37-50 ms, for 11 GB and 5 GB of traffic). Rows lie as
+// device_kernels.hpp's row_place says: interleaved (value j of row q at
+// j·count + q) along x and y, one row after another (q·length + j) along z.
+// Along x and y a thread takes row q (threads: q) and values j = blockIdx.y,
+// + gridDim.y, ... (its row found once); along z (row r starts at r·t_z = r·sb) a
+// block takes rows q = blockIdx.y, ... and its threads the values j.
 constexpr int row_blocks_y = 16;
 
-__global__ void even_rows_kernel(GreenTableRecord g, int d, long long first, long long count, const double* table,
-                                 double* rows) {
-    const long long len = 2 * (g.t[d] - 1);
+__global__ void even_rows_kernel(Rows w, long long len, bool interleaved, long long first, long long count,
+                                 const double* table, double* rows) {
     auto fold = [len](long long j) { return j <= len - j ? j : len - j; };
-    if (d != 2) {
+    if (interleaved) {
         const long long q = blockIdx.x * (long long)blockDim.x + threadIdx.x;
         if (q >= count) return;
-        const Row row = row_of(g, d, first + q);
-        for (long long j = blockIdx.y; j < len; j += gridDim.y) rows[j * count + q] = table[row.start + fold(j) * row.stride];
+        const long long start = row_start(w, first + q);
+        for (long long j = blockIdx.y; j < len; j += gridDim.y) rows[j * count + q] = table[start + fold(j) * w.sd];
         return;
     }
     const long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (j >= len) return;
-    for (long long q = blockIdx.y; q < count; q += gridDim.y)
-        rows[q * len + j] = table[row_of(g, d, first + q).start + fold(j)];
+    for (long long q = blockIdx.y; q < count; q += gridDim.y) rows[q * len + j] = table[(first + q) * w.sb + fold(j)];
 }
 
-__global__ void real_rows_kernel(GreenTableRecord g, int d, long long first, long long count, const double* spectra,
-                                 double* table) {
-    const long long half = g.t[d];
-    if (d != 2) {
+__global__ void real_rows_kernel(Rows w, long long half, bool interleaved, long long first, long long count,
+                                 const double* spectra, double* table) {
+    if (interleaved) {
         const long long q = blockIdx.x * (long long)blockDim.x + threadIdx.x;
         if (q >= count) return;
-        const Row row = row_of(g, d, first + q);
-        for (long long k = blockIdx.y; k < half; k += gridDim.y) table[row.start + k * row.stride] = spectra[2 * (k * count + q)];
+        const long long start = row_start(w, first + q);
+        for (long long k = blockIdx.y; k < half; k += gridDim.y) table[start + k * w.sd] = spectra[2 * (k * count + q)];
         return;
     }
     const long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (k >= half) return;
-    for (long long q = blockIdx.y; q < count; q += gridDim.y)
-        table[row_of(g, d, first + q).start + k] = spectra[2 * (q * half + k)];
+    for (long long q = blockIdx.y; q < count; q += gridDim.y) table[(first + q) * w.sb + k] = spectra[2 * (q * half + k)];
 }
 
+// The fold by output dimension q (the layout's axis[q]): its box's first
+// index, the padded extent and the table's stride along that axis.
+struct FoldDims {
+    long long lo[3], m[3], ts[3], extent[3];
+    double scale;
+    bool single;
+};
+__device__ long long folded(long long v, long long m) { return v < m - v ? v : m - v; }
 // Output point (a, b, c) of the layout's box, c fastest: threads along c,
 // blocks along b and a (grid-strided beyond the grid's limits).
-__global__ void fold_kernel(GreenTableRecord g, FoldRecord f, const double* table, void* out) {
+__global__ void fold_kernel(FoldDims f, const double* table, void* out) {
     const long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (c >= f.extent[2]) return;
-    auto folded = [&](int q, long long i) {
-        const int d = f.axis[q];
-        const long long v = f.lo[d] + i;
-        return min(v, g.m[d] - v);
-    };
-    long long k[3];
-    k[f.axis[2]] = folded(2, c);
+    const long long kc = folded(f.lo[2] + c, f.m[2]) * f.ts[2];
     for (long long a = blockIdx.z; a < f.extent[0]; a += gridDim.z) {
-        k[f.axis[0]] = folded(0, a);
+        const long long ka = folded(f.lo[0] + a, f.m[0]) * f.ts[0] + kc;
         for (long long b = blockIdx.y; b < f.extent[1]; b += gridDim.y) {
-            k[f.axis[1]] = folded(1, b);
             const long long e = (a * f.extent[1] + b) * f.extent[2] + c;
-            const double v = f.scale * table[(k[0] * g.t[1] + k[1]) * g.t[2] + k[2]];
+            const double v = f.scale * table[ka + folded(f.lo[1] + b, f.m[1]) * f.ts[1]];
             if (f.single) static_cast<float*>(out)[e] = float(v);
             else static_cast<double*>(out)[e] = v;
         }
@@ -257,9 +257,10 @@ cudaError_t launch_even_rows(const GreenTableRecord& g, int axis, long long firs
                              const double* table, double* rows, cudaStream_t stream) {
     const long long len = 2 * (g.t[axis] - 1);
     if (count <= 0 || len <= 0) return cudaGetLastError();
-    const dim3 grid = axis != 2 ? dim3(unsigned(blocks_for(count)), grid_limit(len, row_blocks_y))
-                                : dim3(unsigned(blocks_for(len)), grid_limit(count, 65535));
-    even_rows_kernel<<<grid, threads, 0, stream>>>(g, axis, first, count, table, rows);
+    const bool interleaved = axis != 2;
+    const dim3 grid = interleaved ? dim3(unsigned(blocks_for(count)), grid_limit(len, row_blocks_y))
+                                  : dim3(unsigned(blocks_for(len)), grid_limit(count, 65535));
+    even_rows_kernel<<<grid, threads, 0, stream>>>(rows_of(g, axis), len, interleaved, first, count, table, rows);
     return cudaGetLastError();
 }
 
@@ -267,17 +268,25 @@ cudaError_t launch_real_rows(const GreenTableRecord& g, int axis, long long firs
                              const double* spectra, double* table, cudaStream_t stream) {
     const long long half = g.t[axis];
     if (count <= 0 || half <= 0) return cudaGetLastError();
-    const dim3 grid = axis != 2 ? dim3(unsigned(blocks_for(count)), grid_limit(half, row_blocks_y))
-                                : dim3(unsigned(blocks_for(half)), grid_limit(count, 65535));
-    real_rows_kernel<<<grid, threads, 0, stream>>>(g, axis, first, count, spectra, table);
+    const bool interleaved = axis != 2;
+    const dim3 grid = interleaved ? dim3(unsigned(blocks_for(count)), grid_limit(half, row_blocks_y))
+                                  : dim3(unsigned(blocks_for(half)), grid_limit(count, 65535));
+    real_rows_kernel<<<grid, threads, 0, stream>>>(rows_of(g, axis), half, interleaved, first, count, spectra, table);
     return cudaGetLastError();
 }
 
 cudaError_t launch_fold(const GreenTableRecord& g, const FoldRecord& f, const double* table, void* out,
                         cudaStream_t stream) {
     if (f.extent[0] <= 0 || f.extent[1] <= 0 || f.extent[2] <= 0) return cudaGetLastError();
+    const long long ts[3] = {g.t[1] * g.t[2], g.t[2], 1};
+    FoldDims d{};
+    for (int q = 0; q < 3; ++q) {
+        const int axis = f.axis[q];
+        d.lo[q] = f.lo[axis], d.m[q] = g.m[axis], d.ts[q] = ts[axis], d.extent[q] = f.extent[q];
+    }
+    d.scale = f.scale, d.single = f.single;
     const dim3 grid(unsigned(blocks_for(f.extent[2])), grid_limit(f.extent[1], 65535), grid_limit(f.extent[0], 65535));
-    fold_kernel<<<grid, threads, 0, stream>>>(g, f, table, out);
+    fold_kernel<<<grid, threads, 0, stream>>>(d, table, out);
     return cudaGetLastError();
 }
 
