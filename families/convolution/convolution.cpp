@@ -206,30 +206,46 @@ public:
             all_or_none(comm, [&] { probe = Registry<Backend>::instance().create(config_.at("backend").get<std::string>()); });
             // Pruned: its plans' work area too, beside the plan's (their plans
             // made here once to ask, on the local plan's layouts).
+            // The local convolution of the last octree point, where it is this
+            // one's (kept_local); any other is let go before this one allocates.
+            KeptLocal& kept = kept_local();
+            if (kept.conv && kept.key != local_key()) kept.conv.reset();
+            reused_local_ = bool(kept.conv);
             std::size_t pruned_work = 0;
             all_or_none(comm, [&] {
-                if (!pruned_) return;
+                if (!pruned_ || reused_local_) return;
                 const auto chain = Registry<Decomposition>::instance().create("reference_3d")->chain(
                     local_problem(), local_engine().get<Config>(), 0);
                 pruned_work = PrunedTransform::work_bytes(*probe, chain.layouts.front(), chain.layouts.back(), n_,
                                                           own_.lo[0], own_.hi[0]);
             });
-            ranks_on_device_ = require_device_memory(comm, *probe, octree_need(tiles) + pruned_work);
+            // A kept local convolution holds its arrays already: its result over own_ and the exchange are left.
+            const std::size_t need = reused_local_ ? exchange_model(tiles) + std::size_t(own_.count()) * sizeof(double)
+                                                   : octree_need(tiles) + pruned_work;
+            ranks_on_device_ = require_device_memory(comm, *probe, need);
             probe.reset();
             // Rank-local (its collectives are on MPI_COMM_SELF): a failure on one
             // rank is agreed on all before the next collective call.
             all_or_none(comm, [&] {
-                conv_ = std::make_unique<PaddedConvolution>(MPI_COMM_SELF, n_, 1, local_engine(), kernel_, true);
-                if (conv_->plan->input_layout().order != order_xyz)
-                    throw std::logic_error("convolution: the octree reads its local plan's input x slowest");
-                if (pruned_) conv_->prune(n_, own_.lo[0], own_.hi[0]);
+                if (reused_local_) {
+                    conv_ = kept.conv;
+                    // Zero but the loaded region, whatever the last point left (one that failed mid-step).
+                    conv_->plan->backend().zero(conv_->in.data(), conv_->in.bytes());
+                } else {
+                    conv_ = std::make_shared<PaddedConvolution>(MPI_COMM_SELF, n_, 1, local_engine(), kernel_, true);
+                    if (conv_->plan->input_layout().order != order_xyz)
+                        throw std::logic_error("convolution: the octree reads its local plan's input x slowest");
+                    if (pruned_) conv_->prune(n_, own_.lo[0], own_.hi[0]);
+                    kept = {local_key(), conv_};
+                }
                 kernels_ = kernels_for(conv_->plan->backend());
                 y_dev_ = Buffer(conv_->plan->backend(), std::size_t(own_.count()) * sizeof(double));
             });
             mark(setup_parts_ms_, "plan_and_kernel");
             exchanges_[sampling_] = make_exchange(tiles, "", &setup_parts_ms_);
         } else {
-            conv_ = std::make_unique<PaddedConvolution>(comm, n_, ranks_, exact_engine(), kernel_, false);
+            kept_local().conv.reset();  // its memory back before this plan allocates
+            conv_ = std::make_shared<PaddedConvolution>(comm, n_, ranks_, exact_engine(), kernel_, false);
             mark(setup_parts_ms_, "plan_and_kernel");
             ranks_on_device_ = conv_->plan->ranks_on_device();
             own_ = intersect(conv_->plan->input_layout().box, domain());
@@ -380,6 +396,7 @@ public:
         unsigned long long mine[2] = {sent_values_ * sizeof(double), conv_->bytes()}, most[2];
         FFTUNE_MPI_CHECK(MPI_Allreduce(mine, most, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
         record["convolution"] = {{"kernel_setup_ms", conv_->setup_ms},
+                                 {"local_kept", reused_local_},
                                  {"sent_bytes_max_rank", most[0]},
                                  {"memory_bytes_max_rank", most[1]},
                                  {"memory_model_bytes", memory_model()},
@@ -484,6 +501,29 @@ public:
     }
 
 private:
+    // The octree's local convolution (its plan on MPI_COMM_SELF, its padded
+    // arrays, the kernel's spectrum), kept for the next point with the same
+    // key: a sweep's octree points of one size and kernel differ in sampling
+    // and transport, which it does not depend on (its plan and kernel took
+    // 45-70 ms per point at 512^3 on 2 GPUs, against 320 ms timed). One is
+    // kept, in the process (a runner's process runs one testcase); a point
+    // with another key, or an exact point, lets it go before allocating.
+    // Never destroyed by static destructors (they run after MPI_Finalize).
+    struct KeptLocal {
+        std::string key;
+        std::shared_ptr<PaddedConvolution> conv;
+    };
+    static KeptLocal& kept_local() {
+        static auto* kept = new KeptLocal;
+        return *kept;
+    }
+    // What the local convolution depends on: the grid, the kernel, the
+    // backend, the local transform and this rank's slab.
+    std::string local_key() const {
+        return fmt::format("{} {} {} {} {} {}", n_, kernel_, config_.at("backend").get<std::string>(), pruned_,
+                           own_.str(), rank_);
+    }
+
     // Ranks own x-slabs of the grid (the exact engine's split too).
     Box3 slab(int r) const {
         return {{split_lo(n_[0], ranks_, r), 0, 0}, {split_hi(n_[0], ranks_, r), n_[1], n_[2]}};
@@ -760,7 +800,8 @@ private:
     int ranks_ = 1, rank_ = 0, ranks_on_device_ = 1;
     MPI_Comm comm_ = MPI_COMM_NULL;
     Box3 own_;
-    std::unique_ptr<PaddedConvolution> conv_;
+    std::shared_ptr<PaddedConvolution> conv_;
+    bool reused_local_ = false;  // octree: conv_ kept from the last point (kept_local)
     std::unique_ptr<PhaseTimer> timer_;
     std::unique_ptr<ConvolutionKernels> kernels_;
     Buffer y_dev_;  // octree: the result over own_

@@ -245,6 +245,35 @@ TEST(Convolution, EveryDroppedOctreeCellFailsValidation) {
     }
 }
 
+// The octree's local convolution is kept for the next point with the same
+// grid, kernel, backend and local transform (kept_local): another sampling
+// or input reuses it and gives what a fresh one gives; another kernel, grid
+// or local transform, or an exact point in between, makes a new one.
+TEST(Convolution, OctreeKeepsItsLocalConvolutionForTheNextPoint) {
+    const index_t n = std::max<index_t>(16, world_size());
+    auto kept = [](const Ran& r) { return r.record["convolution"]["local_kept"].get<bool>(); };
+    auto l2 = [](const Ran& r) { return r.v.checks[0].max_rel_error; };
+    const Ran exact_first = run(point(n, "gaussian", "blobs", exact));  // nothing kept after it
+    EXPECT_FALSE(exact_first.record["convolution"]["local_kept"].get<bool>());
+    const Ran fresh = run(point(n, "gaussian", "blobs", octree("coarse")));
+    EXPECT_FALSE(kept(fresh));
+    const Ran fine = run(point(n, "gaussian", "blobs", octree("fine")));
+    const Ran again = run(point(n, "gaussian", "blobs", octree("coarse")));
+    const Ran noise = run(point(n, "gaussian", "noise", octree("coarse")));
+    EXPECT_TRUE(kept(fine));
+    EXPECT_TRUE(kept(again));
+    EXPECT_TRUE(kept(noise));
+    for (const Ran* r : {&fresh, &fine, &again, &noise})
+        for (const auto& c : r->v.checks) EXPECT_TRUE(c.passed) << c.method << " " << c.max_rel_error;
+    EXPECT_NEAR(l2(again), l2(fresh), 1e-12 * std::max(1.0, l2(fresh))) << "a kept convolution computes what a fresh one does";
+    EXPECT_FALSE(kept(run(point(n, "inverse_r", "blobs", octree("coarse")))));
+    EXPECT_FALSE(kept(run(point(n + 2, "inverse_r", "blobs", octree("coarse")))));
+    EXPECT_FALSE(kept(run(point(n + 2, "inverse_r", "blobs", octree("coarse", "pruned")))));
+    EXPECT_TRUE(kept(run(point(n + 2, "inverse_r", "blobs", octree("fine", "pruned")))));
+    run(point(n + 2, "inverse_r", "blobs", exact));
+    EXPECT_FALSE(kept(run(point(n + 2, "inverse_r", "blobs", octree("fine", "pruned")))));
+}
+
 // The sampled check (from 2^24 points; here from 1 point on, the test seam):
 // exact only at check points, as every rank's own contribution there added
 // over ranks. Its L2 estimate agrees with the full check's, a wrong answer
@@ -382,6 +411,10 @@ TEST(Convolution, OctreeThatDoesNotFitIsRefused) {
 // any agreement: at 640³ on an H200 a later point hung).
 TEST(Convolution, OctreeOutOfMemoryOnOneRankFailsEveryRank) {
     auto& meter = testing::Meter::instance();
+    // The test before keeps its local convolution (kept_local), which this
+    // point would reuse, not allocate: an exact point's set-up lets it go
+    // before the capacity below is taken.
+    family_named("convolution").workload(point(16, "gaussian", "blobs", exact))->setup(MPI_COMM_WORLD);
     Point pt = point(16, "gaussian", "blobs", octree("fine"));
     pt.config["backend"] = "fftw_metered";
     pt.config["redistribution"] = "a2a_sync";  // host memory: FFTUNE_TEST_REDISTRIBUTION may name a device transport
