@@ -57,11 +57,11 @@ public:
     }
     void even_rows(Backend& be, double* rows, const double* table, const GreenTable& g, int axis, index_t first,
                    index_t count) override {
-        check(launch_even_rows(record(g), axis, first, count, table, rows, stream(be)), "poisson even rows kernel");
+        check(launch_even_rows(record(g), axis, rows_interleaved(axis), first, count, table, rows, stream(be)), "poisson even rows kernel");
     }
     void real_rows(Backend& be, double* table, const double* spectra, const GreenTable& g, int axis, index_t first,
                    index_t count) override {
-        check(launch_real_rows(record(g), axis, first, count, spectra, table, stream(be)), "poisson real rows kernel");
+        check(launch_real_rows(record(g), axis, rows_interleaved(axis), first, count, spectra, table, stream(be)), "poisson real rows kernel");
     }
     void fold(Backend& be, void* out, const Layout& layout, const double* table, const GreenTable& g, double scale,
               Precision precision) override {

@@ -253,22 +253,22 @@ cudaError_t launch_green_table(const GreenTableRecord& g, double* table, cudaStr
     return cudaGetLastError();
 }
 
-cudaError_t launch_even_rows(const GreenTableRecord& g, int axis, long long first, long long count,
+cudaError_t launch_even_rows(const GreenTableRecord& g, int axis, bool interleaved, long long first, long long count,
                              const double* table, double* rows, cudaStream_t stream) {
     const long long len = 2 * (g.t[axis] - 1);
     if (count <= 0 || len <= 0) return cudaGetLastError();
-    const bool interleaved = axis != 2;
+    if (!interleaved && axis != 2) return cudaErrorInvalidValue;  // rows one after another: z's (r·t_z, contiguous)
     const dim3 grid = interleaved ? dim3(unsigned(blocks_for(count)), grid_limit(len, row_blocks_y))
                                   : dim3(unsigned(blocks_for(len)), grid_limit(count, 65535));
     even_rows_kernel<<<grid, threads, 0, stream>>>(rows_of(g, axis), len, interleaved, first, count, table, rows);
     return cudaGetLastError();
 }
 
-cudaError_t launch_real_rows(const GreenTableRecord& g, int axis, long long first, long long count,
+cudaError_t launch_real_rows(const GreenTableRecord& g, int axis, bool interleaved, long long first, long long count,
                              const double* spectra, double* table, cudaStream_t stream) {
     const long long half = g.t[axis];
     if (count <= 0 || half <= 0) return cudaGetLastError();
-    const bool interleaved = axis != 2;
+    if (!interleaved && axis != 2) return cudaErrorInvalidValue;  // rows one after another: z's (r·t_z, contiguous)
     const dim3 grid = interleaved ? dim3(unsigned(blocks_for(count)), grid_limit(half, row_blocks_y))
                                   : dim3(unsigned(blocks_for(half)), grid_limit(count, 65535));
     real_rows_kernel<<<grid, threads, 0, stream>>>(rows_of(g, axis), half, interleaved, first, count, spectra, table);

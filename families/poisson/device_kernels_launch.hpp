@@ -32,9 +32,11 @@ struct GreenTableRecord {
     double eps, origin;  // regularized4's width; the free kernels' value at r = 0
 };
 cudaError_t launch_green_table(const GreenTableRecord& g, double* table, cudaStream_t stream);
-cudaError_t launch_even_rows(const GreenTableRecord& g, int axis, long long first, long long count,
+// Rows as device_kernels.hpp's row_place lays them out: `interleaved` is its
+// rows_interleaved(axis).
+cudaError_t launch_even_rows(const GreenTableRecord& g, int axis, bool interleaved, long long first, long long count,
                              const double* table, double* rows, cudaStream_t stream);
-cudaError_t launch_real_rows(const GreenTableRecord& g, int axis, long long first, long long count,
+cudaError_t launch_real_rows(const GreenTableRecord& g, int axis, bool interleaved, long long first, long long count,
                              const double* spectra, double* table, cudaStream_t stream);
 // out[e] over a layout's box, e in memory order: extent[k] points along
 // global axis axis[k] from lo[axis[k]], slowest first.
