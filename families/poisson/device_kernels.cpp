@@ -161,19 +161,26 @@ std::size_t spectral_kernel_on_bytes(const GreenTable& g, std::size_t chunk_byte
     return g.count() * sizeof(double) + 2 * chunk;  // the FFT work area: at most the chunk again
 }
 
-void spectral_kernel_on(Backend& be, PoissonKernels& kernels, const GreenTable& g, const Layout& layout,
-                        Precision precision, void* out, std::size_t chunk_bytes, std::map<std::string, double>* parts) {
-    auto last = std::chrono::steady_clock::now();
-    auto mark = [&](const std::string& part) {
+namespace {
+// Each part's host wall time since the last mark, waited for on the device (where asked).
+struct PartClock {
+    Backend& be;
+    std::map<std::string, double>* parts;
+    std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+    void mark(const std::string& part) {
         if (!parts) return;
         be.synchronize();
         const auto now = std::chrono::steady_clock::now();
         (*parts)[part] = std::chrono::duration<double, std::milli>(now - last).count();
         last = now;
-    };
-    Buffer table(be, g.count() * sizeof(double));
-    kernels.green_table(be, table.as<double>(), g);
-    mark("table");
+    }
+};
+
+// The table, then a DCT-I pass per free axis, in place in `table` (g.count() values).
+void spectral_table_on(Backend& be, PoissonKernels& kernels, const GreenTable& g, double* table,
+                       std::size_t chunk_bytes, PartClock& clock) {
+    kernels.green_table(be, table, g);
+    clock.mark("table");
     for (int d = 0; d < 3; ++d) {
         if (!g.free[d] || g.t[d] < 2) continue;  // a periodic axis: already in Fourier space
         const index_t len = 2 * (g.t[d] - 1), half = g.t[d];
@@ -207,40 +214,94 @@ void spectral_kernel_on(Backend& be, PoissonKernels& kernels, const GreenTable& 
             if (tail) tail->set_work_area(area.data());
         }
         const std::string pass = std::string("pass_") + "xyz"[d];
-        mark(pass + ".setup");
+        clock.mark(pass + ".setup");
         for (index_t first = 0; first < rows; first += per_chunk) {
             const index_t count = std::min(per_chunk, rows - first);
-            kernels.even_rows(be, extended.as<double>(), table.as<double>(), g, d, first, count);
+            kernels.even_rows(be, extended.as<double>(), table, g, d, first, count);
             (count == per_chunk ? full : tail)->execute(extended.data(), spectra.data());
-            kernels.real_rows(be, table.as<double>(), spectra.as<double>(), g, d, first, count);
+            kernels.real_rows(be, table, spectra.as<double>(), g, d, first, count);
         }
         be.synchronize();  // the chunk buffers are freed at the end of this pass
-        mark(pass + ".rows");
+        clock.mark(pass + ".rows");
     }
+}
+
+// The table of the last spectral kernel built in device memory, kept for the
+// next point with the same key (keep_spectral_table_for). Its memory belongs
+// to a backend of its own (a Buffer frees through the backend that made it;
+// every backend of a process is on one device). Never destroyed by static
+// destructors (they run after the CUDA runtime may be gone).
+struct KeptTable {
+    std::string key;
+    std::unique_ptr<Backend> owner;  // before `table`: destroyed after it
+    Buffer table;
+};
+KeptTable& kept_table() {
+    static auto* kept = new KeptTable;
+    return *kept;
+}
+std::string table_key(const std::string& backend, const Size& n, Boundary b, Kernel k) {
+    return fmt::format("{} {} {} {} {}", backend, n[0], n[1], n[2], to_string(b) + "/" + to_string(k));
+}
+}  // namespace
+
+void spectral_kernel_on(Backend& be, PoissonKernels& kernels, const GreenTable& g, const Layout& layout,
+                        Precision precision, void* out, std::size_t chunk_bytes, std::map<std::string, double>* parts) {
+    PartClock clock{be, parts};
+    Buffer table(be, g.count() * sizeof(double));
+    spectral_table_on(be, kernels, g, table.as<double>(), chunk_bytes, clock);
     kernels.fold(be, out, layout, table.as<double>(), g, g.scale(), precision);
     be.synchronize();
-    mark("fold");
+    clock.mark("fold");
+}
+
+void keep_spectral_table_for(const std::string& backend, const Size& n, Boundary b, Kernel k) {
+    KeptTable& kept = kept_table();
+    if (kept.owner && kept.key != table_key(backend, n, b, k)) kept = KeptTable{};
 }
 
 std::string build_spectral_kernel(Backend& be, const Size& n, Boundary b, Kernel k, const Layout& layout,
                                   Precision precision, void* out, std::map<std::string, double>* parts) {
     const GreenTable g = green_table(n, b, k);
+    KeptTable& kept = kept_table();
+    const std::string key = table_key(be.name(), n, b, k);
     std::string why;
     auto kernels = kernels_for(be);
     if (!kernels) why = "no poisson kernels for backend " + be.name();
     else if (auto w = kernels->not_applicable(b)) why = *w;
-    else if (const auto mem = be.device_memory_info()) {
+    else if (be.device_memory() && kept.owner && kept.key == key) {  // the table kept: the fold alone
+        PartClock clock{be, parts};
+        kernels->fold(be, out, layout, kept.table.as<double>(), g, g.scale(), precision);
+        be.synchronize();
+        clock.mark("fold");
+        return "backend (table kept)";
+    } else if (const auto mem = be.device_memory_info()) {
+        if (kept.owner) kept = KeptTable{};  // another table: its memory back first
         const std::size_t need = spectral_kernel_on_bytes(g) + (std::size_t(16) << 20);  // and plans' own
         if (mem->free < need)
             why = fmt::format("its work ({:.2f} GiB) does not fit in the device's {:.2f} GiB free", double(need) / (1 << 30),
                               double(mem->free) / (1 << 30));
     }
-    if (why.empty()) {
+    if (!why.empty()) {
+        upload_kernel(be, *shared_spectral_kernel(n, b, k, layout), precision, out);
+        return "host: " + why;
+    }
+    if (!be.device_memory()) {  // host memory: rebuilt each time (cheap beside a host point; tests meter it)
         spectral_kernel_on(be, *kernels, g, layout, precision, out, std::size_t(256) << 20, parts);
         return "backend";
     }
-    upload_kernel(be, *shared_spectral_kernel(n, b, k, layout), precision, out);
-    return "host: " + why;
+    // Device memory: the table in a buffer of its own backend, kept after the fold.
+    PartClock clock{be, parts};
+    auto owner = Registry<Backend>::instance().create(be.name());
+    Buffer table(*owner, g.count() * sizeof(double));
+    spectral_table_on(be, *kernels, g, table.as<double>(), std::size_t(256) << 20, clock);
+    kernels->fold(be, out, layout, table.as<double>(), g, g.scale(), precision);
+    be.synchronize();
+    clock.mark("fold");
+    kept.key = key;
+    kept.owner = std::move(owner);
+    kept.table = std::move(table);
+    return "backend";
 }
 
 }  // namespace fftune::poisson

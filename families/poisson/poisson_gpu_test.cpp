@@ -48,5 +48,38 @@ TEST(PoissonGpu, CudaAgreesWithTheCpuBackend) {
             }
 }
 
+// The transformed Green's function table is kept for the next point of the
+// same grid, boundary and kernel (build_spectral_kernel): another algorithm
+// or precision folds it ("backend (table kept)") and still gives the CPU
+// backend's φ; another boundary builds its own, and the first is gone.
+TEST(PoissonGpu, TheKernelTableIsKeptForTheNextPointOfTheProblem) {
+    if (testing::world_size() != 1) GTEST_SKIP() << "one rank";
+    if (Registry<Backend>::instance().create("cuda")->unavailable()) GTEST_SKIP() << "no usable GPU";
+    const json fused{{"algorithm", "zero_skipping_fused"}, {"redistribution", {"a2a_sync"}}};
+    const json padded{{"algorithm", "padded"}, {"decomposition", "slab_2d1d"}, {"layout", "default"},
+                      {"process_grid", {1, 1}}, {"redistribution", {"a2a_sync"}}, {"gpu_aware", false}};
+    auto built = [](const Problem& p, json config) {
+        config["backend"] = "cuda";
+        return make_solver(MPI_COMM_WORLD, p, config)->kernel_built();
+    };
+    const Problem free{{40, 30, 24}, Boundary::free, Kernel::hockney, Precision::double_, 1};
+    Problem single = free, surface = free;
+    single.precision = Precision::single;
+    surface.boundary = Boundary::surface;
+    EXPECT_EQ(built(free, fused), "backend");
+    EXPECT_EQ(built(single, padded), "backend (table kept)");
+    EXPECT_EQ(built(surface, fused), "backend");
+    EXPECT_EQ(built(surface, padded), "backend (table kept)");
+    EXPECT_EQ(built(free, padded), "backend");
+    for (const auto& config : {fused, padded}) {  // both kept: φ as the CPU's
+        const auto cpu = solve(single, config, "fftw"), gpu = solve(single, config, "cuda");
+        ASSERT_EQ(cpu.size(), gpu.size());
+        double diff = 0, scale = 0;
+        for (std::size_t i = 0; i < cpu.size(); ++i)
+            diff = std::max(diff, std::abs(cpu[i] - gpu[i])), scale = std::max(scale, std::abs(cpu[i]));
+        EXPECT_LT(diff / scale, 2e-5) << config.at("algorithm");
+    }
+}
+
 }  // namespace
 }  // namespace fftune::poisson

@@ -33,6 +33,7 @@ void from_json(const json& j, Problem& p) {
 
 std::unique_ptr<Solver> make_solver(MPI_Comm comm, const Problem& problem, const json& config) {
     auto s = Registry<Solver>::instance().create(config.at("algorithm").get<std::string>());
+    keep_spectral_table_for(config.at("backend").get<std::string>(), problem.n, problem.boundary, problem.kernel);
     s->setup(comm, problem, config);
     return s;
 }
