@@ -235,6 +235,13 @@ struct KeptTable {
     std::string key;
     std::unique_ptr<Backend> owner;  // before `table`: destroyed after it
     Buffer table;
+    // The table first, then its backend (an assignment of a whole KeptTable
+    // would end the backend first: a move assigns members in order).
+    void release() {
+        table = Buffer();
+        owner.reset();
+        key.clear();
+    }
 };
 KeptTable& kept_table() {
     static auto* kept = new KeptTable;
@@ -257,7 +264,7 @@ void spectral_kernel_on(Backend& be, PoissonKernels& kernels, const GreenTable& 
 
 void keep_spectral_table_for(const std::string& backend, const Size& n, Boundary b, Kernel k) {
     KeptTable& kept = kept_table();
-    if (kept.owner && kept.key != table_key(backend, n, b, k)) kept = KeptTable{};
+    if (kept.owner && kept.key != table_key(backend, n, b, k)) kept.release();
 }
 
 std::string build_spectral_kernel(Backend& be, const Size& n, Boundary b, Kernel k, const Layout& layout,
@@ -276,7 +283,7 @@ std::string build_spectral_kernel(Backend& be, const Size& n, Boundary b, Kernel
         clock.mark("fold");
         return "backend (table kept)";
     } else if (const auto mem = be.device_memory_info()) {
-        if (kept.owner) kept = KeptTable{};  // another table: its memory back first
+        if (kept.owner) kept.release();  // another table: its memory back first
         const std::size_t need = spectral_kernel_on_bytes(g) + (std::size_t(16) << 20);  // and plans' own
         if (mem->free < need)
             why = fmt::format("its work ({:.2f} GiB) does not fit in the device's {:.2f} GiB free", double(need) / (1 << 30),
@@ -298,6 +305,7 @@ std::string build_spectral_kernel(Backend& be, const Size& n, Boundary b, Kernel
     kernels->fold(be, out, layout, table.as<double>(), g, g.scale(), precision);
     be.synchronize();
     clock.mark("fold");
+    kept.release();
     kept.key = key;
     kept.owner = std::move(owner);
     kept.table = std::move(table);
