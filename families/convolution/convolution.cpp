@@ -204,13 +204,13 @@ public:
             mark(setup_parts_ms_, "tiling");
             std::unique_ptr<Backend> probe;
             all_or_none(comm, [&] { probe = Registry<Backend>::instance().create(config_.at("backend").get<std::string>()); });
-            // Pruned: its plans' work area too, beside the plan's (their plans
-            // made here once to ask, on the local plan's layouts).
             // The local convolution of the last octree point, where it is this
             // one's (kept_local); any other is let go before this one allocates.
             KeptLocal& kept = kept_local();
             if (kept.conv && kept.key != local_key()) kept.conv.reset();
             reused_local_ = bool(kept.conv);
+            // Pruned: its plans' work area too, beside the plan's (their plans
+            // made here once to ask, on the local plan's layouts).
             std::size_t pruned_work = 0;
             all_or_none(comm, [&] {
                 if (!pruned_ || reused_local_) return;
@@ -316,7 +316,7 @@ public:
         const auto probes = probe_points(own_, sampling_scheme("full").cell, max_probes());
         Comparison cmp;
         std::vector<double> got(probes.size());  // exact at the probes
-        if (octree_ && sampled_check()) {
+        if (sampled_check()) {  // octree from 2^24 points on
             compare_sampled(comm, y.as<const double>(), cmp, got);
         } else {
             const double* exact = y.as<const double>();
