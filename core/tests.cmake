@@ -33,6 +33,7 @@ endif()
 fftune_add_test(mpi_util_mpi_test SOURCES core/platform/mpi_util_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 fftune_add_test(collective_try_mpi_test SOURCES core/platform/collective_try_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 fftune_add_test(plan_mpi_test SOURCES core/engine/plan_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+fftune_add_test(kept_arrays_mpi_test SOURCES core/engine/kept_arrays_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 fftune_add_test(validation_mpi_test SOURCES core/engine/validation_mpi_test.cpp LABELS engine MPI_RANKS 2 3)
 fftune_add_test(gpu_aware_mpi_test SOURCES core/platform/gpu_aware_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3)
 fftune_add_test(runner_mpi_test SOURCES core/run/runner_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
@@ -57,6 +58,8 @@ if(CMAKE_CUDA_COMPILER)
   target_link_libraries(cuda_check_test PRIVATE CUDA::cudart)
   # The same engine tests on the GPU (mpirun's local ranks inherit the environment).
   fftune_add_test(plan_gpu_mpi_test REUSE plan_mpi_test LABELS gpu MPI_RANKS 1 2 4
+    ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
+  fftune_add_test(kept_arrays_gpu_mpi_test REUSE kept_arrays_mpi_test LABELS gpu MPI_RANKS 2 4
     ENVIRONMENT FFTUNE_TEST_BACKEND=cuda)
 endif()
 

@@ -9,6 +9,7 @@
 
 #include "core/engine/decomposition.hpp"
 #include "core/engine/fft_descriptor.hpp"
+#include "core/engine/kept_arrays.hpp"
 #include "core/platform/gpu_aware.hpp"
 #include "core/platform/host_memory.hpp"
 #include "core/platform/host_scratch.hpp"
@@ -342,8 +343,13 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
     return std::nullopt;
 }
 
-Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config, InverseInput inverse_input)
-    : problem_(problem), config_(config), inverse_input_(inverse_input), comm_(Communicator::duplicate(comm)) {
+Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config, InverseInput inverse_input,
+           ArrayLifetime arrays)
+    : problem_(problem),
+      config_(config),
+      inverse_input_(inverse_input),
+      keeps_arrays_(arrays == ArrayLifetime::kept && KeptArrays::instance().in_job()),
+      comm_(Communicator::duplicate(comm)) {
     // Rank-local work (checks, planning, allocation) is agreed before each
     // collective step, so that a rank that fails leaves with the others
     // instead of leaving them waiting in a call it never makes (all_or_none).
@@ -386,21 +392,30 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config, InverseI
     mark("backend_and_comms");
 
     WorkSizes sizes;
+    std::vector<ArrayRequest> wanted;
     all_or_none(comm_all, [&] {
         build(Direction::forward);
         build(Direction::inverse);
         sizes = work_sizes();
+        wanted = array_requests(sizes);
     });
     mark("plans");
+    // The last plan's arrays, where they are what this one wants: already in
+    // use by the driver's count, so not asked of the check below.
+    if (keeps_arrays_) {
+        kept_before_bytes_ = KeptArrays::instance().kept_bytes();
+        kept_reused_bytes_ = KeptArrays::instance().prepare(comm_all, config.backend, wanted);
+    }
     // A transform over every device has made its storage already (the driver's
     // free memory shows it) and keeps the caller's arrays on the host.
     ranks_on_device_ = require_device_memory(comm_all, *backend_,
                                              (caller_arrays_pinned() ? 0 : input_bytes() + output_bytes()) +
-                                                 sizes.device_bytes(complex_bytes(problem.precision)));
+                                                 sizes.device_bytes(complex_bytes(problem.precision)) -
+                                                 kept_reused_bytes_);
     mark("memory_check");
     // The check above sees only this rank's device: an allocation may still
     // fail on one rank (what libraries hold, fragmentation).
-    all_or_none(comm_all, [&] { allocate_buffers(sizes); });
+    all_or_none(comm_all, [&] { allocate_buffers(wanted); });
     mark("allocate");
     // A transport's setup may make collective calls on its phase communicator,
     // which all its members enter; what fails after them is agreed on every
@@ -445,37 +460,21 @@ std::size_t Plan::WorkSizes::device_bytes(std::size_t complex_bytes) const {
     return b;
 }
 
-void Plan::allocate_buffers(const WorkSizes& w) {
+std::vector<ArrayRequest> Plan::array_requests(const WorkSizes& w) const {
     const std::size_t cb = complex_bytes(problem_.precision);
-    for (int k = 0; k < work_slots; ++k)
-        if (w.slot_bytes[k] > 0) work_[k] = Buffer(*backend_, w.slot_bytes[k]);
-    for (auto& p : pipelines_)
-        for (auto& s : p->stages)
-            if (s.store_target) {
-                if (*s.store_target < work_a || s.out < work_a)
-                    throw std::logic_error("an FFT stores aside from or into a caller's array");
-                s.fft->set_store_arrays(work_[s.out - work_a].data(), work_[*s.store_target - work_a].data());
-            }
-    if (w.fft_area > 0) {
-        fft_area_ = Buffer(*backend_, w.fft_area);
-        for (auto& p : pipelines_)
-            for (auto& s : p->stages)
-                s.for_each_fft([&](FftPlan& f) {
-                    if (f.work_bytes() > 0) f.set_work_area(fft_area_.data());
-                });
-    }
-    if (w.send_elems > 0) send_ = Buffer(*backend_, w.send_elems * cb);
-    if (w.recv_elems > 0) recv_ = Buffer(*backend_, w.recv_elems * cb);
-
+    std::vector<ArrayRequest> out;
+    for (int k = 0; k < work_slots; ++k) out.push_back({w.slot_bytes[k]});
+    out.push_back({w.fft_area});
+    out.push_back({static_cast<std::size_t>(w.send_elems) * cb});
+    out.push_back({static_cast<std::size_t>(w.recv_elems) * cb});
     // MPI that cannot read device memory gets pinned host staging: packed
     // buffers for packing transports, array mirrors for derived-datatype ones.
-    const bool stage = backend_->device_memory() && !config_.gpu_aware;
     index_t hs = 0, hr = 0, hsrc = 0, hdst = 0;
     bool packed_staged = false, whole_staged = false;
     for (auto& p : pipelines_)
         for (auto& s : p->stages)
-            s.for_each_reshape([&](Reshape& r) {
-                if (!stage || !r.transport->uses_mpi()) return;
+            s.for_each_reshape([&](const Reshape& r) {
+                if (!host_staged(r)) return;
                 const ReshapePlan& rp = r.plan;
                 if (r.transport->uses_whole_arrays()) {
                     whole_staged = true;
@@ -488,9 +487,46 @@ void Plan::allocate_buffers(const WorkSizes& w) {
                 }
             });
     // One element at least, so that a rank with nothing to send is still marked staged.
-    auto host = [&](index_t n) { return Buffer(*backend_, std::max<index_t>(n, 1) * cb, /*host=*/true); };
-    if (packed_staged) host_send_ = host(hs), host_recv_ = host(hr);
-    if (whole_staged) host_src_ = host(hsrc), host_dst_ = host(hdst);
+    auto host = [&](bool staged, index_t n) {
+        return ArrayRequest{staged ? static_cast<std::size_t>(std::max<index_t>(n, 1)) * cb : 0, true};
+    };
+    for (auto r : {host(packed_staged, hs), host(packed_staged, hr), host(whole_staged, hsrc), host(whole_staged, hdst)})
+        out.push_back(r);
+    return out;
+}
+
+std::vector<Buffer*> Plan::owned_arrays() {
+    std::vector<Buffer*> out;
+    for (Buffer& b : work_) out.push_back(&b);
+    for (Buffer* b : {&fft_area_, &send_, &recv_, &host_send_, &host_recv_, &host_src_, &host_dst_}) out.push_back(b);
+    return out;
+}
+
+bool Plan::host_staged(const Reshape& r) const {
+    return backend_->device_memory() && !config_.gpu_aware && r.transport->uses_mpi();
+}
+
+void Plan::allocate_buffers(const std::vector<ArrayRequest>& wanted) {
+    std::vector<Buffer> got;
+    if (keeps_arrays_) got = KeptArrays::instance().take(wanted);
+    else
+        for (const ArrayRequest& r : wanted) got.push_back(r.bytes == 0 ? Buffer() : Buffer(*backend_, r.bytes, r.host));
+    const auto arrays = owned_arrays();
+    if (got.size() != arrays.size()) throw std::logic_error("Plan: one request per owned array");
+    for (std::size_t i = 0; i < got.size(); ++i) *arrays[i] = std::move(got[i]);
+    for (auto& p : pipelines_)
+        for (auto& s : p->stages)
+            if (s.store_target) {
+                if (*s.store_target < work_a || s.out < work_a)
+                    throw std::logic_error("an FFT stores aside from or into a caller's array");
+                s.fft->set_store_arrays(work_[s.out - work_a].data(), work_[*s.store_target - work_a].data());
+            }
+    if (fft_area_.data())
+        for (auto& p : pipelines_)
+            for (auto& s : p->stages)
+                s.for_each_fft([&](FftPlan& f) {
+                    if (f.work_bytes() > 0) f.set_work_area(fft_area_.data());
+                });
     for (auto& p : pipelines_)
         for (auto& s : p->stages)
             s.for_each_reshape([&](Reshape& r) {
@@ -499,7 +535,7 @@ void Plan::allocate_buffers(const WorkSizes& w) {
                 c.recv_buffer = recv_.data();
                 c.source_array = r.plan.source_owned ? work_[s.reshape_source() - work_a].data() : nullptr;
                 c.destination_array = r.plan.destination_owned ? work_[s.reshape_destination() - work_a].data() : nullptr;
-                if (stage && r.transport->uses_mpi()) {
+                if (host_staged(r)) {
                     if (r.transport->uses_whole_arrays()) {
                         c.host_src_mirror = host_src_.data();
                         c.host_dst_mirror = host_dst_.data();
@@ -515,10 +551,24 @@ Plan::~Plan() { release_peer_mappings(); }
 
 void Plan::release_peer_mappings() {
     bool mapped = false;
+    std::vector<std::shared_ptr<const void>> mappings;
     for (auto& p : pipelines_)
         if (p)
-            for (auto& s : p->stages) s.for_each_reshape([&](Reshape& r) { mapped = mapped || r.transport->maps_peer_memory(); });
+            for (auto& s : p->stages)
+                s.for_each_reshape([&](Reshape& r) {
+                    mapped = mapped || r.transport->maps_peer_memory();
+                    for (auto& m : r.transport->peer_mappings()) mappings.push_back(std::move(m));
+                });
     if (!mapped) return;
+    if (keeps_arrays_) {
+        // The peers' arrays outlive their plans, and so do the mappings of
+        // them: nothing is freed here, so nobody waits.
+        KeptArrays::instance().hold_mappings(mappings);
+        pipelines_[0].reset();
+        pipelines_[1].reset();
+        return;
+    }
+    mappings.clear();
     pipelines_[0].reset();  // every mapping of a peer's buffer closed here...
     pipelines_[1].reset();
     MPI_Barrier(comm_.get());  // ...and on every rank, before the buffers are freed

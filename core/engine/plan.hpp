@@ -21,6 +21,7 @@
 
 #include "core/platform/backend.hpp"
 #include "core/engine/config.hpp"
+#include "core/engine/kept_arrays.hpp"
 #include "core/platform/mpi_util.hpp"
 #include "core/platform/phase_timer.hpp"
 
@@ -43,12 +44,18 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
 // FFTW_DESTROY_INPUT; for callers that discard the spectrum (a convolution).
 enum class InverseInput { preserve, destroy };
 
+// Whether the plan's own arrays (work arrays, FFT work area, staging buffers)
+// are freed with it (`plan`) or, inside a job (KeptArrays::Job), kept with
+// the peers' mappings of them for the job's next plan, which reuses them
+// where it wants the same sizes (`kept`; core/engine/kept_arrays.hpp).
+enum class ArrayLifetime { plan, kept };
+
 class Plan {
 public:
     // Collective over `comm`, whose size must equal problem.ranks. Throws
     // std::invalid_argument when the configuration does not apply.
     Plan(MPI_Comm comm, const Problem& problem, const Config& config,
-         InverseInput inverse_input = InverseInput::preserve);
+         InverseInput inverse_input = InverseInput::preserve, ArrayLifetime arrays = ArrayLifetime::plan);
     ~Plan();
     Plan(const Plan&) = delete;
     Plan& operator=(const Plan&) = delete;
@@ -76,6 +83,11 @@ public:
     // "allocate" (work arrays, FFT work area, staging buffers) and
     // "transports" (their setup: handles, mappings, communicators).
     const std::vector<std::pair<std::string, double>>& setup_parts_ms() const { return setup_parts_ms_; }
+    // ArrayLifetime::kept: this rank's backend memory (not host) kept from the
+    // last plan when this one was made, and how much of it this one reuses
+    // (the rest was let go); 0 for plans that keep nothing.
+    std::size_t kept_before_bytes() const { return kept_before_bytes_; }
+    std::size_t kept_reused_bytes() const { return kept_reused_bytes_; }
     // Pinned host memory for staging MPI traffic (GPU backends without GPU-aware
     // MPI), or for a transform over every device its host arrays: the caller's
     // input and output and its padded copy.
@@ -158,11 +170,20 @@ private:
         std::size_t device_bytes(std::size_t complex_bytes) const;
     };
     WorkSizes work_sizes() const;
-    // Backend and pinned host buffers, wired into every reshape's context. Rank-local.
-    void allocate_buffers(const WorkSizes& sizes);
+    // The plan's own arrays, one request each in owned_arrays()'s order (size
+    // 0: none): work slots, FFT work area, packed send and receive buffers,
+    // then pinned host staging (packed send and receive, array mirrors).
+    std::vector<ArrayRequest> array_requests(const WorkSizes& sizes) const;
+    std::vector<Buffer*> owned_arrays();
+    // Whether MPI moves this reshape's data through pinned host staging.
+    bool host_staged(const Reshape& r) const;
+    // Allocates (or takes the kept) arrays and wires them into every stage
+    // and reshape context. Rank-local.
+    void allocate_buffers(const std::vector<ArrayRequest>& wanted);
     // Closes every mapping of a peer's buffer (Transport::maps_peer_memory),
     // then waits for every rank to have done so before any buffer is freed.
     // Collective where a transport maps peers' memory; nothing otherwise.
+    // A plan that keeps its arrays hands the mappings on with them instead.
     void release_peer_mappings();
     // The first failure of a rank-local stage (an FFT, a copy) of a transform.
     // The stages after it that are rank-local are skipped, but its reshapes
@@ -213,6 +234,8 @@ private:
     Problem problem_;
     Config config_;
     InverseInput inverse_input_ = InverseInput::preserve;
+    bool keeps_arrays_ = false;
+    std::size_t kept_before_bytes_ = 0, kept_reused_bytes_ = 0;
     Communicator comm_;
     std::unique_ptr<Backend> backend_;
     std::unique_ptr<MultiDeviceFft> multi_;  // a chain of one all-devices step; destroyed before backend_

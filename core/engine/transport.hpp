@@ -5,6 +5,7 @@
 
 #include "core/base/registry.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ public:
     // go (freeing an exported allocation before the importers close it is
     // undefined), so the plan waits for all ranks in between.
     virtual bool maps_peer_memory() const { return false; }
+    // Its mappings of peers' arrays (after setup): a plan that keeps its
+    // arrays for the next plan (core/engine/kept_arrays.hpp) keeps these too.
+    virtual std::vector<std::shared_ptr<const void>> peer_mappings() const { return {}; }
     // Whether it must run even for a reshape that would only copy a rank's own
     // block onto itself (a rank alone in its phase, equal layouts), which the
     // plan otherwise leaves out: transports that check or instrument every

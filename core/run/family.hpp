@@ -57,6 +57,10 @@ struct Footprint {
     // For work over several devices, the most memory it took on any one of
     // them as the driver reports it (the runner measures one device itself).
     std::optional<std::size_t> measured_multi_device_bytes;
+    // Backend memory this rank held, kept from the job's last point, when the
+    // point began (core/engine/kept_arrays.hpp): in use before the runner read
+    // the device's free memory, and all of it reused or let go by this point.
+    std::size_t kept_before_bytes = 0;
 };
 
 // One point's work, made by its family and driven by the runner

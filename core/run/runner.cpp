@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/base/registry.hpp"
+#include "core/engine/kept_arrays.hpp"
 #include "core/platform/collective_try.hpp"
 #include "core/platform/device_fault.hpp"
 #include "core/platform/host_scratch.hpp"
@@ -169,8 +170,11 @@ bool measure(MPI_Comm comm, Workload& work, const RunOptions& options,
             // The backend's device is one of several: the workload measures them all.
             if (m.footprint.measured_multi_device_bytes) m.device_used = *m.footprint.measured_multi_device_bytes;
         } else if (mem_before) {
-            if (const auto after = work.backend().device_memory_info(); after && after->free < mem_before->free)
-                m.device_used = mem_before->free - after->free;
+            // What the point kept from the last one was in use already (this
+            // rank's only: on a device that ranks share, theirs is left out).
+            const unsigned long long before = mem_before->free + m.footprint.kept_before_bytes;
+            if (const auto after = work.backend().device_memory_info(); after && after->free < before)
+                m.device_used = before - after->free;
         }
         work.release();
     });
@@ -376,6 +380,8 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
     MPI_Comm_size(comm, &size);
     const auto points = tc.points(size);
     const json machine = machine_info();
+    // The points' plans may keep their arrays for the next point; let go at the end.
+    KeptArrays::Job keep_arrays(comm);
     set_device_fault_note(out_file);
     RunOptions opts{tc.warmup, tc.iterations, tc.validate, argv, ranks_per_node(comm)};
     std::optional<RecordFile> out;

@@ -7,7 +7,9 @@
 // and no receive buffer exists. Peers' copies run on side queues so that they
 // overlap. A second barrier, after the copies, keeps a rank from overwriting
 // what peers still read. MPI moves no data, only handles and barriers, so it
-// needs no host staging.
+// needs no host staging. A plan that keeps its arrays for the job's next plan
+// keeps these mappings with them (peer_mappings, core/engine/kept_arrays.hpp):
+// the next plan's handles are the same and open_shared finds them open.
 //
 // Variants:
 // - cuda_ipc: each rank packs its peers' blocks into its send buffer, which
@@ -128,6 +130,9 @@ public:
     bool uses_recv_buffer() const override { return false; }
     bool uses_mpi() const override { return false; }  // no data through MPI: no host staging
     bool maps_peer_memory() const override { return true; }
+    std::vector<std::shared_ptr<const void>> peer_mappings() const override {
+        return std::vector<std::shared_ptr<const void>>(peers_.begin(), peers_.end());
+    }
     std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) const override {
         if (!backend.device_memory())
             return fmt::format("CUDA IPC maps device memory; backend {} keeps data in host memory", backend.name());
