@@ -99,6 +99,14 @@ public:
     virtual std::vector<PhaseTraffic> traffic() const { return {}; }
     // Rank-local: frees what validation does not need (it may allocate its own).
     virtual void release() {}
+    // Collective, the point's last call: what the workload keeps for the
+    // job's next point (core/engine/kept_arrays.hpp) it lets go of here,
+    // unless `next` (none: the job ends, or the runner does not know) will
+    // want it. Timed as the record's timing.wall_ms.release.
+    virtual void end(MPI_Comm comm, const Point* next) {
+        (void)comm;
+        (void)next;
+    }
     // Collective: checks against analytic solutions, oracles and tolerances.
     virtual ValidationResult validate(MPI_Comm comm) = 0;
     // Collective, after validation: the family's own record fields (a solver's

@@ -334,6 +334,16 @@ json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, con
     rec["timing"] = timing_summary(comm, *work, options, m, setup_ms);
     record_memory_and_traffic(comm, m, mem_before, rec);
     validate_and_annotate(comm, *work, options, m, setup_ms, rec);
+    // What the workload kept and the next point will not want goes here,
+    // timed as part of this point (a failed point's goes with the next one's set-up).
+    const auto t_end = std::chrono::steady_clock::now();
+    if (auto err = collective_try(comm, [&] { work->end(comm, options.next); })) {
+        rec["status"] = "failed";
+        rec["error"] = "end: " + *err;
+    }
+    double end_ms = ms_since(t_end), most = 0;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&end_ms, &most, 1, MPI_DOUBLE, MPI_MAX, comm));
+    rec["timing"]["wall_ms"]["release"] = most;
     return rec;
 }
 
@@ -414,6 +424,9 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
         }
         ++done;
         watchdog.arm(fmt::format("point {} of {} ({} ranks: {})", i + 1, total, size, points[i].label));
+        opts.next = nullptr;
+        for (int n = i + 1; n < total && !opts.next; ++n)
+            if (selected(n)) opts.next = &points[n];
         const json rec = run_point(comm, points[i], opts, machine);
         watchdog.disarm();
         if (rec["status"] == "failed") ++failed;

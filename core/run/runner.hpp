@@ -20,6 +20,9 @@ struct RunOptions {
     bool validate = true;
     std::vector<std::string> argv;  // for provenance
     int ranks_per_node = 0;         // of the job (run_job asks once); 0: run_point asks the communicator
+    // The job's next point (run_job), or none: a workload may keep what that
+    // point will want (Workload::end) and let go of the rest in this point.
+    const Point* next = nullptr;
 };
 
 // Collective over `comm`. Never throws for a failing configuration: the

@@ -34,7 +34,8 @@ void fill_input(Plan& plan, Buffer& in) {
 // One transform of one configuration, timed in the problem's direction.
 class Fft3dWorkload final : public Workload {
 public:
-    Fft3dWorkload(Problem problem, Config config) : problem_(std::move(problem)), config_(std::move(config)) {}
+    Fft3dWorkload(Problem problem, Config config, Point point)
+        : problem_(std::move(problem)), config_(std::move(config)), point_(std::move(point)) {}
 
     // A sweep's points of one size mostly want the same arrays: the next
     // point takes them, and the peers' IPC mappings of them, as they are.
@@ -99,6 +100,22 @@ public:
         real_ = Buffer();
         complex_ = Buffer();
     }
+    // The plan's arrays stay for a next point of the same configuration and
+    // problem (the other direction: one plan holds both); any other point
+    // would only let them go in its set-up.
+    void end(MPI_Comm comm, const Point* next) override {
+        auto but_direction = [](json problem) {
+            problem.erase("direction");
+            return problem;
+        };
+        if (next && next->family() == "fft3d" && next->config == point_.config &&
+            but_direction(next->problem) == but_direction(point_.problem))
+            return;
+        real_ = Buffer();  // the plan's backend's memory: before the plan
+        complex_ = Buffer();
+        plan_.reset();
+        KeptArrays::instance().release(comm);
+    }
     ValidationResult validate(MPI_Comm) override {
         if (validated_by_samples(problem_)) return validate_timed(*plan_, real_, complex_, dir());
         return fftune::validate(*plan_);
@@ -119,6 +136,7 @@ private:
 
     Problem problem_;
     Config config_;
+    Point point_;
     std::unique_ptr<Plan> plan_;
     Buffer real_, complex_;
 };
@@ -168,7 +186,7 @@ public:
         return check_applicable(problem.get<Problem>(), config.get<Config>());
     }
     std::unique_ptr<Workload> workload(const Point& point) const override {
-        return std::make_unique<Fft3dWorkload>(fft3d_problem(point), fft3d_config(point));
+        return std::make_unique<Fft3dWorkload>(fft3d_problem(point), fft3d_config(point), point);
     }
 
     std::string config_key(const json& config) const override { return config.get<Config>().key(); }
