@@ -408,10 +408,11 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config, InverseI
     }
     // A transform over every device has made its storage already (the driver's
     // free memory shows it) and keeps the caller's arrays on the host.
-    ranks_on_device_ = require_device_memory(comm_all, *backend_,
-                                             (caller_arrays_pinned() ? 0 : input_bytes() + output_bytes()) +
-                                                 sizes.device_bytes(complex_bytes(problem.precision)) -
-                                                 kept_reused_bytes_);
+    std::size_t own = 0;  // the plan's own arrays in backend memory
+    for (const ArrayRequest& r : wanted)
+        if (!r.host) own += r.bytes;
+    ranks_on_device_ = require_device_memory(
+        comm_all, *backend_, (caller_arrays_pinned() ? 0 : input_bytes() + output_bytes()) + own - kept_reused_bytes_);
     mark("memory_check");
     // The check above sees only this rank's device: an allocation may still
     // fail on one rank (what libraries hold, fragmentation).
@@ -454,18 +455,18 @@ Plan::WorkSizes Plan::work_sizes() const {
     return w;
 }
 
-std::size_t Plan::WorkSizes::device_bytes(std::size_t complex_bytes) const {
-    std::size_t b = fft_area + static_cast<std::size_t>(send_elems + recv_elems) * complex_bytes;
-    for (std::size_t s : slot_bytes) b += s;
-    return b;
-}
-
 std::vector<ArrayRequest> Plan::array_requests(const WorkSizes& w) const {
     const std::size_t cb = complex_bytes(problem_.precision);
+    // Arrays peers may map (a reshape's source or destination, the packed
+    // send buffer) in the size the backend maps best.
+    bool mapped = false;
+    for (auto& p : pipelines_)
+        for (auto& s : p->stages) s.for_each_reshape([&](const Reshape& r) { mapped = mapped || r.transport->maps_peer_memory(); });
+    auto shared = [&](std::size_t bytes) { return mapped && bytes > 0 ? backend_->mapped_array_bytes(bytes) : bytes; };
     std::vector<ArrayRequest> out;
-    for (int k = 0; k < work_slots; ++k) out.push_back({w.slot_bytes[k]});
+    for (int k = 0; k < work_slots; ++k) out.push_back({shared(w.slot_bytes[k])});
     out.push_back({w.fft_area});
-    out.push_back({static_cast<std::size_t>(w.send_elems) * cb});
+    out.push_back({shared(static_cast<std::size_t>(w.send_elems) * cb)});
     out.push_back({static_cast<std::size_t>(w.recv_elems) * cb});
     // MPI that cannot read device memory gets pinned host staging: packed
     // buffers for packing transports, array mirrors for derived-datatype ones.

@@ -167,7 +167,6 @@ private:
         std::size_t slot_bytes[work_slots] = {0, 0, 0};
         std::size_t fft_area = 0;
         index_t send_elems = 0, recv_elems = 0;
-        std::size_t device_bytes(std::size_t complex_bytes) const;
     };
     WorkSizes work_sizes() const;
     // The plan's own arrays, one request each in owned_arrays()'s order (size

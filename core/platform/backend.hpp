@@ -172,6 +172,10 @@ public:
     virtual std::optional<std::string> device_fault() { return std::nullopt; }
 
     virtual void* allocate(std::size_t bytes) = 0;
+    // Bytes to allocate for an array of `bytes` that other processes map
+    // (Transport::maps_peer_memory): a backend may pad it where mapping a
+    // padded one costs less.
+    virtual std::size_t mapped_array_bytes(std::size_t bytes) const { return bytes; }
     virtual void deallocate(void* p) = 0;
     // Host memory for staging MPI traffic (pinned on GPU backends).
     virtual void* allocate_host(std::size_t bytes) = 0;

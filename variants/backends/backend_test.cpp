@@ -526,5 +526,18 @@ TEST(Backend, AnAllocationTooLargeNamesItsSizeAndTheFreeMemory) {
     Buffer small(*be, 1 << 20);  // the failure left the device usable
     EXPECT_NE(small.data(), nullptr);
 }
+
+// An array peers map: host backends leave its size alone; cuda pads a whole
+// number of 2 MiB from 512 MiB on by a MiB, whose mapping costs 4 ms, not 19.
+TEST(Backend, ArraysPeersMapArePaddedWhereMappingThemIsSlow) {
+    auto be = make_backend();
+    constexpr std::size_t mib = std::size_t(1) << 20;
+    for (std::size_t b : {std::size_t(0), 64 * mib, 510 * mib, 511 * mib, 513 * mib, 538968064 + std::size_t(8)})
+        EXPECT_EQ(be->mapped_array_bytes(b), b) << b;
+    for (std::size_t b : {512 * mib, 514 * mib, 4112 * mib}) {
+        if (be->name() == "cuda") EXPECT_EQ(be->mapped_array_bytes(b), b + mib) << b;
+        else EXPECT_EQ(be->mapped_array_bytes(b), b) << be->name();
+    }
+}
 }  // namespace
 }  // namespace fftune
