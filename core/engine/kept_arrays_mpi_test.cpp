@@ -21,6 +21,7 @@
 #include "core/engine/validation.hpp"
 #include "core/testing/forwarding_backend.hpp"
 #include "core/testing/forwarding_transport.hpp"
+#include "core/testing/teardown_order.hpp"
 #include "core/testing/world.hpp"
 
 namespace fftune {
@@ -67,23 +68,7 @@ private:
 const bool registered_backend = register_variant<Backend, NotingFrees>("test_kept_noting_frees");
 const bool registered_transport = register_variant<Transport, MapsPeersUntilLetGo>("test_maps_peers_kept");
 
-long long ns(Clock::time_point t) {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
-
-// On every rank, every mapping closed before any rank freed an array
-// (steady_clock is the node's monotonic clock: comparable between its ranks).
-void expect_closed_before_freed() {
-    ASSERT_FALSE(closed.empty());
-    ASSERT_FALSE(freed.empty());
-    long long last_close = ns(*std::max_element(closed.begin(), closed.end()));
-    long long first_free = ns(*std::min_element(freed.begin(), freed.end()));
-    long long all_closed = 0, any_freed = 0;
-    MPI_Allreduce(&last_close, &all_closed, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(&first_free, &any_freed, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    EXPECT_GE(any_freed, all_closed) << "a rank freed an array " << (all_closed - any_freed) / 1e6
-                                     << " ms before the last rank closed its mappings";
-}
+void expect_closed_before_freed() { testing::expect_closed_before_freed(closed, freed); }
 
 using Size = std::array<index_t, 3>;
 

@@ -21,6 +21,7 @@
 #include "core/testing/forwarding_transport.hpp"
 #include "core/testing/metered_backend.hpp"
 #include "core/testing/queued_backend.hpp"
+#include "core/testing/teardown_order.hpp"
 #include "core/testing/world.hpp"
 #include "core/run/testcase.hpp"
 #include "core/engine/transport.hpp"
@@ -864,19 +865,7 @@ TEST(Plan, NoRankFreesItsBuffersBeforeEveryRankUnmappedThem) {
     if (fail) EXPECT_ANY_THROW(Plan(MPI_COMM_WORLD, problem, config));
     else { Plan plan(MPI_COMM_WORLD, problem, config); }
     fail_setup_on_last_rank = false;
-    ASSERT_FALSE(closed.empty());
-    ASSERT_FALSE(freed.empty());
-    // steady_clock is the node's monotonic clock: comparable between the ranks of one node.
-    const auto ns = [](std::chrono::steady_clock::time_point t) {
-        return static_cast<long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
-    };
-    long long last_close = ns(*std::max_element(closed.begin(), closed.end()));
-    long long first_free = ns(*std::min_element(freed.begin(), freed.end()));
-    long long all_closed = 0, any_freed = 0;
-    MPI_Allreduce(&last_close, &all_closed, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(&first_free, &any_freed, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    EXPECT_GE(any_freed, all_closed) << "a rank freed memory " << (all_closed - any_freed) / 1e6
-                                     << " ms before the last rank let go of its mappings";
+    testing::expect_closed_before_freed(closed, freed);
     }
 }
 
