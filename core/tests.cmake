@@ -37,6 +37,7 @@ fftune_add_test(kept_arrays_mpi_test SOURCES core/engine/kept_arrays_mpi_test.cp
 fftune_add_test(validation_mpi_test SOURCES core/engine/validation_mpi_test.cpp LABELS engine MPI_RANKS 2 3)
 fftune_add_test(gpu_aware_mpi_test SOURCES core/platform/gpu_aware_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3)
 fftune_add_test(runner_mpi_test SOURCES core/run/runner_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
+fftune_add_test(job_start_mpi_test SOURCES core/run/job_start_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)
 # The multi-device path (reference_cufftxt's) through a CPU stand-in for cufftXt.
 fftune_add_test(multi_device_mpi_test SOURCES core/run/multi_device_mpi_test.cpp LABELS engine MPI_RANKS 1 2)
 fftune_add_test(probe_mpi_test SOURCES core/run/probe_mpi_test.cpp LABELS engine MPI_RANKS 1 2 3 4)

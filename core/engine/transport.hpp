@@ -64,6 +64,14 @@ public:
         return std::nullopt;
     }
     virtual void setup(const ReshapeContext& ctx) { (void)ctx; }
+    // Collective over a job's communicator, once before the job's first point
+    // (core/run/job_start.hpp), with a backend of the points': what the
+    // transport makes once per process and its plans then share (NCCL's
+    // communicator), made there so that no point's set-up pays it.
+    virtual void start_job(MPI_Comm comm, const Backend& backend) {
+        (void)comm;
+        (void)backend;
+    }
     virtual void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
                          const ReshapePhases& phases) = 0;
 

@@ -21,6 +21,7 @@
 #include "core/records/provenance.hpp"
 #include "core/records/record_file.hpp"
 #include "core/records/statistics.hpp"
+#include "core/run/job_start.hpp"
 #include "core/run/point_watchdog.hpp"
 
 namespace fftune {
@@ -321,6 +322,7 @@ void validate_and_annotate(MPI_Comm comm, Workload& work, const RunOptions& opti
 
 json run_point(MPI_Comm comm, const Point& point, const RunOptions& options, const json& machine) {
     json rec = base_record(point, machine, options);
+    if (!options.job.is_null()) rec["job"] = options.job;
     rec["problem"]["ranks_per_node"] = options.ranks_per_node > 0 ? options.ranks_per_node : ranks_per_node(comm);
     const Family* family = applicable_family(comm, point, rec);
     if (!family) return rec;
@@ -411,7 +413,22 @@ int run_job(MPI_Comm comm, const Testcase& tc, const std::string& out_file, int 
     PointWatchdog watchdog(comm, tc.point_timeout_s);
     const auto selected = [&](int i) { return !only || std::binary_search(only->begin(), only->end(), i); };
     int todo = 0, done = 0;
-    for (int i = std::max(0, start_index); i < total; ++i) todo += selected(i);
+    std::vector<const Point*> chosen;
+    for (int i = std::max(0, start_index); i < total; ++i)
+        if (selected(i)) chosen.push_back(&points[i]);
+    todo = static_cast<int>(chosen.size());
+    // What the points share (NCCL's communicator), made once before the first.
+    watchdog.arm(fmt::format("the job's start-up ({} ranks)", size));
+    opts.job = start_job(comm, chosen);
+    watchdog.disarm();
+    if (rank == 0 && !opts.job["parts_ms"].empty()) {
+        std::string parts;
+        for (const auto& [name, ms] : opts.job["parts_ms"].items())
+            parts += fmt::format("{}{} {:.0f} ms", parts.empty() ? "" : ", ", name, ms.get<double>());
+        for (const auto& [name, err] : opts.job.value("failed", json::object()).items())
+            parts += fmt::format("; {} did not start: {}", name, err.get<std::string>());
+        std::cerr << fmt::format("[{} ranks] job start-up: {}\n", size, parts);
+    }
     for (int i = std::max(0, start_index); i < total; ++i) {
         if (!selected(i)) continue;
         if (deadline_unix_ms > 0) {  // rank 0's clock decides for all

@@ -23,6 +23,8 @@ struct RunOptions {
     // The job's next point (run_job), or none: a workload may keep what that
     // point will want (Workload::end) and let go of the rest in this point.
     const Point* next = nullptr;
+    // The job's start-up (core/run/job_start.hpp), copied into the record as "job".
+    nlohmann::json job;
 };
 
 // Collective over `comm`. Never throws for a failing configuration: the

@@ -14,6 +14,10 @@
 
 namespace fftune::nccl {
 
+namespace {
+int made = 0;
+}  // namespace
+
 void check(ncclResult_t r, const char* what) {
     if (r != ncclSuccess && r != ncclInProgress)
         throw std::runtime_error(fmt::format("{}: NCCL error: {}", what, ncclGetErrorString(r)));
@@ -29,7 +33,10 @@ Comm::Comm(MPI_Comm mpi_comm) {
     });
     FFTUNE_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_comm));
     check(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
+    ++made;
 }
+
+int communicators_made() { return made; }
 
 void Comm::abort() {
     if (comm_) ncclCommAbort(comm_);
@@ -130,6 +137,41 @@ void wait(Comm& comm, cudaStream_t stream, const char* what, double timeout_s) {
         }
         std::this_thread::yield();
     }
+}
+
+void connect_peers(Comm& comm, MPI_Comm mpi_comm, double timeout_s) {
+    int size = 0;
+    FFTUNE_MPI_CHECK(MPI_Comm_size(mpi_comm, &size));
+    constexpr std::size_t per_peer = std::size_t{4} << 20;  // enough to use every channel of a pair
+    struct Scratch {
+        char* bytes = nullptr;
+        cudaStream_t stream = nullptr;
+        ~Scratch() {
+            if (stream) cudaStreamDestroy(stream);
+            if (bytes) cudaFree(bytes);
+        }
+    } s;
+    all_or_none(mpi_comm, [&] {
+        if (cudaMalloc(&s.bytes, 2 * per_peer * std::size_t(size)) != cudaSuccess ||
+            cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking) != cudaSuccess)
+            throw std::runtime_error(fmt::format("NCCL's first exchange: {}", cudaGetErrorString(cudaGetLastError())));
+    });
+    group([&] {
+        for (int peer = 0; peer < size; ++peer) {
+            check(ncclSend(s.bytes + std::size_t(peer) * per_peer, per_peer, ncclUint8, peer, comm.get(), s.stream),
+                  "ncclSend");
+            check(ncclRecv(s.bytes + std::size_t(size + peer) * per_peer, per_peer, ncclUint8, peer, comm.get(),
+                           s.stream),
+                  "ncclRecv");
+        }
+    });
+    wait(comm, s.stream, "NCCL's first exchange", timeout_s);
+}
+
+void TransportBase::start_job(MPI_Comm comm, const Backend& backend) {
+    (void)backend;  // made it this rank's device
+    const auto shared = shared_comm(comm);
+    connect_peers(*shared, comm, nccl_timeout_s());
 }
 
 void TransportBase::post(const ReshapeContext& ctx, int to, int from, const void* src, void* dst,

@@ -45,6 +45,14 @@ void check(ncclResult_t r, const char* what);
 // makes a plan per point. Collective over `mpi_comm` (one MPI_Allreduce when
 // cached); cached communicators are destroyed in MPI_Finalize.
 std::shared_ptr<Comm> shared_comm(MPI_Comm mpi_comm);
+// Communicators this process has initialised (ncclCommInitRank calls).
+int communicators_made();
+
+// One exchange of a few MiB with every member of `mpi_comm` through `comm`
+// (its communicator): NCCL connects a pair of ranks on their first send and
+// receive, which would otherwise fall in the first steps that use the pair.
+// Collective; the current CUDA device must be the communicator's.
+void connect_peers(Comm& comm, MPI_Comm mpi_comm, double timeout_s);
 
 // Waits until `stream` is idle, polling ncclCommGetAsyncError; aborts the
 // communicator and throws after `timeout_s` seconds.
@@ -85,6 +93,9 @@ public:
         timeout_s_ = nccl_timeout_s();
         comm_ = shared_comm(ctx.comm);
     }
+    // The communicator of the job's ranks, and a first exchange with every
+    // peer (connect_peers): what the job's first NCCL point paid before.
+    void start_job(MPI_Comm comm, const Backend& backend) override;
 
 protected:
     // The queue everything runs on: the backend's stream.

@@ -14,6 +14,7 @@
 
 #include "core/platform/backend.hpp"
 #include "core/base/registry.hpp"
+#include "core/engine/transport.hpp"
 #include "variants/transports/nccl_common.hpp"
 
 namespace fftune {
@@ -100,6 +101,27 @@ TEST(NcclComm, AnAbortedCommunicatorIsReplaced) {
     EXPECT_NE(fresh.get(), old.get());
     EXPECT_FALSE(fresh->aborted());
     EXPECT_EQ(members_through_nccl(*fresh), size_of(MPI_COMM_WORLD));
+}
+
+// A job's start-up (core/run/job_start.hpp) makes the communicator of its
+// ranks and connects them; the plans' transports then make none.
+TEST(NcclStartJob, MakesTheCommunicatorThePlansThenShare) {
+    if (auto why = nccl_unavailable()) GTEST_SKIP() << *why;
+    const auto backend = Registry<Backend>::instance().create("cuda");
+    const auto transport = Registry<Transport>::instance().create("nccl_a2a");
+    MPI_Comm job = MPI_COMM_NULL, plan = MPI_COMM_NULL;
+    MPI_Comm_dup(MPI_COMM_WORLD, &job);
+    nccl::shared_comm(MPI_COMM_WORLD)->abort();  // what an earlier test left is unusable: the start makes one
+    const int before = nccl::communicators_made();
+    transport->start_job(job, *backend);
+    const int made = nccl::communicators_made();
+    EXPECT_EQ(made, before + 1);
+    MPI_Comm_dup(MPI_COMM_WORLD, &plan);  // a plan's own duplicate of the job's ranks
+    const auto shared = nccl::shared_comm(plan);
+    EXPECT_EQ(nccl::communicators_made(), made);
+    EXPECT_EQ(members_through_nccl(*shared), size_of(MPI_COMM_WORLD));
+    MPI_Comm_free(&plan);
+    MPI_Comm_free(&job);
 }
 
 // A call that fails inside nccl::group ends the group: the thread's next NCCL
