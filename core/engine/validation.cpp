@@ -5,6 +5,7 @@
 #include <fftw3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <complex>
 #include <functional>
@@ -469,6 +470,14 @@ ValidationResult validate_timed_typed(Plan& plan, Buffer& real, Buffer& complex,
     // (Plan::run_staged): its arrays hold the input and the spectrum only.
     const bool staged = plan.devices() > 1;
     std::exception_ptr failed;
+    ValidationResult result;
+    auto last = std::chrono::steady_clock::now();
+    auto mark = [&](const char* part) {  // the device's work waited for, so each part is its own
+        if (!failed) failed = failure_of([&] { be.synchronize(); });
+        const auto now = std::chrono::steady_clock::now();
+        result.parts_ms.emplace_back(part, std::chrono::duration<double, std::milli>(now - last).count());
+        last = now;
+    };
     if (timed == Direction::forward && staged)
         failed = unless_device_lost(be, comm, failure_of([&] { plan.forward(real.data(), complex.data()); }));
 
@@ -501,14 +510,17 @@ ValidationResult validate_timed_typed(Plan& plan, Buffer& real, Buffer& complex,
         spot_err.add(spot_sums[3 * w + 2] == 1 ? std::hypot(spot_sums[3 * w], spot_sums[3 * w + 1])
                                                : std::numeric_limits<double>::infinity(),
                      0.0);
+    mark("spot");
 
     // Round trip on sampled planes: the inverse of the spectrum (the timed
     // inverse's own result when the inverse was timed) over N against the
     // field, on planes across the slowest axis of the real array. Each plane
     // is contiguous; the spacing puts one in every overlap chunk (a tapered
     // chunk holds at least 1/(4K) of the planes: spaced at most 1/(8K) apart).
-    if (timed == Direction::forward || staged)
+    if (timed == Direction::forward || staged) {
         failed = unless_device_lost(be, comm, failure_of([&] { plan.inverse(complex.data(), real.data()); }));
+        mark("transform");
+    }
     const Box3& ib = in_l.box;
     const int slow = in_l.order[0];
     const index_t per_plane = ib.empty() ? 0 : ib.count() / ib.extent(slow);
@@ -580,10 +592,10 @@ ValidationResult validate_timed_typed(Plan& plan, Buffer& real, Buffer& complex,
             rt.merge(part);
         }, host_threads());
     });
-    ValidationResult result;
     result.checks.push_back(make_check("round_trip_sampled", rt.reduce(comm), tol));
     result.checks.push_back(
         make_check("spectrum_spot", spot_err.den > 0 ? spot_err.num / spot_err.den : spot_err.num, tol));
+    mark("round_trip");
     return result;
 }
 

@@ -221,6 +221,12 @@ TEST(SampledValidation, CorrectPlansPassInBothDirections) {
                     EXPECT_EQ(v.checks[1].method, "spectrum_spot");
                     EXPECT_TRUE(v.passed()) << config.key() << " " << v.checks[0].max_rel_error << " "
                                             << v.checks[1].max_rel_error;
+                    std::vector<std::string> parts;
+                    for (const auto& [part, ms] : v.parts_ms) parts.push_back(part);
+                    const std::vector<std::string> want =
+                        dir == Direction::forward ? std::vector<std::string>{"spot", "transform", "round_trip"}
+                                                  : std::vector<std::string>{"spot", "round_trip"};
+                    EXPECT_EQ(parts, want);
                     const double eps = precision == Precision::single ? 1e-6 : 1e-14;
                     EXPECT_LT(v.checks[0].max_rel_error, eps) << config.key();
                     EXPECT_LT(v.checks[1].max_rel_error, eps) << config.key();

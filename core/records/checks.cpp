@@ -33,6 +33,10 @@ void to_json(nlohmann::json& j, const ValidationResult& v) {
         if (c.l2_rel_error) cj["l2_rel_error"] = *c.l2_rel_error;
         j["checks"].push_back(std::move(cj));
     }
+    if (!v.parts_ms.empty()) {
+        j["parts_ms"] = nlohmann::json::object();
+        for (const auto& [part, ms] : v.parts_ms) j["parts_ms"][part] = ms;
+    }
 }
 
 }  // namespace fftune

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -24,6 +25,8 @@ Check make_check(std::string method, double value, double tolerance);
 
 struct ValidationResult {
     std::vector<Check> checks;  // the first is the primary one
+    // Where its host wall time went, by part in order, where the check says (ms).
+    std::vector<std::pair<std::string, double>> parts_ms;
     bool passed() const;
     const Check& primary() const { return checks.front(); }
 };

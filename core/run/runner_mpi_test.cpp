@@ -444,6 +444,10 @@ TEST(RunPoint, LargeGridsAreValidatedBySamplesOfTheTimedArrays) {
         ASSERT_EQ(r.at("validation").at("checks").size(), 2u);
         EXPECT_EQ(r.at("validation").at("checks")[1].at("method"), "spectrum_spot");
         EXPECT_LT(r.at("validation").at("max_rel_error").get<double>(), 1e-13);
+        // Where the check's time went; only a timed forward transforms back.
+        const json& parts = r.at("validation").at("parts_ms");
+        EXPECT_TRUE(parts.contains("spot") && parts.contains("round_trip")) << parts.dump();
+        EXPECT_EQ(parts.contains("transform"), dir == Direction::forward) << parts.dump();
     }
     const json r = run_point(MPI_COMM_WORLD, point("test_drops_data", n), once, machine_info());
     EXPECT_EQ(r.at("status"), "failed");
