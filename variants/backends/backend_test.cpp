@@ -237,6 +237,39 @@ TEST(Backend, APlanRerunsOnTheSameAndOtherBuffers) {
     check(a, out_a, "in_a -> out_a after eviction");
 }
 
+// A plan made again after the last one like it is gone (on cuda it takes that
+// one's cuFFT plans: PassPool) computes on the new backend's queue, and a
+// plan along the same axis in another memory order, whose strides differ,
+// gets plans of its own. The buffers outlive the plans, so later rounds
+// also run on the pairs the first ones ran on.
+TEST(Backend, APlanMadeAgainComputesItsOwnTransform) {
+    using C = std::complex<double>;
+    auto keeper = make_backend();  // holds the buffers
+    const Layout xyz{half_box, order_xyz}, zxy{half_box, order_zxy};
+    const auto d = fft_descriptor(xyz, xyz, {axis_y}, FftKind::c2c_forward, Precision::double_, 7);
+    const auto e = fft_descriptor(zxy, zxy, {axis_y}, FftKind::c2c_forward, Precision::double_, 7);
+    ASSERT_TRUE(d && e);
+    const std::size_t n = half_box.count(), bytes = n * sizeof(C);
+    Buffer in(*keeper, bytes), out(*keeper, bytes);
+    const auto values = random_values<C>(n, 21);
+    keeper->copy_from_host(in.data(), values.data(), bytes);
+    const std::vector<std::complex<double>> wide(values.begin(), values.end());
+    const std::vector<C> zeros(n);
+    for (int round = 0; round < 3; ++round)
+        for (const Layout* l : {&xyz, &zxy}) {
+            auto be = make_backend();  // a queue of its own, gone with the round
+            auto fft = make_standalone_fft(*be, l == &xyz ? *d : *e);
+            be->copy_from_host(out.data(), zeros.data(), bytes);
+            fft->execute(in.data(), out.data());
+            std::vector<C> got(n);
+            be->copy_to_host(got.data(), out.data(), bytes);
+            const auto want = naive_dft(*l, wide, {axis_y}, -1, *l);
+            double err = 0;
+            for (std::size_t i = 0; i < n; ++i) err = std::max(err, std::abs(got[i] - want[i]));
+            EXPECT_LT(err, 1e-11) << "round " << round << " order " << order_name(l->order);
+        }
+}
+
 // A c2c plan executed in place (in == out; FFTW needs a plan made so), along
 // each axis of one layout (a pruned transform's passes over the spectrum,
 // families/convolution/pruned_transform.hpp), and after running out of place.

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "core/engine/fft_descriptor.hpp"
 #include "core/platform/cuda_check.hpp"
 #include "core/platform/backend.hpp"
 #include "core/base/registry.hpp"
@@ -133,7 +134,9 @@ public:
     // `aside`: the descriptor's StoreAside for this pass, stored by a cuFFT LTO
     // store callback, for outputs of fewer than 2^32 elements.
     CufftPass(const FftDescriptor& d, cudaStream_t stream, const std::optional<StoreAside>& aside = std::nullopt)
-        : kind_(d.kind), layout_(advanced_layout(d)), stream_(stream) {
+        : kind_(d.kind), layout_(advanced_layout(d)), stream_(stream), desc_(d) {
+        desc_.store_aside.reset();
+        check(cudaGetDevice(&device_), "cudaGetDevice");
         const bool single = d.precision == Precision::single;
         switch (d.kind) {  // cuFFT's own type codes per kind and precision
             case FftKind::r2c: type_ = single ? CUFFT_R2C : CUFFT_D2Z; break;
@@ -185,8 +188,31 @@ public:
         check(cudaMemcpy(&aside_->base, arrays, sizeof arrays, cudaMemcpyHostToDevice), "cudaMemcpy");
     }
     void set_work_area(void* area) {
+        if (area == area_) return;  // a pooled pass given the area it had: its graphs still hold
         drop_graphs();  // they hold the old area
         check(cufftSetWorkArea(plan_, area), "cufftSetWorkArea");
+        area_ = area;
+    }
+
+    // PassPool: whether another plan may take this pass (a store aside holds
+    // its plan's arrays), whether it is the one `d` asks for on `device`, and
+    // its stream handed over. A graph does not hold the stream it was
+    // captured on, so the graphs stay; they are replayed only for the same
+    // (in, out) pair and area.
+    bool reusable() const { return aside_ == nullptr; }
+    bool serves(const FftDescriptor& d, int device) const {
+        FftDescriptor same_queue = d;
+        same_queue.queue = desc_.queue;
+        return device == device_ && same_fft_plan(desc_, same_queue);
+    }
+    void attach(cudaStream_t stream) {
+        stream_ = stream;
+        check(cufftSetStream(plan_, stream), "cufftSetStream");
+    }
+    void detach() {  // its plan's stream goes with the plan
+        cudaStreamSynchronize(stream_);
+        stream_ = nullptr;
+        cufftSetStream(plan_, nullptr);
     }
 
     // A looped pass replays a CUDA graph of its cuFFT calls, one per (in, out)
@@ -332,6 +358,9 @@ private:
     FftKind kind_;
     Advanced layout_;
     cudaStream_t stream_;
+    FftDescriptor desc_;  // without the store aside
+    int device_ = -1;
+    void* area_ = nullptr;
     std::vector<Graph> graphs_;
     bool graphs_work_ = true;
     std::vector<cudaStream_t> branches_;  // the graphs' parallel chains (run_branched)
@@ -468,6 +497,54 @@ std::optional<Reorder> reorder(const FftDescriptor& d) {
     return r;
 }
 
+// cuFFT passes that plans let go of, for the process's next plan that asks
+// for the same pass on the same device. Making one costs 0.2-0.5 ms (the
+// "plans" part of a point's set-up: 1.5-1.8 ms for the 4-6 passes of a slab
+// or pencil plan on an H200), and a sweep's points make the same passes again
+// for the other direction and for every transport of one size. The newest
+// kKept stay; an allocation that fails lets them all go and tries again
+// (CudaBackend::allocate). Never destroyed by static destructors, which may
+// run after the CUDA runtime is gone: the process's end frees them.
+class PassPool {
+public:
+    static PassPool& instance() {
+        static auto* pool = new PassPool;
+        return *pool;
+    }
+    std::unique_ptr<CufftPass> take(const FftDescriptor& d, int device) {
+        std::lock_guard lock(mutex_);
+        for (auto it = kept_.rbegin(); it != kept_.rend(); ++it)
+            if ((*it)->serves(d, device)) {
+                auto pass = std::move(*it);
+                kept_.erase(std::next(it).base());
+                return pass;
+            }
+        return nullptr;
+    }
+    void give(std::unique_ptr<CufftPass> pass) {
+        pass->detach();
+        std::lock_guard lock(mutex_);
+        kept_.push_back(std::move(pass));
+        if (kept_.size() > kKept) kept_.erase(kept_.begin());
+    }
+    // Whether there was any to let go of.
+    bool clear() {
+        std::lock_guard lock(mutex_);
+        const bool any = !kept_.empty();
+        kept_.clear();
+        return any;
+    }
+    std::size_t size() {
+        std::lock_guard lock(mutex_);
+        return kept_.size();
+    }
+
+private:
+    static constexpr std::size_t kKept = 32;
+    std::mutex mutex_;
+    std::vector<std::unique_ptr<CufftPass>> kept_;  // oldest first
+};
+
 class CufftPlan final : public FftPlan {
 public:
     CufftPlan(const FftDescriptor& d, cudaStream_t stream) : stream_(stream) {
@@ -477,12 +554,22 @@ public:
         // itself, else with the reordering copy out of the scratch array.
         const bool aside = d.store_aside && !r;
         if (d.store_aside && r && !r->copy_first()) pieces_ = store_aside_pieces(*d.store_aside, *r);
+        int device = -1;
+        check(cudaGetDevice(&device), "cudaGetDevice");
         for (std::size_t i = 0; i < passes.size(); ++i) {
-            passes_.push_back(std::make_unique<CufftPass>(passes[i], stream,
-                                                          aside && i + 1 == passes.size() ? d.store_aside : std::nullopt));
+            const bool stores_aside = aside && i + 1 == passes.size();
+            auto pooled = stores_aside ? nullptr : PassPool::instance().take(passes[i], device);
+            if (pooled) pooled->attach(stream);
+            passes_.push_back(pooled ? std::move(pooled)
+                                     : std::make_unique<CufftPass>(passes[i], stream,
+                                                                   stores_aside ? d.store_aside : std::nullopt));
             cufft_work_ = std::max(cufft_work_, passes_.back()->work_bytes());
         }
         reorder_ = std::move(r);
+    }
+    ~CufftPlan() override {
+        for (auto& p : passes_)
+            if (p->reusable()) PassPool::instance().give(std::move(p));
     }
     bool stores_aside() const override { return !pieces_.empty() || passes_.back()->stores_aside(); }
     void set_store_arrays(void* output, void* target) override {
@@ -655,7 +742,11 @@ public:
     // point that passed the plan's memory check and failed here shows the gap.
     void* allocate(std::size_t bytes) override {
         void* p = nullptr;
-        const cudaError_t e = cudaMalloc(&p, std::max<std::size_t>(bytes, 1));
+        cudaError_t e = cudaMalloc(&p, std::max<std::size_t>(bytes, 1));
+        if (e == cudaErrorMemoryAllocation && PassPool::instance().clear()) {  // the pooled passes' memory, then again
+            cudaGetLastError();
+            e = cudaMalloc(&p, std::max<std::size_t>(bytes, 1));
+        }
         if (e == cudaErrorMemoryAllocation) {
             cudaGetLastError();
             std::size_t free_bytes = 0, total_bytes = 0;
