@@ -11,7 +11,9 @@ std::string Config::key() const {
     if (methods.empty()) methods = "none";
     return fmt::format("{}/{}/{}/{}x{}/{}/{}{}{}", backend, decomposition, to_string(layout),
                        process_grid[0], process_grid[1], methods, gpu_aware ? "gpu_aware" : "host",
-                       overlap > 1 ? fmt::format("/overlap{}{}", overlap, tapered() ? "/tapered" : "") : "",
+                       overlap > 1 ? fmt::format("/overlap{}{}{}", overlap, tapered() ? "/tapered" : "",
+                                                 parted() ? fmt::format("/parts{}", exchange_parts) : "")
+                                   : "",
                        fft_stores_kept ? "/kept_by_fft" : "");
 }
 
@@ -42,6 +44,7 @@ void to_json(nlohmann::json& j, const Config& c) {
                        {"gpu_aware", c.gpu_aware}};
     if (c.overlap > 1) j["overlap"] = c.overlap;
     if (c.tapered()) j["overlap_slices"] = to_string(c.overlap_slices);
+    if (c.parted()) j["exchange_parts"] = c.exchange_parts;
     if (c.fft_stores_kept) j["fft_stores_kept"] = true;
 }
 
@@ -55,6 +58,7 @@ void from_json(const nlohmann::json& j, Config& c) {
     c.overlap = j.value("overlap", 1);
     c.fft_stores_kept = j.value("fft_stores_kept", false);
     c.overlap_slices = parse<SliceSchedule>(j.value("overlap_slices", "even"));
+    c.exchange_parts = j.value("exchange_parts", 1);
 }
 
 }  // namespace fftune

@@ -46,14 +46,23 @@ struct Config {
     // drains sooner while each FFT slice still takes no longer than the
     // exchange beside it.
     SliceSchedule overlap_slices = SliceSchedule::even;
+    // Forward, where an overlapped FFT + reshape pair comes right before the
+    // last stage, an FFT (slab_2d1d's and pencil's fft.x): every slice's
+    // exchange moves in this many parts along that FFT's slowest untransformed
+    // axis, part 0 of the later slices before part 1 of the earlier ones, and
+    // the FFT runs part by part, each as soon as its share of every slice has
+    // moved, beside the exchange of the next part. 1: the whole exchange first.
+    int exchange_parts = 1;
 
     // e.g. "fftw/pencil/realigned/2x2/a2a_sync+p2p_sync/host", plus
-    // "/overlap4" when overlap > 1 ("/overlap4/tapered" with tapered slices)
-    // and "/kept_by_fft" with fft_stores_kept
+    // "/overlap4" when overlap > 1 ("/overlap4/tapered" with tapered slices,
+    // "/overlap4/parts2" with exchange_parts 2) and "/kept_by_fft" with fft_stores_kept
     // (keys of older records stay valid)
     std::string key() const;
     // Overlapped with tapered slices (one slice has no sizes to taper).
     bool tapered() const { return overlap > 1 && overlap_slices == SliceSchedule::tapered; }
+    // Overlapped with the exchange in parts (one slice has no exchange beside an FFT).
+    bool parted() const { return overlap > 1 && exchange_parts > 1; }
 };
 
 void to_json(nlohmann::json& j, const Problem& p);

@@ -18,7 +18,9 @@ TEST(Config, KeyNamesEveryChoice) {
     EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware/overlap4/kept_by_fft");
     c.overlap_slices = SliceSchedule::tapered;
     EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware/overlap4/tapered/kept_by_fft");
-    c.overlap = 1;  // one slice: nothing to taper
+    c.exchange_parts = 2;
+    EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware/overlap4/tapered/parts2/kept_by_fft");
+    c.overlap = 1;  // one slice: nothing to taper, no exchange beside an FFT to part
     EXPECT_EQ(c.key(), "fftw/pencil/realigned/2x3/a2a_sync+p2p_streams/gpu_aware/kept_by_fft");
 }
 
@@ -37,6 +39,10 @@ TEST(Config, JsonRoundTrip) {
     o.overlap_slices = SliceSchedule::tapered;
     EXPECT_EQ(nlohmann::json(o).at("overlap_slices"), "tapered");
     EXPECT_EQ(nlohmann::json(o).get<Config>().overlap_slices, SliceSchedule::tapered);
+    EXPECT_FALSE(nlohmann::json(o).contains("exchange_parts"));  // 1: as before
+    o.exchange_parts = 3;
+    EXPECT_EQ(nlohmann::json(o).at("exchange_parts"), 3);
+    EXPECT_EQ(nlohmann::json(o).get<Config>().exchange_parts, 3);
     nlohmann::json bad = o;
     bad["overlap_slices"] = "ragged";
     EXPECT_THROW(bad.get<Config>(), std::invalid_argument);

@@ -29,6 +29,33 @@ std::optional<FftDescriptor> fft_descriptor(const Layout& in, const Layout& out,
     return d;
 }
 
+std::optional<FftDescriptor> fft_descriptor_of_part(const Layout& in, const Layout& out, const Box3& in_part,
+                                                    const Box3& out_part, const std::vector<int>& axes,
+                                                    FftKind kind, Precision precision, index_t nz_real) {
+    if (in_part.empty() || out_part.empty()) return std::nullopt;
+    for (int a : axes)
+        if (in_part.extent(a) != in.box.extent(a) || out_part.extent(a) != out.box.extent(a))
+            throw std::logic_error("an FFT stage is parted along an axis it transforms");
+    auto d = fft_descriptor(in, out, axes, kind, precision, nz_real);
+    if (!d) return std::nullopt;
+    // Batch dims follow the untransformed axes in index order (fft_descriptor).
+    std::size_t k = 0;
+    for (int b = 0; b < 3; ++b) {
+        if (std::find(axes.begin(), axes.end(), b) != axes.end()) continue;
+        if (in_part.extent(b) != out_part.extent(b))
+            throw std::logic_error("FFT stage parts differ in the extent of a batch axis");
+        d->batch[k++].n = in_part.extent(b);
+    }
+    auto span = [](const Layout& l, const Box3& part) {
+        std::array<index_t, 3> last{};
+        for (int a = 0; a < 3; ++a) last[a] = part.hi[a] - 1;
+        return l.offset_of(last) - l.offset_of(part.lo) + 1;
+    };
+    d->in_elements = span(in, in_part);
+    d->out_elements = span(out, out_part);
+    return d;
+}
+
 bool same_fft_plan(const FftDescriptor& a, const FftDescriptor& b) {
     auto same = [](const std::vector<FftDim>& x, const std::vector<FftDim>& y) {
         return std::equal(x.begin(), x.end(), y.begin(), y.end(), [](const FftDim& u, const FftDim& v) {

@@ -46,6 +46,17 @@ std::optional<int> overlap_axis(const Chain& chain, std::size_t i) {
     return axis;
 }
 
+// The axis along which the FFT at chain step i can run in parts: the slowest
+// of its input that it does not transform (slab_2d1d's fft.x: y). Nothing
+// when step i is no single-device FFT.
+std::optional<int> tail_axis(const Chain& chain, std::size_t i) {
+    const ChainStep& fft = chain.steps[i];
+    if (fft.kind != ChainStep::Kind::fft || fft.all_devices) return std::nullopt;
+    for (int a : chain.layouts[i].order)
+        if (std::find(fft.axes.begin(), fft.axes.end(), a) == fft.axes.end()) return a;
+    return std::nullopt;
+}
+
 // Planes per slice boundary for slicing layouts a and b (the two arrays of an
 // FFT) along `axis`: the fewest that keep every slice's start 16-byte aligned
 // in both, since cuFFT refuses real data not aligned as its complex type
@@ -72,6 +83,7 @@ struct Walk {
     std::vector<bool> skip;      // at k: no stage (a reshape of a block onto itself)
     std::vector<bool> pair_at;   // at k: the first of an overlapped FFT + reshape pair
     std::vector<bool> aside_at;  // at k: an FFT that stores the next reshape's self block aside
+    std::vector<bool> tail_at;   // at k: the pair at k also runs the FFT at k + 2, in parts (parted_tails)
     std::vector<Slot> array;     // array[t]: the slot between walk positions t - 1 and t
 
     std::size_t step(std::size_t k) const { return fwd ? k : nsteps - 1 - k; }
@@ -112,6 +124,17 @@ std::vector<bool> overlap_pairs(const Walk& w, const Chain& mine, const Config& 
         if (pair_at[k]) ++k;
     }
     return pair_at;
+}
+
+// Parted tails (Config::exchange_parts): forward, the overlapped pair right
+// before the last stage, an FFT with a tail_axis. That FFT runs in parts along
+// the axis, and each slice of the pair is reshaped part by part.
+std::vector<bool> parted_tails(const Walk& w, const Chain& mine, const Config& config) {
+    std::vector<bool> tail_at(w.nsteps + 1, false);
+    if (!w.fwd || !config.parted() || w.nsteps < 3) return tail_at;
+    const std::size_t k = w.nsteps - 3;
+    tail_at[k] = w.pair_at[k] && tail_axis(mine, w.step(k + 2)).has_value();
+    return tail_at;
 }
 
 // FFT stages that store the self block of the reshape after them into its
@@ -156,8 +179,21 @@ Walk walk_of(const Chain& mine, const std::vector<bool>& self, const Config& con
     w.skip = skipped_reshapes(w, mine, self, config);
     w.pair_at = overlap_pairs(w, mine, config);
     w.aside_at = ffts_storing_aside(w, mine, config);
+    w.tail_at = parted_tails(w, mine, config);
     w.array = array_slots(w);
     return w;
+}
+
+// Whether rank 0's forward walk, as Plan::build makes it, has a parted tail
+// (Config::exchange_parts). Every rank's walk has the same steps.
+bool forward_has_parted_tail(const Problem& problem, const Config& config) {
+    const auto decomposition = Registry<Decomposition>::instance().create(config.decomposition);
+    std::vector<Chain> chains;
+    for (int r = 0; r < problem.ranks; ++r) chains.push_back(decomposition->chain(problem, config, r));
+    settle_unexchanged_orders(chains);
+    merge_unexchanged_ffts(chains, [&](int phase, bool) { return !transport_runs_alone(config, phase); });
+    const Walk w = walk_of(chains[0], self_reshapes(chains)[0], config, true);
+    return std::find(w.tail_at.begin(), w.tail_at.end(), true) != w.tail_at.end();
 }
 
 }  // namespace
@@ -223,13 +259,20 @@ struct Plan::Overlap {
     struct Slice {
         std::shared_ptr<FftPlan> fft;  // null for an empty slice; equal slices share one
         std::size_t fft_in = 0, fft_out = 0;  // byte offsets of the slice in the FFT's arrays
-        std::unique_ptr<Reshape> reshape;
+        std::unique_ptr<Reshape> reshape;     // null where the slice moves in parts
+        std::vector<std::unique_ptr<Reshape>> parts;  // part p: what the tail's part p reads
     };
     bool fft_first = true;
     int queue = 0;  // backend queue of the FFT slices
     Slot mid = work_a;
     std::size_t mid_bytes = 0;
     std::vector<Slice> slices;
+    // Config::exchange_parts: the next stage's FFT in parts (fft and offsets
+    // only), each on the overlap queue into `tail_out`, timed as `tail_phase`.
+    // Empty: none.
+    std::vector<Slice> tail;
+    Slot tail_out = user_out;
+    int tail_phase = -1;
 };
 
 struct Plan::Stage {
@@ -248,8 +291,9 @@ struct Plan::Stage {
     void for_each_fft(F&& f) {
         if (fft) f(*fft);
         if (overlap)
-            for (auto& c : overlap->slices)
-                if (c.fft) f(*c.fft);
+            for (auto* list : {&overlap->slices, &overlap->tail})
+                for (auto& c : *list)
+                    if (c.fft) f(*c.fft);
     }
     // The array its reshapes read: the FFT slices' output forward, else its input.
     Slot reshape_source() const { return overlap && overlap->fft_first ? overlap->mid : in; }
@@ -260,7 +304,10 @@ struct Plan::Stage {
     void for_each_reshape(F&& f) {
         if (reshape) f(*reshape);
         if (overlap)
-            for (auto& c : overlap->slices) f(*c.reshape);
+            for (auto& c : overlap->slices) {
+                if (c.reshape) f(*c.reshape);
+                for (auto& r : c.parts) f(*r);
+            }
     }
 };
 
@@ -307,6 +354,9 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
         if (auto why = gpu_aware_unavailable(*backend)) return why;
     if (config.overlap < 1)
         throw std::invalid_argument(fmt::format("overlap {} is not a chunk count (allowed: 1 for none, or more)", config.overlap));
+    if (config.exchange_parts < 1)
+        throw std::invalid_argument(
+            fmt::format("exchange_parts {} is not a part count (allowed: 1 for none, or more)", config.exchange_parts));
     if (auto why = decomposition->not_applicable(problem, config)) return why;
     const Chain chain0 = decomposition->chain(problem, config, 0);
     const auto& steps = chain0.steps;
@@ -323,6 +373,14 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
             return Registry<Transport>::instance().contains(m) && Registry<Transport>::instance().create(m)->runs_alone();
         }))
         return "overlap needs a reshape between ranks; at one rank the plan has none (each rank's block stays in place)";
+    if (config.parted() && problem.direction == Direction::inverse)
+        return "exchange_parts is built for the forward only (its last FFT in parts behind the exchange); the inverse "
+               "would part its first FFT instead";
+    if (config.parted() && !forward_has_parted_tail(problem, config))
+        return fmt::format("exchange_parts needs an overlapped FFT + reshape between ranks right before the last "
+                           "stage, an FFT with an axis it does not transform; {}/{} at {}x{} has none",
+                           config.decomposition, to_string(config.layout), config.process_grid[0],
+                           config.process_grid[1]);
     if (std::any_of(steps.begin(), steps.end(), [](const ChainStep& s) { return s.all_devices; }))
         if (auto why = backend->multi_device_unavailable(problem.size, problem.precision)) return why;
     for (const auto& method : config.redistribution) {
@@ -595,13 +653,15 @@ struct Plan::Builder {
 
     // The reshape of chain step i from layouts[from] to layouts[to], among the
     // ranks of its phase communicator; `moving` restricts it to one slice of
-    // every rank's before (or after) box.
-    std::unique_ptr<Reshape> make_reshape(std::size_t i, std::size_t from, std::size_t to,
-                                          const std::function<Box3(int, const Layout&)>& moving, bool moving_before,
-                                          bool self_in_place = false) {
+    // every rank's before (or after) box, `moving_after` also to one part of
+    // every rank's after box.
+    using Moving = std::function<Box3(int, const Layout&)>;
+    std::unique_ptr<Reshape> make_reshape(std::size_t i, std::size_t from, std::size_t to, const Moving& moving,
+                                          bool moving_before, bool self_in_place = false,
+                                          const Moving& moving_after = nullptr) {
         const ChainStep& step = mine.steps[i];  // its phase communicator: made by the constructor
         std::vector<Layout> before, after;
-        std::vector<Box3> moved;
+        std::vector<Box3> moved, moved_after;
         int self = -1;
         for (int r = 0; r < size; ++r) {
             if (chains[r].steps[i].color != step.color) continue;
@@ -609,10 +669,11 @@ struct Plan::Builder {
             before.push_back(chains[r].layouts[from]);
             after.push_back(chains[r].layouts[to]);
             if (moving) moved.push_back(moving(r, moving_before ? before.back() : after.back()));
+            if (moving_after) moved_after.push_back(moving_after(r, after.back()));
         }
         auto rs = std::make_unique<Reshape>();
         rs->plan = make_reshape_plan(step.phase, self, before, after, cb, moving_before ? moved : std::vector<Box3>{},
-                                     moving_before ? std::vector<Box3>{} : moved);
+                                     moving_after ? moved_after : moving_before ? std::vector<Box3>{} : moved);
         rs->plan.self_in_place = self_in_place;
         rs->transport = Registry<Transport>::instance().create(plan.config_.redistribution[step.phase]);
         rs->ctx.plan = &rs->plan;
@@ -729,6 +790,15 @@ struct Plan::Builder {
             return slice_of(box, axis, chunks, c, granule, tapered, fwd);
         };
         const index_t g = granule(rank);
+        const bool parted = walk.tail_at[k];
+        // The tail's parts of rank r's boxes (parted): along the last FFT's tail_axis.
+        const std::size_t t = walk.step(k + 2);
+        const int parts = parted ? plan.config_.exchange_parts : 1;
+        const int part_axis = parted ? *tail_axis(mine, t) : 0;
+        auto part_granule = [&](int r) {
+            return slice_granule(chains[r].layouts[t], element_bytes(t), chains[r].layouts[t + 1], element_bytes(t + 1),
+                                 part_axis);
+        };
         // Slices of one shape share a plan: they run one after another on one
         // queue, and each cuFFT plan costs about 0.3-0.6 ms to make.
         std::optional<FftDescriptor> made;
@@ -750,20 +820,58 @@ struct Plan::Builder {
                 slice.fft_in = static_cast<std::size_t>(fa.offset_of(sa.box.lo)) * element_bytes(fft_from);
                 slice.fft_out = static_cast<std::size_t>(fb.offset_of(sb.box.lo)) * element_bytes(fft_to);
             }
-            slice.reshape = make_reshape(
-                j + 1, rs_from, rs_to,
-                [&](int r, const Layout& l) { return cut(l.box, c, granule(r)); }, fwd);
+            auto sliced = [&, c](int r, const Layout& l) { return cut(l.box, c, granule(r)); };
+            if (!parted)
+                slice.reshape = make_reshape(j + 1, rs_from, rs_to, sliced, fwd);
+            for (int p = 0; p < (parted ? parts : 0); ++p)
+                slice.parts.push_back(make_reshape(j + 1, rs_from, rs_to, sliced, true, false,
+                                                   [&, p](int r, const Layout& l) {
+                                                       return slice_of(l.box, part_axis, parts, p, part_granule(r));
+                                                   }));
             if (!fwd && c == 0) fft_phase();
             ov->slices.push_back(std::move(slice));
         }
         pipe.add_traffic(stage.fft_phase, plan.layout_bytes(mine.layouts[fft_from], fft_from) +
                                               plan.layout_bytes(mine.layouts[fft_to], fft_to));
+        if (parted) add_tail(k, *ov, parts, part_axis, part_granule);
         stage.overlap = std::move(ov);
-        for (auto& c : stage.overlap->slices) {
-            c.reshape->plan.source_owned = stage.reshape_source() >= work_a;
-            c.reshape->plan.destination_owned = stage.reshape_destination() >= work_a;
-        }
+        stage.for_each_reshape([&](Reshape& r) {
+            r.plan.source_owned = stage.reshape_source() >= work_a;
+            r.plan.destination_owned = stage.reshape_destination() >= work_a;
+        });
         pipe.stages.push_back(std::move(stage));
+    }
+
+    // The parted tail of the pair at walk position k (Config::exchange_parts):
+    // the FFT at k + 2 in `parts` parts along `axis`, from the pair's output
+    // into the array after it. Equal parts share one plan.
+    void add_tail(std::size_t k, Overlap& ov, int parts, int axis, const std::function<index_t(int)>& granule) {
+        const std::size_t t = walk.step(k + 2);
+        const ChainStep& fft_step = mine.steps[t];
+        ov.tail_out = walk.slot_out(k + 2);
+        ov.tail_phase = pipe.timer.phase(fft_stage_name(fft_step.axes), plan.backend_->make_clock_on(ov.queue));
+        const Layout& fa = mine.layouts[t];
+        const Layout& fb = mine.layouts[t + 1];
+        std::optional<FftDescriptor> made;
+        std::shared_ptr<FftPlan> made_plan;
+        for (int p = 0; p < parts; ++p) {
+            Overlap::Slice part;
+            const Layout sa{slice_of(fa.box, axis, parts, p, granule(rank)), fa.order};
+            const Layout sb{slice_of(fb.box, axis, parts, p, granule(rank)), fb.order};
+            if (auto desc = fft_descriptor_of_part(fa, fb, sa.box, sb.box, fft_step.axes, fft_kind(t),
+                                                   plan.problem_.precision, plan.problem_.size[2])) {
+                desc->queue = ov.queue;
+                if (!made || !same_fft_plan(*made, *desc)) {
+                    made_plan = plan.backend_->make_fft(*desc);
+                    made = desc;
+                }
+                part.fft = made_plan;
+                part.fft_in = static_cast<std::size_t>(fa.offset_of(sa.box.lo)) * element_bytes(t);
+                part.fft_out = static_cast<std::size_t>(fb.offset_of(sb.box.lo)) * element_bytes(t + 1);
+            }
+            ov.tail.push_back(std::move(part));
+        }
+        pipe.add_traffic(ov.tail_phase, plan.layout_bytes(fa, t) + plan.layout_bytes(fb, t + 1));
     }
 };
 
@@ -789,7 +897,7 @@ void Plan::build(Direction dir) {
     for (std::size_t k = 0; k < walk.nsteps; ++k) {
         if (walk.skip[k]) continue;
         builder.add_stage(k);
-        if (walk.pair_at[k]) ++k;  // the pair's second step is done
+        if (walk.pair_at[k]) k += walk.tail_at[k] ? 2 : 1;  // the pair's second step (and its tail) are done
     }
     pipelines_[static_cast<int>(dir)] = std::move(pipe);
 }
@@ -871,7 +979,7 @@ void Plan::run(Direction d, const void* in, void* out) {
         void* src = slots[s.in];
         void* dst = slots[s.out];
         if (s.overlap) {
-            run_overlap(s, p.timer, src, slots[s.overlap->mid], dst, failed);
+            run_overlap(s, p.timer, src, slots[s.overlap->mid], dst, slots[s.overlap->tail_out], failed);
         } else if (s.reshape) {
             failed.reshape([&] { s.reshape->transport->execute(s.reshape->ctx, src, dst, p.timer, s.reshape->phases); });
         } else if (s.copy_elems > 0) {
@@ -903,25 +1011,54 @@ void Plan::LocalFailure::rethrow_with(const std::string& later) const {
     }
 }
 
-void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out, LocalFailure& failed) {
+void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out, void* tail_out,
+                       LocalFailure& failed) {
     Overlap& ov = *s.overlap;
     Backend& b = *backend_;
     const int q = ov.queue;
-    auto transform = [&](Overlap::Slice& c, const void* src, void* dst) {
+    auto fft = [&](Overlap::Slice& c, const void* src, void* dst, int phase) {
         failed.unless_failed([&] {
-            PhaseScope scope(timer, s.fft_phase);
+            PhaseScope scope(timer, phase);
             if (c.fft)
                 c.fft->execute(const_cast<char*>(static_cast<const char*>(src)) + c.fft_in,
                                static_cast<char*>(dst) + c.fft_out);
         });
     };
-    auto reshape = [&](Overlap::Slice& c, const void* src, void* dst) {
-        failed.reshape([&] { c.reshape->transport->execute(c.reshape->ctx, src, dst, timer, c.reshape->phases); });
+    auto transform = [&](Overlap::Slice& c, const void* src, void* dst) { fft(c, src, dst, s.fft_phase); };
+    auto move = [&](Reshape& r, const void* src, void* dst) {
+        failed.reshape([&] { r.transport->execute(r.ctx, src, dst, timer, r.phases); });
     };
+    auto reshape = [&](Overlap::Slice& c, const void* src, void* dst) { move(*c.reshape, src, dst); };
     const std::size_t n = ov.slices.size();
     b.queue_wait(q, 0);  // the slices read what queue 0 wrote before
-    Transport& first = *ov.slices.front().reshape->transport;
-    if (ov.fft_first && first.queues_slices(true)) {
+    if (!ov.tail.empty()) {
+        // Parted (Config::exchange_parts): moves (slice c, part p) in the order
+        // of c + p, the lower part first on a tie, so that part p of the last
+        // slice moves before part p + 1 of the slices before it; the tail's
+        // part p runs once its share of every slice has moved (last (n - 1, p)),
+        // beside the moves of later parts (results/h200x4-2026-11-28-parted-exchange).
+        const std::size_t parts = ov.tail.size();
+        std::vector<std::pair<std::size_t, std::size_t>> order;
+        for (std::size_t c = 0; c < n; ++c)
+            for (std::size_t p = 0; p < parts; ++p) order.emplace_back(c, p);
+        std::sort(order.begin(), order.end(), [](auto a, auto b) {
+            return std::pair(a.first + a.second, a.second) < std::pair(b.first + b.second, b.second);
+        });
+        transform(ov.slices[0], in, mid);
+        std::size_t transformed = 0;  // slices queued on q up to here
+        for (auto [c, p] : order) {
+            if (c == transformed) {  // slice c's first move: after FFT c, and FFT c + 1 queued before it
+                b.queue_wait(0, q);
+                if (c + 1 < n) transform(ov.slices[c + 1], in, mid);
+                ++transformed;
+            }
+            move(*ov.slices[c].parts[p], mid, out);
+            if (c + 1 == n) {
+                b.queue_wait(q, 0);  // part p after every move into it
+                fft(ov.tail[p], out, tail_out, ov.tail_phase);
+            }
+        }
+    } else if (Transport& first = *ov.slices.front().reshape->transport; ov.fft_first && first.queues_slices(true)) {
         // Every slice's moves queued behind its FFT slice; ranks meet only
         // before the first and after the last (Transport::queues_slices).
         PhaseScope scope(timer, ov.slices.front().reshape->phases.exchange);

@@ -224,7 +224,9 @@ private:
         std::exception_ptr error_;
     };
     void run(Direction d, const void* in, void* out);
-    void run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out, LocalFailure& failed);
+    // `tail_out`: where a parted tail (Config::exchange_parts) writes.
+    void run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, void* out, void* tail_out,
+                     LocalFailure& failed);
     std::size_t layout_bytes(const Layout& layout, std::size_t index) const;
     // The caller's arrays are pinned host memory on a device backend (a
     // transform over every device): not in its memory, but in the host's.

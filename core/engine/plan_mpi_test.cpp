@@ -126,7 +126,7 @@ TEST(Plan, OverlappedStagesValidate) {
     if (!Registry<Backend>::instance().create(backend_name())->device_memory()) backends.push_back("queued");
     const auto m = methods();
     for (const auto& backend : backends) {
-        int validated = 0, realigned_refused = 0, one_rank_refused = 0, configs = 0;
+        int validated = 0, realigned_refused = 0, one_rank_refused = 0, configs = 0, parted = 0;
         for (const std::string d : {"slab_2d1d", "slab_1d2d", "pencil"}) {
             const auto decomposition = Registry<Decomposition>::instance().create(d);
             const int phases = decomposition->redistribution_phases();
@@ -142,6 +142,11 @@ TEST(Plan, OverlappedStagesValidate) {
                             Config config{backend, d, layout, grid, methods, false, chunks};
                             // Every other point with tapered slices (smallest first forward, last inverse).
                             if ((++configs) % 2) config.overlap_slices = SliceSchedule::tapered;
+                            // Every third the exchange in 2 or 3 parts where the plan has a tail to part.
+                            if (configs % 3 == 0) {
+                                config.exchange_parts = 2 + configs % 2;
+                                if (check_applicable(problem, config)) config.exchange_parts = 1;
+                            }
                             if (auto why = check_applicable(problem, config)) {
                                 if (p == 1 && layout == LayoutVariant::default_) {  // no reshape at one rank
                                     EXPECT_NE(why->find("at one rank the plan has none"), std::string::npos) << *why;
@@ -158,6 +163,7 @@ TEST(Plan, OverlappedStagesValidate) {
                             Config plain = config;
                             plain.overlap = 1;
                             plain.overlap_slices = SliceSchedule::even;
+                            plain.exchange_parts = 1;
                             Plan reference(MPI_COMM_WORLD, problem, plain);
                             for (auto dir : {Direction::forward, Direction::inverse}) {
                                 auto want = reference.phase_names(dir), got = plan.phase_names(dir);
@@ -170,6 +176,7 @@ TEST(Plan, OverlappedStagesValidate) {
                                 EXPECT_TRUE(c.passed) << config.key() << " " << size_string(n) << " " << c.method
                                                       << " error " << c.max_rel_error << " > " << c.tolerance;
                             ++validated;
+                            parted += config.parted();
                         }
         }
         const int every = 3 * 2 * 2 * static_cast<int>(m.size());  // decompositions x sizes x chunk counts x methods
@@ -179,6 +186,7 @@ TEST(Plan, OverlappedStagesValidate) {
             continue;
         }
         EXPECT_GT(validated, 0) << backend;
+        EXPECT_GT(parted, 0) << backend;  // slab_2d1d and pencil in the default layout part
     }
 }
 
@@ -262,6 +270,47 @@ TEST(Plan, OverlapMustBeAChunkCount) {
         ASSERT_TRUE(why);
         EXPECT_NE(why->find("overlap needs an FFT stage next to a reshape"), std::string::npos) << *why;
     }
+}
+
+TEST(Plan, ExchangePartsApplyToAForwardTailOnly) {
+    const int p = world_size();
+    Problem problem{"fft3d", {8, 8, 8}, Precision::double_, Direction::forward, p};
+    Config config{"fftw", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"a2a_sync"}, false, 2};
+    config.exchange_parts = 0;
+    EXPECT_THROW(check_applicable(problem, config), std::invalid_argument);
+    config.exchange_parts = 2;
+    if (p == 1) GTEST_SKIP() << "overlap needs a reshape between ranks";
+    EXPECT_FALSE(check_applicable(problem, config));
+    problem.direction = Direction::inverse;
+    auto why = check_applicable(problem, config);
+    ASSERT_TRUE(why);
+    EXPECT_NE(why->find("exchange_parts is built for the forward only"), std::string::npos) << *why;
+    problem.direction = Direction::forward;
+    config.overlap = 1;  // no slices: parts are no choice (Config::parted), the key says none
+    EXPECT_EQ(config.key().find("parts"), std::string::npos);
+}
+
+// Parted exchange (Config::exchange_parts): slab_2d1d's forward runs its last
+// FFT, fft.x, in parts of its 6 y-rows per rank (equal parts share one plan),
+// and still validates.
+TEST(Plan, PartedExchangeRunsTheLastFftInParts) {
+    const int p = world_size();
+    if (p == 1) GTEST_SKIP() << "overlap needs a reshape between ranks";
+    const Problem problem{"fft3d", {8, 6 * p, 9}, Precision::double_, Direction::forward, p};
+    auto rows_per_x_fft = [&](int parts) {
+        Config config{"test_noting_ffts", "slab_2d1d", LayoutVariant::default_, {p, 1}, {"a2a_sync"}, false, 3};
+        config.exchange_parts = parts;
+        planned_ffts.clear();
+        Plan plan(MPI_COMM_WORLD, problem, config);
+        std::vector<index_t> rows;  // the y batch of each planned forward fft.x
+        for (const auto& d : planned_ffts)
+            if (d.kind == FftKind::c2c_forward && d.dims.size() == 1 && d.dims[0].n == 8) rows.push_back(d.batch[0].n);
+        EXPECT_TRUE(validate(plan).passed()) << config.key();
+        return rows;
+    };
+    EXPECT_EQ(rows_per_x_fft(1), std::vector<index_t>{6});
+    EXPECT_EQ(rows_per_x_fft(3), std::vector<index_t>{2});
+    EXPECT_EQ(rows_per_x_fft(4), (std::vector<index_t>{2, 1}));  // parts of 2, 2, 1, 1 rows
 }
 
 // Overlap slices of one shape share one FFT plan (same_fft_plan): with every
@@ -740,7 +789,7 @@ TEST(Plan, TrafficFloorsAddUpToTheWholeProblem) {
     const std::array<index_t, 3> n{12, 10, 9};
     const std::size_t real_total = 12 * 10 * 9 * 8, complex_total = 12 * 10 * 5 * 16;
     int checked = 0;
-    for (int overlap : {1, 3})
+    for (auto [overlap, parts] : {std::pair{1, 1}, {3, 1}, {3, 2}})
         for (const char* d : {"slab_2d1d", "slab_1d2d", "pencil"})
             for (LayoutVariant layout : {LayoutVariant::default_, LayoutVariant::realigned})
                 for (Direction dir : {Direction::forward, Direction::inverse}) {
@@ -749,6 +798,7 @@ TEST(Plan, TrafficFloorsAddUpToTheWholeProblem) {
                     config.backend = "fftw";
                     config.layout = layout;
                     config.overlap = overlap;
+                    config.exchange_parts = parts;
                     if (check_applicable(problem, config)) continue;
                     ++checked;
                     Plan plan(MPI_COMM_WORLD, problem, config);
@@ -759,8 +809,8 @@ TEST(Plan, TrafficFloorsAddUpToTheWholeProblem) {
                     for (const auto& t : mine) local.insert(local.end(), {t.device_bytes, t.sent_bytes, t.received_bytes});
                     MPI_Allreduce(local.data(), sum.data(), static_cast<int>(sum.size()), MPI_UNSIGNED_LONG_LONG, MPI_SUM,
                                   MPI_COMM_WORLD);
-                    const std::string what = fmt::format("{} {} overlap {} {}", d, to_string(layout), overlap,
-                                                         to_string(dir));
+                    const std::string what = fmt::format("{} {} overlap {} parts {} {}", d, to_string(layout), overlap,
+                                                         parts, to_string(dir));
                     int real_ffts = 0;
                     for (std::size_t k = 0; k < names.size(); ++k) {
                         const auto device = sum[3 * k], sent = sum[3 * k + 1], received = sum[3 * k + 2];

@@ -32,7 +32,7 @@ bool applies(const Problem& p, const Config& c) {
 const std::vector<std::string>& engine_axis_keys() {
     static const std::vector<std::string> keys{"decomposition", "layout",    "redistribution", "redistribution_phases",
                                                "process_grid",  "backend",   "gpu_aware",      "overlap",
-                                               "overlap_slices", "fft_stores_kept"};
+                                               "overlap_slices", "exchange_parts", "fft_stores_kept"};
     return keys;
 }
 
@@ -128,17 +128,22 @@ EngineAxes parse_engine_axes(const TestcaseParser& ps, const json& j, const std:
     a.gpu_aware = bool_axis("gpu_aware");
     a.fft_stores_kept = bool_axis("fft_stores_kept");
 
-    // Overlap chunks: K or a list of them; 1 is no overlap.
-    const json ov = TestcaseParser::value_or(j, "overlap", 1);
-    if (ov.is_array() && ov.empty()) ps.fail("/overlap", "empty list (give chunk counts, 1 for no overlap)");
-    a.overlap.clear();
-    for (std::size_t i = 0; i < (ov.is_array() ? ov.size() : 1); ++i) {
-        const std::string p = ov.is_array() ? fmt::format("/overlap/{}", i) : "/overlap";
-        const int k = ps.integer(ov.is_array() ? ov[i] : ov, p, 1);
-        if (k > max_overlap_chunks)
-            ps.fail(p, fmt::format("{} chunks is out of range (allowed: 1 to {})", k, max_overlap_chunks));
-        a.overlap.push_back(k);
-    }
+    // Overlap chunks and exchange parts: K or a list of them; 1 is none.
+    auto counts = [&](const char* key, const char* what) {
+        const json v = TestcaseParser::value_or(j, key, 1);
+        if (v.is_array() && v.empty()) ps.fail(fmt::format("/{}", key), fmt::format("empty list (give {} counts, 1 for none)", what));
+        std::vector<int> out;
+        for (std::size_t i = 0; i < (v.is_array() ? v.size() : 1); ++i) {
+            const std::string p = v.is_array() ? fmt::format("/{}/{}", key, i) : fmt::format("/{}", key);
+            const int k = ps.integer(v.is_array() ? v[i] : v, p, 1);
+            if (k > max_overlap_chunks)
+                ps.fail(p, fmt::format("{} {}s is out of range (allowed: 1 to {})", k, what, max_overlap_chunks));
+            out.push_back(k);
+        }
+        return out;
+    };
+    a.overlap = counts("overlap", "chunk");
+    a.exchange_parts = counts("exchange_parts", "part");
     a.overlap_slices = ps.enum_axis<SliceSchedule>(TestcaseParser::value_or(j, "overlap_slices", "even"), "/overlap_slices");
     return a;
 }
@@ -184,10 +189,14 @@ std::vector<Config> engine_configs(const EngineAxes& tc, const std::string& dnam
             for (int chunks : tc.overlap)
                 for (SliceSchedule slices : tc.overlap_slices) {
                     if (chunks == 1 && slices != tc.overlap_slices.front()) continue;  // one slice: one schedule
-                    for (bool kept : tc.fft_stores_kept) {
-                        Config c{backend, dname, s.layout, s.grid, s.methods, aware, chunks, kept};
-                        c.overlap_slices = chunks > 1 ? slices : SliceSchedule::even;
-                        if (!left_out_by_all(tc, c, ranks)) out.push_back(std::move(c));
+                    for (int parts : tc.exchange_parts) {
+                        if (chunks == 1 && parts != tc.exchange_parts.front()) continue;  // no slices: no parts
+                        for (bool kept : tc.fft_stores_kept) {
+                            Config c{backend, dname, s.layout, s.grid, s.methods, aware, chunks, kept};
+                            c.overlap_slices = chunks > 1 ? slices : SliceSchedule::even;
+                            c.exchange_parts = chunks > 1 ? parts : 1;
+                            if (!left_out_by_all(tc, c, ranks)) out.push_back(std::move(c));
+                        }
                     }
                 }
     return out;

@@ -1,6 +1,6 @@
 // The engine's testcase axes (testcases/README.md): decomposition, layout,
 // redistribution (one axis for every phase, or redistribution_phases), process
-// grid, backend, gpu_aware, overlap, overlap_slices and fft_stores_kept. Every family whose
+// grid, backend, gpu_aware, overlap, overlap_slices, exchange_parts and fft_stores_kept. Every family whose
 // points run the distributed FFT reads them here (fft3d, poisson's padded
 // transform, convolution), so that families need not include each other.
 #pragma once
@@ -31,6 +31,7 @@ struct EngineAxes {
     std::vector<bool> gpu_aware;
     std::vector<int> overlap{1};               // chunk counts (Config::overlap); 1: none
     std::vector<SliceSchedule> overlap_slices{SliceSchedule::even};  // Config::overlap_slices, where overlap > 1
+    std::vector<int> exchange_parts{1};        // Config::exchange_parts, where overlap > 1
     std::vector<bool> fft_stores_kept{false};  // Config::fft_stores_kept
     // Axes given as "all" (or left to that default): they bring only the
     // values that apply to a configuration's backend and rank count.
@@ -55,7 +56,8 @@ struct EngineShape {
 // Sweep order: layout, then grid, then methods.
 std::vector<EngineShape> engine_shapes(const EngineAxes& axes, const std::string& decomposition, int ranks);
 // The configurations of one shape: backend, then gpu_aware, overlap,
-// overlap_slices (only with overlap > 1: one slice has no sizes), fft_stores_kept;
+// overlap_slices and exchange_parts (only with overlap > 1: one slice has no
+// sizes and no exchange beside an FFT), fft_stores_kept;
 // those that an "all" axis brought and that do not apply at the shape's rank
 // count are left out (left_out_by_all).
 std::vector<Config> engine_configs(const EngineAxes& axes, const std::string& decomposition, const EngineShape& shape);

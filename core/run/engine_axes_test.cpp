@@ -47,6 +47,18 @@ TEST(EngineAxes, ConfigurationsInSweepOrderEachOnce) {
     EXPECT_EQ(engine_configs(a, 4).size(), (4u + 12u) * 2);
 }
 
+TEST(EngineAxes, ExchangePartsOnlyWithOverlap) {
+    const json j{{"decomposition", "slab_2d1d"}, {"redistribution", "a2a_sync"}, {"overlap", {1, 3}},
+                 {"exchange_parts", {1, 2}}};
+    const EngineAxes a = parse_engine_axes(ps, j, {2});
+    const auto configs = engine_configs(a, "slab_2d1d", engine_shapes(a, "slab_2d1d", 2)[0]);
+    ASSERT_EQ(configs.size(), 3u);  // overlap 1; overlap 3 in 1 and in 2 parts
+    EXPECT_EQ(configs[0].exchange_parts, 1);
+    EXPECT_EQ(configs[1].exchange_parts, 1);
+    EXPECT_EQ(configs[2].exchange_parts, 2);
+    EXPECT_EQ(configs[2].overlap, 3);
+}
+
 TEST(EngineAxes, PerPhaseMethodsTakeTheirProduct) {
     const json j{{"decomposition", "pencil"}, {"redistribution_phases", {{"a2a_sync"}, {"a2a_sync", "p2p_sync"}}}};
     const auto shapes = engine_shapes(parse_engine_axes(ps, j, {4}), "pencil", 4);
@@ -64,6 +76,7 @@ TEST(EngineAxes, RefusalsNameThePath) {
         return std::string("accepted");
     };
     EXPECT_NE(message({{"overlap", 65}}).find("/overlap: 65 chunks is out of range (allowed: 1 to 64)"), std::string::npos);
+    EXPECT_NE(message({{"exchange_parts", {2, 0}}}).find("/exchange_parts/1"), std::string::npos);
     EXPECT_NE(message({{"process_grid", {{2, 2}}}}).find("/process_grid/0: 2x2 needs 4 ranks"), std::string::npos);
     EXPECT_NE(message({{"gpu_aware", {1}}}).find("/gpu_aware/0: 1 is not a boolean"), std::string::npos);
     EXPECT_NE(message({{"redistribution", "a2a_sync"}, {"redistribution_phases", {{"a2a_sync"}, {"a2a_sync"}}}})
