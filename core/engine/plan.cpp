@@ -1044,19 +1044,37 @@ void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, v
         std::sort(order.begin(), order.end(), [](auto a, auto b) {
             return std::pair(a.first + a.second, a.second) < std::pair(b.first + b.second, b.second);
         });
-        transform(ov.slices[0], in, mid);
-        std::size_t transformed = 0;  // slices queued on q up to here
-        for (auto [c, p] : order) {
-            if (c == transformed) {  // slice c's first move: after FFT c, and FFT c + 1 queued before it
-                b.queue_wait(0, q);
-                if (c + 1 < n) transform(ov.slices[c + 1], in, mid);
-                ++transformed;
+        // Transports that land queued moves on the device (lands_slices) queue
+        // them all; the others move one at a time.
+        Reshape& head = *ov.slices.front().parts.front();
+        const bool queued = head.transport->queues_slices(true) && head.transport->lands_slices();
+        auto parted = [&] {
+            transform(ov.slices[0], in, mid);
+            std::size_t transformed = 0;  // slices queued on q up to here
+            for (auto [c, p] : order) {
+                if (c == transformed) {  // slice c's first move: after FFT c, and FFT c + 1 queued before it
+                    b.queue_wait(0, q);
+                    if (c + 1 < n) transform(ov.slices[c + 1], in, mid);
+                    ++transformed;
+                }
+                Reshape& r = *ov.slices[c].parts[p];
+                if (queued) failed.reshape([&] { r.transport->queue_slice(r.ctx, mid, out); });
+                else move(r, mid, out);
+                if (c + 1 == n) {
+                    if (queued) failed.reshape([&] { r.transport->land_slices(r.ctx); });
+                    b.queue_wait(q, 0);  // part p after every move into it
+                    fft(ov.tail[p], out, tail_out, ov.tail_phase);
+                }
             }
-            move(*ov.slices[c].parts[p], mid, out);
-            if (c + 1 == n) {
-                b.queue_wait(q, 0);  // part p after every move into it
-                fft(ov.tail[p], out, tail_out, ov.tail_phase);
-            }
+        };
+        if (queued) {
+            PhaseScope scope(timer, head.phases.exchange);
+            failed.reshape([&] { head.transport->open_slices(head.ctx); });
+            parted();
+            Reshape& last = *ov.slices.back().parts.back();
+            failed.reshape([&] { last.transport->close_slices(last.ctx); });
+        } else {
+            parted();
         }
     } else if (Transport& first = *ov.slices.front().reshape->transport; ov.fft_first && first.queues_slices(true)) {
         // Every slice's moves queued behind its FFT slice; ranks meet only

@@ -712,8 +712,18 @@ struct QueuedMove {
     void* dst;
 };
 std::vector<QueuedMove> queued_moves;
-int slices_opened = 0, slices_closed = 0, slices_executed = 0;
+int slices_opened = 0, slices_closed = 0, slices_executed = 0, slices_landed = 0;
 bool queueing_slices = false;  // only its own test sees the transport: others count methods()
+bool landing_slices = false;   // lands_slices: land_slices moves what is queued (exchange_parts)
+
+// Every queued move, now and in order, on every rank (each executes collectively).
+void move_queued() {
+    for (const QueuedMove& m : queued_moves) {
+        PhaseTimer untimed(*m.ctx->backend);
+        static_cast<testing::ForwardingTransport*>(m.by)->ForwardingTransport::execute(*m.ctx, m.src, m.dst, untimed, {});
+    }
+    queued_moves.clear();
+}
 
 class QueuesSlices final : public testing::ForwardingTransport {
 public:
@@ -730,13 +740,19 @@ public:
         queued_moves.push_back({this, &ctx, src, dst});
     }
     void close_slices(const ReshapeContext& ctx) override {
-        ASSERT_FALSE(queued_moves.empty());
-        EXPECT_EQ(&ctx, queued_moves.back().ctx);  // the last slice's instance closes
-        PhaseTimer untimed(*ctx.backend);
-        for (const QueuedMove& m : queued_moves)
-            static_cast<QueuesSlices*>(m.by)->ForwardingTransport::execute(*m.ctx, m.src, m.dst, untimed, {});
-        queued_moves.clear();
+        if (!landing_slices) {  // landing, the last part has landed already
+            ASSERT_FALSE(queued_moves.empty());
+            EXPECT_EQ(&ctx, queued_moves.back().ctx);  // the last slice's instance closes
+        }
+        move_queued();
         ++slices_closed;
+    }
+    bool lands_slices() const override { return landing_slices; }
+    void land_slices(const ReshapeContext& ctx) override {
+        ASSERT_FALSE(queued_moves.empty());
+        EXPECT_EQ(&ctx, queued_moves.back().ctx);  // the instance of the move queued last
+        move_queued();
+        ++slices_landed;
     }
     void execute(const ReshapeContext& ctx, const void* src, void* dst, PhaseTimer& timer,
                  const ReshapePhases& phases) override {
@@ -778,6 +794,39 @@ TEST(Plan, OverlappedSlicesAreQueuedForwardOnly) {
             EXPECT_EQ(slices_opened, slices_closed) << what;
         }
     queueing_slices = false;
+}
+
+// A parted exchange (Config::exchange_parts) over a transport that lands
+// queued moves on the device queues every (slice, part) move and lands them
+// before each part of the last FFT: the moves happen only at land_slices and
+// close_slices, so a part transformed before its moves have landed fails
+// validation. Without lands_slices the moves run one by one (execute).
+TEST(Plan, PartedMovesLandBeforeEachPartOfTheLastFft) {
+    const int p = world_size();
+    if (p < 2) GTEST_SKIP() << "needs peers";
+    queueing_slices = true;
+    for (bool lands : {true, false})
+        for (const char* d : {"slab_2d1d", "pencil"}) {
+            landing_slices = lands;
+            const Problem problem{"fft3d", {12, 10, 9}, Precision::double_, Direction::forward, p};
+            Config config = metered_config(d, p);
+            config.backend = "fftw";
+            config.redistribution.assign(config.redistribution.size(), "test_queues_slices");
+            config.overlap = 3;
+            config.exchange_parts = 2;
+            if (check_applicable(problem, config)) continue;
+            const std::string what = fmt::format("{} lands {}", d, lands);
+            Plan plan(MPI_COMM_WORLD, problem, config);
+            EXPECT_TRUE(validate(plan).passed()) << what;
+            Buffer in = plan.allocate_input();
+            Buffer out = plan.allocate_output();
+            slices_opened = slices_closed = slices_executed = slices_landed = 0;
+            plan.forward(in.data(), out.data());
+            EXPECT_EQ(slices_landed, lands ? 2 : 0) << what;  // one per part of the last FFT
+            EXPECT_EQ(slices_executed, lands ? 0 : 3 * 2) << what;  // 3 slices x 2 parts one by one
+            EXPECT_EQ(slices_opened, slices_closed) << what;
+        }
+    queueing_slices = landing_slices = false;
 }
 
 // Summed over ranks, the floor traffic is the whole problem: every FFT reads and

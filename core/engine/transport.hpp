@@ -83,7 +83,8 @@ public:
     // waits for them) and return at once, with no rank waiting for another
     // between slices, says so: the plan then calls open_slices on the first
     // slice's instance, queue_slice on each in turn and close_slices on the
-    // last, which returns when every rank's slices have moved. Otherwise each
+    // last, which returns when every rank's slices have moved (or, where
+    // lands_slices, has queue 0 wait for them). Otherwise each
     // slice runs execute, which returns when that slice has moved.
     virtual bool queues_slices(bool sources_written_by_slices) const {
         (void)sources_written_by_slices;
@@ -92,6 +93,14 @@ public:
     virtual void open_slices(const ReshapeContext& ctx) { (void)ctx; }
     virtual void queue_slice(const ReshapeContext& ctx, const void* src, void* dst);
     virtual void close_slices(const ReshapeContext& ctx) { (void)ctx; }
+    // A transport that queues slices and can also be waited for part-way on
+    // the device says so: land_slices makes queue 0 wait until every move that
+    // any rank has queued so far is in this rank's destination, without the
+    // host waiting (Config::exchange_parts runs the last FFT's parts behind
+    // it), and its close_slices may return before the moves have ended (queue
+    // 0 waits for them). Otherwise a parted exchange runs execute per move.
+    virtual bool lands_slices() const { return false; }
+    virtual void land_slices(const ReshapeContext& ctx) { (void)ctx; }
 };
 FFTUNE_DECLARE_REGISTRY(Transport);
 

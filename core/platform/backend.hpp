@@ -244,6 +244,9 @@ public:
     // The queue backend work runs on (a cudaStream_t on GPU backends, else null),
     // for device-direct transports that enqueue their own communication.
     virtual void* native_stream() { return nullptr; }
+    // The same for queue `q` (queue_count): transports that order their queues
+    // on another process's events (cudaIpcOpenEventHandle) wait on it there.
+    virtual void* native_stream_of(int q) { return q == 0 ? native_stream() : nullptr; }
 
     // Work queues for transports that overlap packing, transfer and unpacking
     // (thesis 4.5.1). Queue 0 is the main one: FFTs, clocks, copy_region and

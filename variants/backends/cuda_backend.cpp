@@ -930,6 +930,10 @@ public:
     std::unique_ptr<PhaseClock> make_clock() override { return std::make_unique<EventClock>(stream_); }
     std::unique_ptr<PhaseClock> make_clock_on(int q) override { return std::make_unique<EventClock>(queue(q)); }
     void* native_stream() override { return stream_; }
+    void* native_stream_of(int q) override {
+        bind();
+        return queue(q);
+    }
     std::optional<std::string> device_fault() override {
         if (device_ < 0) return std::nullopt;
         (void)cudaGetLastError();  // a failed call's own error, which later calls do not repeat

@@ -37,6 +37,14 @@
 //   4 x H100 it lost (1024^3 forward 9.6 against 7.3 ms): unmet, the ranks'
 //   rotated copies drift and several GPUs write into one at once
 //   (results/h100x4-2026-11-27-queued-slices).
+// - cuda_ipc_push_lockstep: cuda_ipc_push_rounds with every slice queued at
+//   once, kept in step on the devices: before each round a rank's copy queue
+//   waits for every peer's previous round (interprocess events, recorded
+//   behind each round and opened by the peers), so no GPU is written by two
+//   at once and no host waits for a GPU between the first slice and the last.
+//   The hosts meet once per round only to have every record queued before
+//   any peer waits on it. It lands slices part-way (land_slices) for
+//   Config::exchange_parts.
 #include <cuda_runtime.h>
 
 #include <array>
@@ -74,6 +82,34 @@ public:
 private:
     void* ptr_ = nullptr;
 };
+
+// A rank's two interprocess events, recorded behind alternate lockstep rounds,
+// and the peers' opened here, by phase rank (cuda_ipc_push_lockstep).
+struct RoundEvents {
+    std::array<cudaEvent_t, 2> mine{};
+    std::vector<std::array<cudaEvent_t, 2>> peers;
+    RoundEvents() = default;
+    RoundEvents(const RoundEvents&) = delete;
+    RoundEvents& operator=(const RoundEvents&) = delete;
+    ~RoundEvents() {
+        for (auto& e : peers)
+            for (cudaEvent_t x : e)
+                if (x) cudaEventDestroy(x);
+        for (cudaEvent_t x : mine)
+            if (x) cudaEventDestroy(x);
+    }
+};
+
+// The round a rank queued last, across the instances (slices) of one stage:
+// the next round waits for the peers' events of it. None before the first.
+struct LastRound {
+    const RoundEvents* events = nullptr;
+    int slot = 0;
+};
+LastRound& last_round() {
+    static LastRound last;
+    return last;
+}
 
 std::shared_ptr<Mapping> open_shared(const cudaIpcMemHandle_t& h) {
     static std::mutex mutex;
@@ -121,7 +157,7 @@ enum class IpcMode { packed, direct, push, push_sm, push_rounds };
 
 class CudaIpc : public Transport {
 public:
-    CudaIpc(IpcMode mode, bool queued) : mode_(mode), queued_(queued) {}
+    CudaIpc(IpcMode mode, bool queued, bool lockstep = false) : mode_(mode), queued_(queued), lockstep_(lockstep) {}
     bool separate_pack_phases() const override { return mode_ == IpcMode::packed; }
     bool uses_staging_buffers() const override { return true; }
     index_t send_buffer_elems(const ReshapePlan& plan) const override {
@@ -181,6 +217,7 @@ public:
         for (int p = 0; p < n && !why; ++p)
             if (p != plan.self && talks_to(p)) why = unreachable(p, device, mine.device_bus, all[p].device_bus);
         if (auto e = agree_error(ctx.comm, why.value_or(""))) throw Unsupported("cuda_ipc: " + *e);
+        if (lockstep_) share_round_events(ctx);
         peers_.assign(n, nullptr);
         blocks_.assign(n, nullptr);
         regions_.assign(n, StridedRegion{});
@@ -238,13 +275,31 @@ public:
     bool queues_slices(bool sources_written_by_slices) const override {
         return queued_ && push_ && sources_written_by_slices;
     }
-    void open_slices(const ReshapeContext& ctx) override { meet(ctx); }  // peers' destinations no longer read
+    void open_slices(const ReshapeContext& ctx) override {
+        meet(ctx);  // peers' destinations no longer read
+        last_round() = {};
+    }
     void queue_slice(const ReshapeContext& ctx, const void* src, void* dst) override {
         if (dst != ctx.destination_array)
             throw std::logic_error("cuda_ipc_push: the reshape writes another array than the one its peers mapped");
-        queue_copies(ctx, src, dst);
+        if (lockstep_) queue_rounds(ctx, src, dst);
+        else queue_copies(ctx, src, dst);
     }
-    void close_slices(const ReshapeContext& ctx) override { meet(ctx); }  // every rank's slices are in place
+    void close_slices(const ReshapeContext& ctx) override {
+        if (lockstep_) land_slices(ctx);  // queue 0 waits; the next open_slices meets
+        else meet(ctx);                   // every rank's slices are in place
+    }
+    bool lands_slices() const override { return lockstep_ && push_; }
+    // Queue 0 waits for every peer's last queued round: in step, each peer's
+    // rounds run in order on one queue, so all its moves so far have ended.
+    void land_slices(const ReshapeContext& ctx) override {
+        const LastRound last = last_round();
+        if (!last.events) return;
+        auto* q0 = static_cast<cudaStream_t>(ctx.backend->native_stream_of(0));
+        for (std::size_t e = 0; e < last.events->peers.size(); ++e)
+            if (static_cast<int>(e) != ctx.plan->self)
+                check(cudaStreamWaitEvent(q0, last.events->peers[e][last.slot], 0), "cudaStreamWaitEvent (peer round)");
+    }
 
 private:
     // Every rank's queue 0 has reached this point.
@@ -275,6 +330,58 @@ private:
         copy_self(ctx, src, dst, side_queue(backend, rounds ? 1 : k));  // beside the rounds
         join_queues(backend);
     }
+    // cuda_ipc_push_lockstep's copies of one slice: round r (1 .. n - 1) writes
+    // to peer self + r on side queue 0 once every peer has ended its previous
+    // round (theirs of the last slice, for the first), then records this
+    // rank's event; the hosts meet so that no peer waits on a record not yet
+    // queued (cudaStreamWaitEvent takes the latest one queued). The self block
+    // moves on side queue 1 beside the rounds; queue 0 waits for both.
+    void queue_rounds(const ReshapeContext& ctx, const void* src, void* dst) {
+        const ReshapePlan& plan = *ctx.plan;
+        Backend& backend = *ctx.backend;
+        const int n = static_cast<int>(plan.peers.size());
+        fork_queues(backend);
+        const int q = side_queue(backend, 0);
+        auto* stream = static_cast<cudaStream_t>(backend.native_stream_of(q));
+        for (int r = 1; r < n; ++r) {
+            const LastRound last = last_round();
+            if (last.events)
+                for (int e = 0; e < n; ++e)
+                    if (e != plan.self)
+                        check(cudaStreamWaitEvent(stream, last.events->peers[e][last.slot], 0),
+                              "cudaStreamWaitEvent (peer round)");
+            const int p = (plan.self + r) % n;
+            if (blocks_[p]) push_block(ctx, p, src, blocks_[p], regions_[p], q);
+            const int slot = (r - 1) % 2;  // reused two rounds on: every peer has queued its wait by then
+            check(cudaEventRecord(events_->mine[slot], stream), "cudaEventRecord (round)");
+            FFTUNE_MPI_CHECK(MPI_Barrier(ctx.comm));
+            last_round() = {events_.get(), slot};
+        }
+        copy_self(ctx, src, dst, side_queue(backend, 1));
+        join_queues(backend);
+    }
+    // Makes this rank's round events and opens every peer's (collective).
+    void share_round_events(const ReshapeContext& ctx) {
+        const int n = static_cast<int>(ctx.plan->peers.size());
+        events_ = std::make_unique<RoundEvents>();
+        std::array<cudaIpcEventHandle_t, 2> mine{};
+        all_or_none(ctx.comm, [&] {
+            for (int k = 0; k < 2; ++k) {
+                check(cudaEventCreateWithFlags(&events_->mine[k], cudaEventDisableTiming | cudaEventInterprocess),
+                      "cudaEventCreate (interprocess)");
+                check(cudaIpcGetEventHandle(&mine[k], events_->mine[k]), "cudaIpcGetEventHandle");
+            }
+        });
+        std::vector<std::array<cudaIpcEventHandle_t, 2>> all(n);
+        FFTUNE_MPI_CHECK(MPI_Allgather(mine.data(), sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, ctx.comm));
+        events_->peers.assign(n, {});
+        all_or_none(ctx.comm, [&] {
+            for (int p = 0; p < n; ++p)
+                if (p != ctx.plan->self)
+                    for (int k = 0; k < 2; ++k)
+                        check(cudaIpcOpenEventHandle(&events_->peers[p][k], all[p][k]), "cudaIpcOpenEventHandle");
+        });
+    }
     // Whether peers read this reshape's blocks in the source array itself.
     bool reads_in_place(const ReshapePlan& plan) const { return mode_ != IpcMode::packed && plan.source_owned; }
     // Whether this rank writes its blocks into the peers' destination arrays.
@@ -295,7 +402,9 @@ private:
     }
 
     IpcMode mode_;
-    bool queued_;  // slices of an overlapped stage queued (queues_slices)
+    bool queued_;    // slices of an overlapped stage queued (queues_slices)
+    bool lockstep_;  // queued in rounds kept in step by the peers' events (queue_rounds)
+    std::unique_ptr<RoundEvents> events_;
     bool push_ = false;
     bool in_place_ = false;
     std::vector<std::shared_ptr<Mapping>> peers_;
@@ -303,9 +412,9 @@ private:
     std::vector<StridedRegion> regions_;  // where the block lies in peer p's source (in place) or destination (push)
 };
 
-template <IpcMode M, bool Queued = false>
+template <IpcMode M, bool Queued = false, bool Lockstep = false>
 struct CudaIpcIn final : CudaIpc {
-    CudaIpcIn() : CudaIpc(M, Queued) {}
+    CudaIpcIn() : CudaIpc(M, Queued, Lockstep) {}
 };
 
 const bool registered = register_variant<Transport, CudaIpcIn<IpcMode::packed>>("cuda_ipc");
@@ -316,6 +425,8 @@ const bool registered_push_rounds =
     register_variant<Transport, CudaIpcIn<IpcMode::push_rounds>>("cuda_ipc_push_rounds");
 const bool registered_push_queued =
     register_variant<Transport, CudaIpcIn<IpcMode::push, true>>("cuda_ipc_push_queued");
+const bool registered_push_lockstep =
+    register_variant<Transport, CudaIpcIn<IpcMode::push_rounds, true, true>>("cuda_ipc_push_lockstep");
 
 }  // namespace
 }  // namespace fftune
