@@ -38,12 +38,12 @@
 //   rotated copies drift and several GPUs write into one at once
 //   (results/h100x4-2026-11-27-queued-slices).
 // - cuda_ipc_push_lockstep: cuda_ipc_push_rounds with every slice queued at
-//   once, kept in step on the devices: before each round a rank's copy queue
-//   waits for every peer's previous round (interprocess events, recorded
-//   behind each round and opened by the peers), so no GPU is written by two
-//   at once and no host waits for a GPU between the first slice and the last.
-//   The hosts meet once per round only to have every record queued before
-//   any peer waits on it. It lands slices part-way (land_slices) for
+//   once, kept in step on the devices: before each slice a rank's copy queue
+//   waits for every peer's rounds of the slice before (interprocess events,
+//   recorded behind each slice and opened by the peers), so slices do not
+//   drift apart and no host waits for a GPU between the first slice and the
+//   last. The hosts meet once per slice only to have every record queued
+//   before any peer waits on it. It lands slices part-way (land_slices) for
 //   Config::exchange_parts.
 #include <cuda_runtime.h>
 
@@ -83,31 +83,25 @@ private:
     void* ptr_ = nullptr;
 };
 
-// A rank's two interprocess events, recorded behind alternate lockstep rounds,
-// and the peers' opened here, by phase rank (cuda_ipc_push_lockstep).
-struct RoundEvents {
-    std::array<cudaEvent_t, 2> mine{};
-    std::vector<std::array<cudaEvent_t, 2>> peers;
-    RoundEvents() = default;
-    RoundEvents(const RoundEvents&) = delete;
-    RoundEvents& operator=(const RoundEvents&) = delete;
-    ~RoundEvents() {
-        for (auto& e : peers)
-            for (cudaEvent_t x : e)
-                if (x) cudaEventDestroy(x);
-        for (cudaEvent_t x : mine)
-            if (x) cudaEventDestroy(x);
+// A reshape's interprocess event, recorded behind its slice's rounds, and
+// the peers' opened here, by phase rank (cuda_ipc_push_lockstep).
+struct SliceEvents {
+    cudaEvent_t mine = nullptr;
+    std::vector<cudaEvent_t> peers;
+    SliceEvents() = default;
+    SliceEvents(const SliceEvents&) = delete;
+    SliceEvents& operator=(const SliceEvents&) = delete;
+    ~SliceEvents() {
+        for (cudaEvent_t e : peers)
+            if (e) cudaEventDestroy(e);
+        if (mine) cudaEventDestroy(mine);
     }
 };
 
-// The round a rank queued last, across the instances (slices) of one stage:
-// the next round waits for the peers' events of it. None before the first.
-struct LastRound {
-    const RoundEvents* events = nullptr;
-    int slot = 0;
-};
-LastRound& last_round() {
-    static LastRound last;
+// The slice a rank queued last, across the instances of one stage: the next
+// slice waits for the peers' events of it. None before the first.
+const SliceEvents*& last_slice() {
+    static const SliceEvents* last = nullptr;
     return last;
 }
 
@@ -217,7 +211,7 @@ public:
         for (int p = 0; p < n && !why; ++p)
             if (p != plan.self && talks_to(p)) why = unreachable(p, device, mine.device_bus, all[p].device_bus);
         if (auto e = agree_error(ctx.comm, why.value_or(""))) throw Unsupported("cuda_ipc: " + *e);
-        if (lockstep_) share_round_events(ctx);
+        if (lockstep_) share_slice_events(ctx);
         peers_.assign(n, nullptr);
         blocks_.assign(n, nullptr);
         regions_.assign(n, StridedRegion{});
@@ -277,7 +271,7 @@ public:
     }
     void open_slices(const ReshapeContext& ctx) override {
         meet(ctx);  // peers' destinations no longer read
-        last_round() = {};
+        last_slice() = nullptr;
     }
     void queue_slice(const ReshapeContext& ctx, const void* src, void* dst) override {
         if (dst != ctx.destination_array)
@@ -290,15 +284,15 @@ public:
         else meet(ctx);                   // every rank's slices are in place
     }
     bool lands_slices() const override { return lockstep_ && push_; }
-    // Queue 0 waits for every peer's last queued round: in step, each peer's
-    // rounds run in order on one queue, so all its moves so far have ended.
+    // Queue 0 waits for every peer's last queued slice: each peer's slices
+    // run in order on one queue, so all its moves so far have ended.
     void land_slices(const ReshapeContext& ctx) override {
-        const LastRound last = last_round();
-        if (!last.events) return;
+        const SliceEvents* last = last_slice();
+        if (!last) return;
         auto* q0 = static_cast<cudaStream_t>(ctx.backend->native_stream_of(0));
-        for (std::size_t e = 0; e < last.events->peers.size(); ++e)
+        for (std::size_t e = 0; e < last->peers.size(); ++e)
             if (static_cast<int>(e) != ctx.plan->self)
-                check(cudaStreamWaitEvent(q0, last.events->peers[e][last.slot], 0), "cudaStreamWaitEvent (peer round)");
+                check(cudaStreamWaitEvent(q0, last->peers[e], 0), "cudaStreamWaitEvent (peer slice)");
     }
 
 private:
@@ -330,11 +324,13 @@ private:
         copy_self(ctx, src, dst, side_queue(backend, rounds ? 1 : k));  // beside the rounds
         join_queues(backend);
     }
-    // cuda_ipc_push_lockstep's copies of one slice: round r (1 .. n - 1) writes
-    // to peer self + r on side queue 0 once every peer has ended its previous
-    // round (theirs of the last slice, for the first), then records this
-    // rank's event; the hosts meet so that no peer waits on a record not yet
-    // queued (cudaStreamWaitEvent takes the latest one queued). The self block
+    // cuda_ipc_push_lockstep's copies of one slice, in rounds on side queue 0
+    // (round r writes to peer self + r) once every peer has ended its rounds
+    // of the slice before; then this rank's event is recorded, and the hosts
+    // meet so that no peer waits on a record not yet queued
+    // (cudaStreamWaitEvent takes the latest one queued). In step per slice,
+    // not per round: a first run waiting before every round lost 5-10% to
+    // the waits (results/h200x4-2026-11-28-parted-exchange). The self block
     // moves on side queue 1 beside the rounds; queue 0 waits for both.
     void queue_rounds(const ReshapeContext& ctx, const void* src, void* dst) {
         const ReshapePlan& plan = *ctx.plan;
@@ -343,43 +339,37 @@ private:
         fork_queues(backend);
         const int q = side_queue(backend, 0);
         auto* stream = static_cast<cudaStream_t>(backend.native_stream_of(q));
+        if (const SliceEvents* last = last_slice())
+            for (int e = 0; e < n; ++e)
+                if (e != plan.self) check(cudaStreamWaitEvent(stream, last->peers[e], 0), "cudaStreamWaitEvent (peer slice)");
         for (int r = 1; r < n; ++r) {
-            const LastRound last = last_round();
-            if (last.events)
-                for (int e = 0; e < n; ++e)
-                    if (e != plan.self)
-                        check(cudaStreamWaitEvent(stream, last.events->peers[e][last.slot], 0),
-                              "cudaStreamWaitEvent (peer round)");
             const int p = (plan.self + r) % n;
             if (blocks_[p]) push_block(ctx, p, src, blocks_[p], regions_[p], q);
-            const int slot = (r - 1) % 2;  // reused two rounds on: every peer has queued its wait by then
-            check(cudaEventRecord(events_->mine[slot], stream), "cudaEventRecord (round)");
-            FFTUNE_MPI_CHECK(MPI_Barrier(ctx.comm));
-            last_round() = {events_.get(), slot};
         }
+        // One record per instance and transform: the next one comes after the
+        // next open_slices, when every peer has queued its wait on this one.
+        check(cudaEventRecord(events_->mine, stream), "cudaEventRecord (slice)");
+        FFTUNE_MPI_CHECK(MPI_Barrier(ctx.comm));
+        last_slice() = events_.get();
         copy_self(ctx, src, dst, side_queue(backend, 1));
         join_queues(backend);
     }
-    // Makes this rank's round events and opens every peer's (collective).
-    void share_round_events(const ReshapeContext& ctx) {
+    // Makes this rank's slice event and opens every peer's (collective).
+    void share_slice_events(const ReshapeContext& ctx) {
         const int n = static_cast<int>(ctx.plan->peers.size());
-        events_ = std::make_unique<RoundEvents>();
-        std::array<cudaIpcEventHandle_t, 2> mine{};
+        events_ = std::make_unique<SliceEvents>();
+        cudaIpcEventHandle_t mine{};
         all_or_none(ctx.comm, [&] {
-            for (int k = 0; k < 2; ++k) {
-                check(cudaEventCreateWithFlags(&events_->mine[k], cudaEventDisableTiming | cudaEventInterprocess),
-                      "cudaEventCreate (interprocess)");
-                check(cudaIpcGetEventHandle(&mine[k], events_->mine[k]), "cudaIpcGetEventHandle");
-            }
+            check(cudaEventCreateWithFlags(&events_->mine, cudaEventDisableTiming | cudaEventInterprocess),
+                  "cudaEventCreate (interprocess)");
+            check(cudaIpcGetEventHandle(&mine, events_->mine), "cudaIpcGetEventHandle");
         });
-        std::vector<std::array<cudaIpcEventHandle_t, 2>> all(n);
-        FFTUNE_MPI_CHECK(MPI_Allgather(mine.data(), sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, ctx.comm));
-        events_->peers.assign(n, {});
+        std::vector<cudaIpcEventHandle_t> all(n);
+        FFTUNE_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, ctx.comm));
+        events_->peers.assign(n, nullptr);
         all_or_none(ctx.comm, [&] {
             for (int p = 0; p < n; ++p)
-                if (p != ctx.plan->self)
-                    for (int k = 0; k < 2; ++k)
-                        check(cudaIpcOpenEventHandle(&events_->peers[p][k], all[p][k]), "cudaIpcOpenEventHandle");
+                if (p != ctx.plan->self) check(cudaIpcOpenEventHandle(&events_->peers[p], all[p]), "cudaIpcOpenEventHandle");
         });
     }
     // Whether peers read this reshape's blocks in the source array itself.
@@ -403,8 +393,8 @@ private:
 
     IpcMode mode_;
     bool queued_;    // slices of an overlapped stage queued (queues_slices)
-    bool lockstep_;  // queued in rounds kept in step by the peers' events (queue_rounds)
-    std::unique_ptr<RoundEvents> events_;
+    bool lockstep_;  // queued slices kept in step by the peers' events (queue_rounds)
+    std::unique_ptr<SliceEvents> events_;
     bool push_ = false;
     bool in_place_ = false;
     std::vector<std::shared_ptr<Mapping>> peers_;
