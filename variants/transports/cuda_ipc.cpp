@@ -39,24 +39,21 @@
 //   (results/h100x4-2026-11-27-queued-slices).
 // - cuda_ipc_push_lockstep: cuda_ipc_push_rounds with every slice queued at
 //   once, kept in step on the devices: before each slice a rank's copy queue
-//   waits for every peer's rounds of the slice before (a word each peer
-//   writes into this rank's flag block behind its copies, waited for with a
-//   stream memory operation), so slices do not drift apart and no host waits
-//   for a GPU or another host between the first slice and the last. It lands
-//   slices part-way (land_slices) for Config::exchange_parts.
-#include <cuda.h>  // types of the stream memory operations only (no libcuda linked)
+//   waits for every peer's rounds of the slice before (interprocess events,
+//   recorded behind each slice and opened by the peers), so slices do not
+//   drift apart and no host waits for a GPU between the first slice and the
+//   last. The hosts meet once per slice only to have every record queued
+//   before any peer waits on it. It lands slices part-way (land_slices) for
+//   Config::exchange_parts.
 #include <cuda_runtime.h>
 
 #include <array>
-#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <stdexcept>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -86,62 +83,25 @@ private:
     void* ptr_ = nullptr;
 };
 
-// cuda_ipc_push_lockstep's flags: every process holds one block of 32-bit
-// words in device memory that its peers map. A lockstep reshape owns `n`
-// words of it at the same place on every rank (its slot); after its copies of
-// a slice, rank e writes the slice's count into word e of the slot in every
-// peer's block, and a peer's copy queue waits for its own words to reach it
-// (stream memory operations: the GPUs' front ends wait, no host and no SM).
-constexpr std::size_t kFlagWords = std::size_t{1} << 18;  // 1 MiB
-
-struct FlagBlock {
-    std::uint32_t* words = nullptr;
-    cudaIpcMemHandle_t handle{};
-    std::size_t next = 0;  // the next free word (slots wrap around)
-};
-FlagBlock& flag_block() {
-    static FlagBlock block;
-    if (!block.words) {  // never freed: peers may map it as long as the process lives
-        check(cudaMalloc(&block.words, kFlagWords * sizeof(std::uint32_t)), "cudaMalloc (lockstep flags)");
-        check(cudaMemset(block.words, 0, kFlagWords * sizeof(std::uint32_t)), "cudaMemset (lockstep flags)");
-        check(cudaIpcGetMemHandle(&block.handle, block.words), "cudaIpcGetMemHandle (lockstep flags)");
+// A reshape's interprocess event, recorded behind its slice's rounds, and
+// the peers' opened here, by phase rank (cuda_ipc_push_lockstep).
+struct SliceEvents {
+    cudaEvent_t mine = nullptr;
+    std::vector<cudaEvent_t> peers;
+    SliceEvents() = default;
+    SliceEvents(const SliceEvents&) = delete;
+    SliceEvents& operator=(const SliceEvents&) = delete;
+    ~SliceEvents() {
+        for (cudaEvent_t e : peers)
+            if (e) cudaEventDestroy(e);
+        if (mine) cudaEventDestroy(mine);
     }
-    return block;
-}
-
-// cuStreamWaitValue32 / cuStreamWriteValue32, from the driver at run time (the
-// library links no libcuda, which machines without a GPU lack).
-struct StreamMemOps {
-    using Op = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
-    Op wait = nullptr, write = nullptr;
 };
-const StreamMemOps& stream_memops() {
-    static const StreamMemOps ops = [] {
-        StreamMemOps m;
-        cudaDriverEntryPointQueryResult found{};
-        check(cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", reinterpret_cast<void**>(&m.wait), 12000,
-                                               cudaEnableDefault, &found),
-              "cudaGetDriverEntryPointByVersion (cuStreamWaitValue32)");
-        check(cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", reinterpret_cast<void**>(&m.write), 12000,
-                                               cudaEnableDefault, &found),
-              "cudaGetDriverEntryPointByVersion (cuStreamWriteValue32)");
-        if (!m.wait || !m.write) throw std::runtime_error("the CUDA driver has no stream memory operations");
-        return m;
-    }();
-    return ops;
-}
-void check_cu(CUresult r, const char* what) {
-    if (r != CUDA_SUCCESS) throw std::runtime_error(fmt::format("{}: CUresult {}", what, static_cast<int>(r)));
-}
 
-// The slice a rank queued last in the stage under way: the next slice's
-// copies wait for every peer's word of its slot to reach its count.
-struct LastSlice {
-    std::size_t slot = 0;
-    std::uint32_t count = 0;  // 0: none (the first slice after open_slices)
-};
-LastSlice& last_slice() {
-    static LastSlice last;
+// The slice a rank queued last, across the instances of one stage: the next
+// slice waits for the peers' events of it. None before the first.
+const SliceEvents*& last_slice() {
+    static const SliceEvents* last = nullptr;
     return last;
 }
 
@@ -251,7 +211,7 @@ public:
         for (int p = 0; p < n && !why; ++p)
             if (p != plan.self && talks_to(p)) why = unreachable(p, device, mine.device_bus, all[p].device_bus);
         if (auto e = agree_error(ctx.comm, why.value_or(""))) throw Unsupported("cuda_ipc: " + *e);
-        if (lockstep_) share_flags(ctx);
+        if (lockstep_) share_slice_events(ctx);
         peers_.assign(n, nullptr);
         blocks_.assign(n, nullptr);
         regions_.assign(n, StridedRegion{});
@@ -311,7 +271,7 @@ public:
     }
     void open_slices(const ReshapeContext& ctx) override {
         meet(ctx);  // peers' destinations no longer read
-        last_slice() = {};
+        last_slice() = nullptr;
     }
     void queue_slice(const ReshapeContext& ctx, const void* src, void* dst) override {
         if (dst != ctx.destination_array)
@@ -327,7 +287,12 @@ public:
     // Queue 0 waits for every peer's last queued slice: each peer's slices
     // run in order on one queue, so all its moves so far have ended.
     void land_slices(const ReshapeContext& ctx) override {
-        wait_for_peers(ctx, static_cast<cudaStream_t>(ctx.backend->native_stream_of(0)), last_slice());
+        const SliceEvents* last = last_slice();
+        if (!last) return;
+        auto* q0 = static_cast<cudaStream_t>(ctx.backend->native_stream_of(0));
+        for (std::size_t e = 0; e < last->peers.size(); ++e)
+            if (static_cast<int>(e) != ctx.plan->self)
+                check(cudaStreamWaitEvent(q0, last->peers[e], 0), "cudaStreamWaitEvent (peer slice)");
     }
 
 private:
@@ -361,11 +326,12 @@ private:
     }
     // cuda_ipc_push_lockstep's copies of one slice, in rounds on side queue 0
     // (round r writes to peer self + r) once every peer has ended its rounds
-    // of the slice before; then this rank's word of the slot in every peer's
-    // flag block takes the slice's count. In step per slice, not per round: a
-    // first run waiting before every round (on interprocess events) lost 5-10%
-    // (results/h200x4-2026-11-28-parted-exchange). The self block moves on
-    // side queue 1 beside the rounds; queue 0 waits for both.
+    // of the slice before; then this rank's event is recorded, and the hosts
+    // meet so that no peer waits on a record not yet queued
+    // (cudaStreamWaitEvent takes the latest one queued). In step per slice,
+    // not per round: a first run waiting before every round lost 5-10% to
+    // the waits (results/h200x4-2026-11-28-parted-exchange). The self block
+    // moves on side queue 1 beside the rounds; queue 0 waits for both.
     void queue_rounds(const ReshapeContext& ctx, const void* src, void* dst) {
         const ReshapePlan& plan = *ctx.plan;
         Backend& backend = *ctx.backend;
@@ -373,65 +339,38 @@ private:
         fork_queues(backend);
         const int q = side_queue(backend, 0);
         auto* stream = static_cast<cudaStream_t>(backend.native_stream_of(q));
-        wait_for_peers(ctx, stream, last_slice());
+        if (const SliceEvents* last = last_slice())
+            for (int e = 0; e < n; ++e)
+                if (e != plan.self) check(cudaStreamWaitEvent(stream, last->peers[e], 0), "cudaStreamWaitEvent (peer slice)");
         for (int r = 1; r < n; ++r) {
             const int p = (plan.self + r) % n;
             if (blocks_[p]) push_block(ctx, p, src, blocks_[p], regions_[p], q);
         }
-        // The same count on every rank: each queues the same slices.
-        const std::uint32_t count = ++slices_queued_;
-        for (int e = 0; e < n; ++e)
-            if (e != plan.self)  // after the copies, with a fence before the write (the default)
-                check_cu(stream_memops().write(stream, word(peer_flags_[e], plan.self), count, 0), "cuStreamWriteValue32");
-        last_slice() = {slot_, count};
+        // One record per instance and transform: the next one comes after the
+        // next open_slices, when every peer has queued its wait on this one.
+        check(cudaEventRecord(events_->mine, stream), "cudaEventRecord (slice)");
+        FFTUNE_MPI_CHECK(MPI_Barrier(ctx.comm));
+        last_slice() = events_.get();
         copy_self(ctx, src, dst, side_queue(backend, 1));
         join_queues(backend);
     }
-    // `stream` waits until every peer has written at least `last.count` into
-    // its word of slot `last.slot` in this rank's flag block.
-    void wait_for_peers(const ReshapeContext& ctx, cudaStream_t stream, const LastSlice& last) const {
-        if (last.count == 0) return;
-        std::uint32_t* mine = flag_block().words;
+    // Makes this rank's slice event and opens every peer's (collective).
+    void share_slice_events(const ReshapeContext& ctx) {
         const int n = static_cast<int>(ctx.plan->peers.size());
-        for (int e = 0; e < n; ++e)
-            if (e != ctx.plan->self)
-                check_cu(stream_memops().wait(stream, reinterpret_cast<CUdeviceptr>(mine + last.slot + e), last.count,
-                                              CU_STREAM_WAIT_VALUE_GEQ),
-                         "cuStreamWaitValue32");
-    }
-    CUdeviceptr word(const void* block, int e) const {
-        return reinterpret_cast<CUdeviceptr>(static_cast<const std::uint32_t*>(block) + slot_ + e);
-    }
-    // This reshape's slot, the same on every rank (the largest free one), its
-    // words zeroed before any peer can write them, and every peer's block
-    // mapped (collective).
-    void share_flags(const ReshapeContext& ctx) {
-        const int n = static_cast<int>(ctx.plan->peers.size());
-        std::uint64_t next = 0;
-        all_or_none(ctx.comm, [&] { next = flag_block().next; });
-        std::uint64_t agreed = 0;
-        FFTUNE_MPI_CHECK(MPI_Allreduce(&next, &agreed, 1, MPI_UINT64_T, MPI_MAX, ctx.comm));
-        if (agreed + n > kFlagWords) agreed = 0;  // wrap: a slot is reused once its stage has gone
-        slot_ = agreed;
-        FlagBlock& block = flag_block();
-        block.next = agreed + n;
+        events_ = std::make_unique<SliceEvents>();
+        cudaIpcEventHandle_t mine{};
         all_or_none(ctx.comm, [&] {
-            check(cudaMemset(block.words + slot_, 0, n * sizeof(std::uint32_t)), "cudaMemset (lockstep slot)");
-            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (lockstep slot)");
+            check(cudaEventCreateWithFlags(&events_->mine, cudaEventDisableTiming | cudaEventInterprocess),
+                  "cudaEventCreate (interprocess)");
+            check(cudaIpcGetEventHandle(&mine, events_->mine), "cudaIpcGetEventHandle");
         });
-        std::vector<cudaIpcMemHandle_t> all(n);
-        FFTUNE_MPI_CHECK(MPI_Allgather(&block.handle, sizeof block.handle, MPI_BYTE, all.data(), sizeof block.handle,
-                                       MPI_BYTE, ctx.comm));
-        flag_maps_.assign(n, nullptr);
-        peer_flags_.assign(n, nullptr);
+        std::vector<cudaIpcEventHandle_t> all(n);
+        FFTUNE_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, ctx.comm));
+        events_->peers.assign(n, nullptr);
         all_or_none(ctx.comm, [&] {
             for (int p = 0; p < n; ++p)
-                if (p != ctx.plan->self) {
-                    flag_maps_[p] = open_shared(all[p]);
-                    peer_flags_[p] = flag_maps_[p]->get();
-                }
+                if (p != ctx.plan->self) check(cudaIpcOpenEventHandle(&events_->peers[p], all[p]), "cudaIpcOpenEventHandle");
         });
-        slices_queued_ = 0;
     }
     // Whether peers read this reshape's blocks in the source array itself.
     bool reads_in_place(const ReshapePlan& plan) const { return mode_ != IpcMode::packed && plan.source_owned; }
@@ -454,11 +393,8 @@ private:
 
     IpcMode mode_;
     bool queued_;    // slices of an overlapped stage queued (queues_slices)
-    bool lockstep_;  // queued slices kept in step by flags in the peers' memory (queue_rounds)
-    std::size_t slot_ = 0;               // this reshape's words in every rank's flag block
-    std::uint32_t slices_queued_ = 0;    // slices this reshape has queued (the count it writes)
-    std::vector<std::shared_ptr<Mapping>> flag_maps_;  // peers' flag blocks, mapped
-    std::vector<const void*> peer_flags_;
+    bool lockstep_;  // queued slices kept in step by the peers' events (queue_rounds)
+    std::unique_ptr<SliceEvents> events_;
     bool push_ = false;
     bool in_place_ = false;
     std::vector<std::shared_ptr<Mapping>> peers_;
