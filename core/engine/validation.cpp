@@ -545,16 +545,18 @@ ValidationResult validate_timed_typed(Plan& plan, Buffer& real, Buffer& complex,
             Box3 packed = ib;
             packed.lo[slow] = 0, packed.hi[slow] = index_t(planes.size());
             const std::size_t count = planes.size() * std::size_t(per_plane);
-            Buffer ref(be, count * sizeof(T)), got(be, count * sizeof(T));
-            be.fill_separable(ref.data(), Layout{packed, in_l.order}, terms, precision);
+            Buffer both(be, 2 * count * sizeof(T));  // the reference, then the result's planes: one allocation
+            T* const ref = both.as<T>();
+            T* const got = ref + count;
+            be.fill_separable(ref, Layout{packed, in_l.order}, terms, precision);
             for (std::size_t p = 0; p < planes.size(); ++p) {
                 std::array<index_t, 3> first = ib.lo;
                 first[slow] = planes[p];
                 const StridedRegion to{{1, 1, per_plane}, {0, 0, 1}, index_t(p) * per_plane},
                     from{{1, 1, per_plane}, {0, 0, 1}, in_l.offset_of(first)};
-                be.copy_region(got.data(), to, real.data(), from, sizeof(T));
+                be.copy_region(got, to, real.data(), from, sizeof(T));
             }
-            const auto d = be.max_difference(got.data(), 1.0 / double(total), ref.data(), index_t(count), precision);
+            const auto d = be.max_difference(got, 1.0 / double(total), ref, index_t(count), precision);
             rt.add(d[0], d[1]);
             return;
         }

@@ -693,6 +693,7 @@ public:
         if (device_ >= 0) check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     }
     ~CudaBackend() override {
+        if (check_scratch_) cudaFree(check_scratch_);
         for (auto e : queue_events_)
             if (e) cudaEventDestroy(e);
         for (auto s : side_streams_)
@@ -844,8 +845,7 @@ public:
                     throw std::invalid_argument("fill_separable: a table does not span the box");
                 for (const auto& c : t[a]) host.push_back({c.real(), c.imag()});
             }
-        double2* tables = nullptr;
-        check(cudaMalloc(&tables, host.size() * sizeof(double2)), "cudaMalloc (fill tables)");
+        auto* tables = static_cast<double2*>(check_scratch(host.size() * sizeof(double2)));
         const long long extent[3] = {b.extent(layout.order[0]), b.extent(layout.order[1]), b.extent(layout.order[2])};
         const int axis_of[3] = {layout.order[0], layout.order[1], layout.order[2]};
         const long long box_extent[3] = {b.extent(0), b.extent(1), b.extent(2)};
@@ -853,8 +853,7 @@ public:
         if (e == cudaSuccess)
             e = cuda_fill_separable(out, real_bytes(precision), extent, axis_of, box_extent,
                                     static_cast<int>(terms.axis.size()), tables, queue(0));
-        if (e == cudaSuccess) e = cudaStreamSynchronize(queue(0));
-        cudaFree(tables);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(queue(0));  // the tables are free again after it
         check(e, "fill_separable kernel");
     }
     std::array<double, 2> max_difference(const void* a, double scale, const void* b, index_t count,
@@ -863,14 +862,12 @@ public:
         if (count <= 0) return out;
         bind();
         const int blocks = int(std::min<index_t>((count + 255) / 256, 1024));
-        double* partials = nullptr;
-        check(cudaMalloc(&partials, std::size_t(blocks) * 2 * sizeof(double)), "cudaMalloc (max_difference)");
+        auto* partials = static_cast<double*>(check_scratch(std::size_t(blocks) * 2 * sizeof(double)));
         std::vector<double> host(std::size_t(blocks) * 2);
         cudaError_t e = cuda_max_difference(a, scale, b, count, real_bytes(precision), partials, blocks, queue(0));
         if (e == cudaSuccess)
             e = cudaMemcpyAsync(host.data(), partials, host.size() * sizeof(double), cudaMemcpyDeviceToHost, queue(0));
-        if (e == cudaSuccess) e = cudaStreamSynchronize(queue(0));
-        cudaFree(partials);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(queue(0));  // the partials are free again after it
         check(e, "max_difference kernel");
         for (int k = 0; k < blocks; ++k)
             out[0] = std::max(out[0], host[2 * std::size_t(k)]), out[1] = std::max(out[1], host[2 * std::size_t(k) + 1]);
@@ -956,6 +953,24 @@ public:
     }
 
 private:
+    // Device memory for the tables and partial results of the checks' kernels
+    // (fill_separable, max_difference), which synchronise before they return:
+    // one allocation per backend, grown when a call needs more, instead of a
+    // cudaMalloc/cudaFree pair per call (the sampled check's round trip made
+    // four, about 1.3 ms at 256^3: results/h200x2-2026-11-28-job-start).
+    void* check_scratch(std::size_t bytes) {
+        if (bytes > check_scratch_bytes_) {
+            if (check_scratch_) cudaFree(check_scratch_);
+            check_scratch_ = nullptr;
+            check_scratch_bytes_ = 0;
+            const std::size_t want = std::max<std::size_t>(bytes, std::size_t{64} << 10);
+            check(cudaMalloc(&check_scratch_, want), "cudaMalloc (check scratch)");
+            check_scratch_bytes_ = want;
+        }
+        return check_scratch_;
+    }
+    void* check_scratch_ = nullptr;
+    std::size_t check_scratch_bytes_ = 0;
     static constexpr int kSideQueues = 3;  // for transports; one more stream is the overlap queue
     cudaStream_t queue(int q) {
         if (q < 0 || q > kSideQueues + 1) throw std::out_of_range(fmt::format("cuda backend: no queue {}", q));
