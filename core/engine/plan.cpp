@@ -273,6 +273,10 @@ struct Plan::Overlap {
     std::vector<Slice> tail;
     Slot tail_out = user_out;
     int tail_phase = -1;
+    // The moves (slice, part) in the order they run: by slice + part, the
+    // lower part first on a tie, so that part p of the last slice moves before
+    // part p + 1 of the slices before it.
+    std::vector<std::pair<std::size_t, std::size_t>> parted_order;
 };
 
 struct Plan::Stage {
@@ -792,7 +796,7 @@ struct Plan::Builder {
         const index_t g = granule(rank);
         const bool parted = walk.tail_at[k];
         // The tail's parts of rank r's boxes (parted): along the last FFT's tail_axis.
-        const std::size_t t = walk.step(k + 2);
+        const std::size_t t = parted ? walk.step(k + 2) : 0;
         const int parts = parted ? plan.config_.exchange_parts : 1;
         const int part_axis = parted ? *tail_axis(mine, t) : 0;
         auto part_granule = [&](int r) {
@@ -872,6 +876,11 @@ struct Plan::Builder {
             ov.tail.push_back(std::move(part));
         }
         pipe.add_traffic(ov.tail_phase, plan.layout_bytes(fa, t) + plan.layout_bytes(fb, t + 1));
+        for (std::size_t c = 0; c < ov.slices.size(); ++c)
+            for (std::size_t p = 0; p < std::size_t(parts); ++p) ov.parted_order.emplace_back(c, p);
+        std::sort(ov.parted_order.begin(), ov.parted_order.end(), [](auto a, auto b) {
+            return std::pair(a.first + a.second, a.second) < std::pair(b.first + b.second, b.second);
+        });
     }
 };
 
@@ -1032,18 +1041,10 @@ void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, v
     const std::size_t n = ov.slices.size();
     b.queue_wait(q, 0);  // the slices read what queue 0 wrote before
     if (!ov.tail.empty()) {
-        // Parted (Config::exchange_parts): moves (slice c, part p) in the order
-        // of c + p, the lower part first on a tie, so that part p of the last
-        // slice moves before part p + 1 of the slices before it; the tail's
-        // part p runs once its share of every slice has moved (last (n - 1, p)),
-        // beside the moves of later parts (results/h200x4-2026-11-28-parted-exchange).
-        const std::size_t parts = ov.tail.size();
-        std::vector<std::pair<std::size_t, std::size_t>> order;
-        for (std::size_t c = 0; c < n; ++c)
-            for (std::size_t p = 0; p < parts; ++p) order.emplace_back(c, p);
-        std::sort(order.begin(), order.end(), [](auto a, auto b) {
-            return std::pair(a.first + a.second, a.second) < std::pair(b.first + b.second, b.second);
-        });
+        // Parted (Config::exchange_parts): moves (slice c, part p) in
+        // parted_order; the tail's part p runs once its share of every slice
+        // has moved (last (n - 1, p)), beside the moves of later parts
+        // (results/h200x4-2026-11-28-parted-exchange).
         // Transports that land queued moves on the device (lands_slices) queue
         // them all; the others move one at a time.
         Reshape& head = *ov.slices.front().parts.front();
@@ -1051,7 +1052,7 @@ void Plan::run_overlap(Stage& s, PhaseTimer& timer, const void* in, void* mid, v
         auto parted = [&] {
             transform(ov.slices[0], in, mid);
             std::size_t transformed = 0;  // slices queued on q up to here
-            for (auto [c, p] : order) {
+            for (auto [c, p] : ov.parted_order) {
                 if (c == transformed) {  // slice c's first move: after FFT c, and FFT c + 1 queued before it
                     b.queue_wait(0, q);
                     if (c + 1 < n) transform(ov.slices[c + 1], in, mid);
