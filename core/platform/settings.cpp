@@ -44,9 +44,22 @@ double nccl_timeout_s() {
     return x;
 }
 
+std::optional<std::size_t> device_pool_mib_setting() {
+    constexpr const char* name = "FFTUNE_DEVICE_POOL_MIB";
+    const char* v = value_of(name);
+    if (!v) return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    const long long x = std::strtoll(v, &end, 10);
+    if (end == v || *end != '\0' || errno == ERANGE || x < 0 || x > (1ll << 24))
+        refuse(name, v, "a whole number of MiB 0..16777216");
+    return static_cast<std::size_t>(x);
+}
+
 void check_settings() {
     (void)host_threads_setting();
     (void)nccl_timeout_s();
+    (void)device_pool_mib_setting();
 }
 
 }  // namespace fftune

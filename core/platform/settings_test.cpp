@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace fftune {
 namespace {
@@ -73,6 +74,22 @@ TEST(Settings, NcclTimeout) {
     for (const char* bad : {"abc", "0", "-1", "5s", "nan", "inf", "1e999"}) {
         ScopedEnv e("FFTUNE_NCCL_TIMEOUT_S", bad);
         EXPECT_THROW(nccl_timeout_s(), std::invalid_argument) << bad;
+    }
+}
+
+TEST(Settings, DevicePoolMib) {
+    {
+        ScopedEnv e("FFTUNE_DEVICE_POOL_MIB", nullptr);
+        EXPECT_FALSE(device_pool_mib_setting());
+    }
+    for (const auto& [text, mib] : {std::pair{"0", 0ull}, {"4096", 4096ull}, {"16777216", 16777216ull}}) {
+        ScopedEnv e("FFTUNE_DEVICE_POOL_MIB", text);
+        EXPECT_EQ(device_pool_mib_setting(), mib) << text;
+    }
+    for (const char* bad : {"-1", "16777217", "1.5", "4G", "off"}) {
+        ScopedEnv e("FFTUNE_DEVICE_POOL_MIB", bad);
+        EXPECT_THROW(device_pool_mib_setting(), std::invalid_argument) << bad;
+        EXPECT_NE(error_of(check_settings).find("FFTUNE_DEVICE_POOL_MIB"), std::string::npos) << bad;
     }
 }
 

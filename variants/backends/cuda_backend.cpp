@@ -18,8 +18,10 @@
 #include <fmt/format.h>
 
 #include "core/engine/fft_descriptor.hpp"
+#include "core/platform/block_pool.hpp"
 #include "core/platform/cuda_check.hpp"
 #include "core/platform/backend.hpp"
+#include "core/platform/settings.hpp"
 #include "core/base/registry.hpp"
 #include "variants/backends/cuda_copy.hpp"
 #include "variants/backends/cufftxt.hpp"
@@ -686,11 +688,49 @@ private:
     std::size_t used_ = 0;
 };
 
+// Device arrays freed by this process's backends, kept for its next
+// allocations of the same size (core/platform/block_pool.hpp). Each device
+// keeps at most FFTUNE_DEVICE_POOL_MIB (default a sixteenth of its memory):
+// room enough for a 256^3-512^3 point's arrays, where allocating them cost
+// a sixth of the point, and little to take from the largest plans, which
+// let the pool go when an allocation fails. Never destroyed (see PassPool).
+BlockPool& device_blocks() {
+    static auto* pool = new BlockPool;
+    return *pool;
+}
+
+// f() with `device` current, then the caller's device again.
+template <class F>
+auto on_device(int device, F f) {
+    int current = -1;
+    cudaGetDevice(&current);
+    if (device != current) cudaSetDevice(device);
+    auto r = f();
+    if (device != current) cudaSetDevice(current);
+    return r;
+}
+
+void free_blocks(const std::vector<BlockPool::Block>& blocks) {
+    for (const auto& b : blocks)
+        if (b.device < 0) cudaFree(b.ptr);  // not the pool's: on the caller's device, as it was
+        else on_device(b.device, [&] { return cudaFree(b.ptr); });
+}
+
+// The cap of `device`, set once: the setting, or a sixteenth of its memory.
+void cap_device_blocks(int device) {
+    if (device < 0 || device_blocks().has_cap(device)) return;
+    std::size_t cap = 0;
+    if (const auto mib = device_pool_mib_setting()) cap = *mib << 20;
+    else if (cudaDeviceProp p{}; cudaGetDeviceProperties(&p, device) == cudaSuccess) cap = p.totalGlobalMem / 16;
+    device_blocks().set_cap(device, cap);
+}
+
 class CudaBackend final : public Backend {
 public:
     CudaBackend() {
         device_ = select_device();
         if (device_ >= 0) check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+        cap_device_blocks(device_);
     }
     ~CudaBackend() override {
         if (check_scratch_) cudaFree(check_scratch_);
@@ -737,16 +777,27 @@ public:
         check(cudaDeviceGetPCIBusId(bus, sizeof bus, device_), "cudaDeviceGetPCIBusId");
         m.device = bus;
         check(cudaMemGetInfo(&m.free, &m.total), "cudaMemGetInfo");
+        m.free += device_blocks().idle_bytes(device_);  // the pool's: this process's next allocations take them
         return m;
     }
     // Out of memory says how much was asked and how much was free, so a
     // point that passed the plan's memory check and failed here shows the gap.
+    // A block of exactly this size that this process freed on the device
+    // serves first (contents undefined, as cudaMalloc's).
     void* allocate(std::size_t bytes) override {
+        bytes = std::max<std::size_t>(bytes, 1);
+        int device = -1;
+        check(cudaGetDevice(&device), "cudaGetDevice");
+        if (void* kept = device_blocks().take(device, bytes)) return kept;
         void* p = nullptr;
-        cudaError_t e = cudaMalloc(&p, std::max<std::size_t>(bytes, 1));
-        if (e == cudaErrorMemoryAllocation && PassPool::instance().clear()) {  // the pooled passes' memory, then again
-            cudaGetLastError();
-            e = cudaMalloc(&p, std::max<std::size_t>(bytes, 1));
+        cudaError_t e = cudaMalloc(&p, bytes);
+        if (e == cudaErrorMemoryAllocation) {  // the pooled arrays' and passes' memory, then again
+            const auto idle = device_blocks().clear(device);
+            free_blocks(idle);
+            if (PassPool::instance().clear() || !idle.empty()) {
+                cudaGetLastError();
+                e = cudaMalloc(&p, bytes);
+            }
         }
         if (e == cudaErrorMemoryAllocation) {
             cudaGetLastError();
@@ -758,9 +809,18 @@ public:
                          .c_str());
         }
         check(e, "cudaMalloc");
+        device_blocks().adopt(p, device, bytes);
         return p;
     }
-    void deallocate(void* p) override { cudaFree(p); }
+    // Kept for the next allocation of its size once its device is idle (what
+    // cudaFree waits for too: the next holder may write it at once); freed
+    // where that wait fails (a lost device).
+    void deallocate(void* p) override {
+        const int device = device_blocks().device_of(p);
+        const bool idle = device >= 0 && on_device(device, [] { return cudaDeviceSynchronize(); }) == cudaSuccess;
+        if (!idle) cudaGetLastError();
+        free_blocks(device_blocks().give(p, idle));
+    }
     // On H100 (driver 580) cudaIpcOpenMemHandle of a cudaMalloc of at least
     // 512 MiB that is a whole number of 2 MiB took 18.8-19.6 ms, of one a MiB
     // smaller or larger 3.9-4.2 ms (bench/probes/ipc_open, results/
@@ -949,6 +1009,8 @@ public:
                                                           Precision precision) override {
         if (auto why = unavailable()) throw Unsupported(*why);
         bind();
+        // cufftXt allocates on every GPU itself and measures their free memory: the pool's go first.
+        free_blocks(device_blocks().clear());
         return make_cufftxt(n, precision, *this, stream_, device_);
     }
 
