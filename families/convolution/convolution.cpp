@@ -527,6 +527,22 @@ private:
         static auto* kept = new KeptLocal;
         return *kept;
     }
+    // Points as one-point cells at rate 1 and their sample offsets (DeviceTiling's).
+    struct PointCells {
+        std::vector<Cell> cells;
+        std::vector<std::size_t> offsets{0};
+        PointCells() = default;
+        explicit PointCells(const std::vector<std::array<index_t, 3>>& points) {
+            for (const auto& p : points) cells.push_back(Cell{{p, {p[0] + 1, p[1] + 1, p[2] + 1}}, 1});
+            offsets = sample_offsets(cells);
+        }
+    };
+    struct CheckTables {
+        std::string key;
+        PointCells all, own;                // every check point; this rank's
+        std::vector<std::size_t> own_index;  // own's points among all
+        std::size_t first = 0;               // this rank's probes among all
+    };
     // The sampled check's exact values at its check points (the rate-1 local
     // runs added over ranks) and this rank's error of them against the direct
     // sums at its probes, kept in host memory for the next octree point with
@@ -667,45 +683,60 @@ private:
         const index_t from = sampled_check_from_for_testing().value_or(sampled_validation_min_points);
         return octree_ && n_[0] * n_[1] * n_[2] >= from;
     }
-    // The values of `v` at `points` (global), gathered in backend memory as
+    // The values of `v` at points (global), gathered in backend memory as
     // one-point cells at rate 1 (ConvolutionKernels::sample), to the host.
-    std::vector<double> values_at(const GridView& v, const std::vector<std::array<index_t, 3>>& points) {
-        std::vector<double> out(points.size());
-        if (points.empty()) return out;
+    std::vector<double> values_at(const GridView& v, const PointCells& at_points) {
+        std::vector<double> out(at_points.cells.size());
+        if (out.empty()) return out;
         Backend& be = conv_->plan->backend();
-        std::vector<Cell> cells(points.size());
-        for (std::size_t k = 0; k < points.size(); ++k) {
-            const auto& p = points[k];
-            cells[k].box = {p, {p[0] + 1, p[1] + 1, p[2] + 1}};
-        }
-        const DeviceTiling at(be, cells);
-        Buffer values(be, points.size() * sizeof(double));
+        const DeviceTiling at(be, at_points.cells, at_points.offsets, 1);
+        Buffer values(be, out.size() * sizeof(double));
         kernels_->sample(be, at, v, values.as<double>());
         be.copy_to_host(out.data(), values.data(), values.bytes());
         be.synchronize();
         return out;
     }
+    // The sampled check's points and their one-point cells, made once per grid,
+    // ranks and probes and kept (host memory) for the next points: on one H200
+    // host making them took about 7 ms of a 256^3 octree point's 10 ms check.
+    const CheckTables& check_tables() {
+        static auto* kept = new CheckTables;
+        const std::string key = fmt::format("{} {} {} {} {}", n_, ranks_, rank_, own_.str(), max_probes());
+        if (kept->key == key) return *kept;
+        *kept = CheckTables{};
+        std::vector<Box3> slabs;
+        for (int q = 0; q < ranks_; ++q) {
+            slabs.push_back(slab(q));
+            if (q < rank_) kept->first += probe_points(slab(q), sampling_scheme("full").cell, max_probes()).size();
+        }
+        const auto points = check_points(slabs, domain(), sampling_scheme("full").cell, max_probes(), std::size_t(1) << 16);
+        std::vector<std::array<index_t, 3>> own_points;
+        for (std::size_t k = 0; k < points.size(); ++k)
+            if (intersect(own_, Box3{points[k], {points[k][0] + 1, points[k][1] + 1, points[k][2] + 1}}).count() == 1)
+                own_points.push_back(points[k]), kept->own_index.push_back(k);
+        kept->all = PointCells(points);
+        kept->own = PointCells(own_points);
+        kept->key = key;
+        return *kept;
+    }
     // The octree's sampled check: exact at check_points() (every slab's
     // probes, then 2^16 points over the grid) is, by linearity, the sum over
     // ranks of each one's own contribution there: its padded-grid transform at
     // rate 1, without exchange, gathered at the points and added by one
-    // MPI_Allreduce. y against it at this rank's points; `at_probes`: exact at
-    // this rank's probes (the first of its points). At 512³ on 2 ranks the
-    // full-rate check took 0.2-0.5 s against 0.27 s timed.
+    // MPI_Allreduce (or kept_exact()'s, from an earlier point). y against it
+    // at this rank's points; `at_probes`: exact at this rank's probes (the
+    // first of its points). At 512³ on 2 ranks the full-rate check took
+    // 0.2-0.5 s against 0.27 s timed.
     void compare_sampled(MPI_Comm comm, const double* y, Comparison& cmp, std::vector<double>& at_probes) {
         Backend& be = conv_->plan->backend();
-        std::vector<Box3> slabs;
-        std::size_t first = 0;  // this rank's probes in the points
-        for (int q = 0; q < ranks_; ++q) {
-            slabs.push_back(slab(q));
-            if (q < rank_) first += probe_points(slab(q), sampling_scheme("full").cell, max_probes()).size();
-        }
-        const auto points = check_points(slabs, domain(), sampling_scheme("full").cell, max_probes(), std::size_t(1) << 16);
-        check_points_count_ = points.size();
-        std::vector<double> exact(points.size());
+        const CheckTables& t = check_tables();
+        const std::size_t count = t.all.cells.size();
+        check_points_count_ = count;
+        mark(validate_parts_ms_, "check_points");
+        std::vector<double> exact(count);
         KeptExact& kept = kept_exact();
         const std::string key = exact_key();
-        exact_kept_ = all_ok(comm, kept.key == key && kept.exact.size() == points.size());
+        exact_kept_ = all_ok(comm, kept.key == key && kept.exact.size() == count);
         if (exact_kept_) {
             exact = kept.exact;
         } else {
@@ -715,34 +746,30 @@ private:
                 transform_local();
                 const Layout& l = conv_->plan->input_layout();
                 mine = values_at(GridView{static_cast<const double*>(conv_->output()), l.offset_of({0, 0, 0}), l.strides()},
-                                 points);
+                                 t.all);
                 conv_->restore_input();
                 be.synchronize();
             });
             mark(validate_parts_ms_, "local_run");
-            FFTUNE_MPI_CHECK(MPI_Allreduce(mine.data(), exact.data(), int(points.size()), MPI_DOUBLE, MPI_SUM, comm));
+            FFTUNE_MPI_CHECK(MPI_Allreduce(mine.data(), exact.data(), int(count), MPI_DOUBLE, MPI_SUM, comm));
         }
-        std::vector<std::array<index_t, 3>> own_points;
-        std::vector<double> own_exact;
-        for (std::size_t k = 0; k < points.size(); ++k)
-            if (intersect(own_, Box3{points[k], {points[k][0] + 1, points[k][1] + 1, points[k][2] + 1}}).count() == 1)
-                own_points.push_back(points[k]), own_exact.push_back(exact[k]);
         std::vector<double> got;
         all_or_none(comm, [&] {  // y over own_, x slowest
             const index_t sy = own_.extent(1) * own_.extent(2), sz = own_.extent(2);
-            got = values_at(GridView{y, -(own_.lo[0] * sy + own_.lo[1] * sz + own_.lo[2]), {sy, sz, 1}}, own_points);
+            got = values_at(GridView{y, -(own_.lo[0] * sy + own_.lo[1] * sz + own_.lo[2]), {sy, sz, 1}}, t.own);
         });
-        for (std::size_t k = 0; k < own_points.size(); ++k) {
-            const double e = got[k] - own_exact[k];
-            cmp.max_exact = std::max(cmp.max_exact, std::abs(own_exact[k]));
+        for (std::size_t k = 0; k < got.size(); ++k) {
+            const double want = exact[t.own_index[k]];
+            const double e = got[k] - want;
+            cmp.max_exact = std::max(cmp.max_exact, std::abs(want));
             if (!std::isfinite(e)) {
                 cmp.not_finite = true;
                 continue;
             }
             cmp.sum_error2 += e * e;
-            cmp.sum_exact2 += own_exact[k] * own_exact[k];
+            cmp.sum_exact2 += want * want;
         }
-        for (std::size_t s = 0; s < at_probes.size(); ++s) at_probes[s] = exact[first + s];
+        for (std::size_t s = 0; s < at_probes.size(); ++s) at_probes[s] = exact[t.first + s];
         if (!exact_kept_) sampled_exact_ = std::move(exact);  // kept once its direct sums are in (validate)
         mark(validate_parts_ms_, "compare");
     }
