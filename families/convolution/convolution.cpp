@@ -698,7 +698,8 @@ private:
     }
     // The sampled check's points and their one-point cells, made once per grid,
     // ranks and probes and kept (host memory) for the next points: on one H200
-    // host making them took about 7 ms of a 256^3 octree point's 10 ms check.
+    // making them took about 9 of a 256^3 octree point's 10 ms check once its
+    // exact values were kept (results/h200x1-2026-11-29-fixed-cost).
     const CheckTables& check_tables() {
         static auto* kept = new CheckTables;
         const std::string key = fmt::format("{} {} {} {} {}", n_, ranks_, rank_, own_.str(), max_probes());
