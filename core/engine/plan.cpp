@@ -338,7 +338,7 @@ struct Plan::Pipeline {
     }
 };
 
-std::optional<std::string> check_applicable(const Problem& problem, const Config& config) {
+std::optional<std::string> check_applicable(const Problem& problem, const Config& config, bool placement) {
     if (problem.kind != "fft3d")
         throw std::invalid_argument("problem kind '" + problem.kind + "' is not fft3d");
     for (int a = 0; a < 3; ++a)
@@ -390,6 +390,8 @@ std::optional<std::string> check_applicable(const Problem& problem, const Config
     for (const auto& method : config.redistribution) {
         const auto transport = Registry<Transport>::instance().create(method);
         if (auto why = transport->not_applicable(*backend, config.gpu_aware)) return why;
+        if (placement)
+            if (auto why = transport->not_runnable_here(*backend)) return why;
     }
     if (config.fft_stores_kept) {
         if (problem.ranks == 1 || config.redistribution.empty())

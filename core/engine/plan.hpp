@@ -34,9 +34,11 @@ namespace fftune {
 int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need);
 
 // Why `config` cannot solve `problem` on this build, or nothing. A pure
-// function of its arguments, so every rank reaches the same answer.
-// Throws std::invalid_argument for names that are not registered.
-std::optional<std::string> check_applicable(const Problem& problem, const Config& config);
+// function of its arguments, so every rank reaches the same answer; with
+// `placement`, also whether its transports run as this job placed its ranks
+// (Transport::not_runnable_here: rank-local, for a point about to run, not for
+// enumerating points). Throws std::invalid_argument for names that are not registered.
+std::optional<std::string> check_applicable(const Problem& problem, const Config& config, bool placement = true);
 
 // What inverse() may do to its input. `preserve`: the caller's spectrum is kept,
 // so a c2r reading it (cuFFT's and FFTW's overwrite their input) reads a copy

@@ -68,7 +68,9 @@ Redistribution::~Redistribution() {
 }
 
 std::optional<std::string> Redistribution::not_applicable(const std::string& transport, const Backend& backend) {
-    return Registry<Transport>::instance().create(transport)->not_applicable(backend, /*gpu_aware=*/false);
+    const auto t = Registry<Transport>::instance().create(transport);
+    if (auto why = t->not_applicable(backend, /*gpu_aware=*/false)) return why;
+    return t->not_runnable_here(backend);
 }
 
 void Redistribution::execute(const void* src, void* dst) { transport_->execute(ctx_, src, dst, timer_, phases_); }

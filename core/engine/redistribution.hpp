@@ -29,7 +29,8 @@ public:
     Redistribution(const Redistribution&) = delete;
     Redistribution& operator=(const Redistribution&) = delete;
 
-    // Why `transport` cannot run on `backend` (host-staged MPI), or nothing.
+    // Why `transport` cannot run on `backend` (host-staged MPI) in this process,
+    // as the job placed its ranks (Transport::not_runnable_here), or nothing.
     static std::optional<std::string> not_applicable(const std::string& transport, const Backend& backend);
 
     // Collective: src (the before layout's array) into dst (the after layout's).

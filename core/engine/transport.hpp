@@ -63,6 +63,14 @@ public:
         (void)gpu_aware;
         return std::nullopt;
     }
+    // Why it cannot run in this process as the job placed its ranks (rank-local,
+    // run-time evidence: ranks sharing a GPU), or nothing. Asked when a point
+    // runs (check_applicable), never when points are enumerated: the launcher
+    // and the job it starts must see the same points.
+    virtual std::optional<std::string> not_runnable_here(const Backend& backend) const {
+        (void)backend;
+        return std::nullopt;
+    }
     virtual void setup(const ReshapeContext& ctx) { (void)ctx; }
     // Collective over a job's communicator, once before the job's first point
     // (core/run/job_start.hpp), with a backend of the points': what the

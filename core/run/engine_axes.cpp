@@ -19,9 +19,10 @@ namespace {
 
 bool usable(const Backend& b) { return !b.unavailable(); }
 
+// Whatever the ranks' placement: the launcher and its job choose alike.
 bool applies(const Problem& p, const Config& c) {
     try {
-        return !check_applicable(p, c);
+        return !check_applicable(p, c, /*placement=*/false);
     } catch (const std::exception&) {
         return false;  // a name this build does not have
     }
@@ -208,7 +209,7 @@ std::optional<std::string> left_out_by_all(const EngineAxes& axes, const Config&
     const Problem probe{"fft3d", {n, n, n}, Precision::double_, Direction::forward, ranks};
     auto why = [&](const Config& o) -> std::optional<std::string> {
         try {
-            return check_applicable(probe, o);
+            return check_applicable(probe, o, /*placement=*/false);  // the launcher and its job leave out alike
         } catch (const std::exception& e) {
             return std::string(e.what());  // a name this build does not have, a phase count that differs
         }

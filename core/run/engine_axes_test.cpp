@@ -14,6 +14,8 @@
 #include <string>
 
 #include "core/base/registry.hpp"
+#include "core/engine/plan.hpp"
+#include "core/engine/redistribution.hpp"
 #include "core/engine/transport.hpp"
 #include "core/testing/forwarding_transport.hpp"
 
@@ -104,6 +106,16 @@ public:
 };
 const bool registered_device_only = register_variant<Transport, DeviceOnly>("test_device_only");
 
+// A transport this process cannot run as its ranks are placed (NCCL with two
+// ranks on one GPU): "all" keeps it, and the point is skipped when it runs.
+class NotHere final : public testing::ForwardingTransport {
+public:
+    std::optional<std::string> not_runnable_here(const Backend&) const override {
+        return std::string("2 ranks share 1 GPU on this node");
+    }
+};
+const bool registered_not_here = register_variant<Transport, NotHere>("test_not_here");
+
 bool has(const std::vector<Config>& cs, const std::function<bool(const Config&)>& f) {
     return std::any_of(cs.begin(), cs.end(), f);
 }
@@ -128,6 +140,23 @@ TEST(EngineAxes, AllBringsOnlyWhatAppliesAtTheRankCount) {
     EXPECT_TRUE(has(two, [](const Config& c) { return c.fft_stores_kept; }) ==
                 !Registry<Backend>::instance().create("fftw")->store_aside_unavailable().has_value());
     for (const auto& c : two) EXPECT_FALSE(left_out_by_all(a, c, 2)) << json(c).dump();
+}
+
+// The launcher enumerates a testcase without the job's placement (its
+// environment names no local ranks) and merges the job's records by point
+// index: a transport refused only by placement must not change the points.
+TEST(EngineAxes, PlacementLeavesNoPointOutButSkipsItWhenItRuns) {
+    const EngineAxes a = parse_engine_axes(ps, json::object(), {2});  // redistribution: all
+    const auto two = engine_configs(a, 2);
+    const auto it = std::find_if(two.begin(), two.end(), [](const Config& c) {
+        return c.decomposition == "slab_2d1d" && c.redistribution == std::vector<std::string>{"test_not_here"};
+    });
+    ASSERT_NE(it, two.end()) << "left out by all";
+    const Problem p{"fft3d", {16, 16, 16}, Precision::double_, Direction::forward, 2};
+    EXPECT_EQ(check_applicable(p, *it).value_or(""), "2 ranks share 1 GPU on this node");
+    EXPECT_FALSE(check_applicable(p, *it, /*placement=*/false));
+    EXPECT_EQ(Redistribution::not_applicable("test_not_here", *Registry<Backend>::instance().create("fftw")).value_or(""),
+              "2 ranks share 1 GPU on this node");
 }
 
 TEST(EngineAxes, NamedValuesStayAndSkipWithTheirReason) {

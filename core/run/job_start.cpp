@@ -55,7 +55,7 @@ json start_job(MPI_Comm comm, const std::vector<const Point*>& points) {
                 backend = Registry<Backend>::instance().create(backend_name);
                 if (backend->unavailable()) return;
                 transport = Registry<Transport>::instance().create(transport_name);
-                applies = !transport->not_applicable(*backend, false);
+                applies = !transport->not_applicable(*backend, false) && !transport->not_runnable_here(*backend);
             }))
             continue;
         int all_apply = 0;

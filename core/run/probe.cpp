@@ -18,6 +18,7 @@
 #include "core/run/point_watchdog.hpp"
 #include "core/records/provenance.hpp"
 #include "core/base/registry.hpp"
+#include "core/engine/redistribution.hpp"
 #include "core/engine/reshape.hpp"
 #include "core/run/runner.hpp"
 #include "core/records/statistics.hpp"
@@ -120,7 +121,7 @@ private:
     std::vector<std::string> transports(const Backend& backend) const {
         std::vector<std::string> out;
         for (const auto& t : o_.transports.empty() ? Registry<Transport>::instance().names() : o_.transports)
-            if (!Registry<Transport>::instance().create(t)->not_applicable(backend, false)) out.push_back(t);
+            if (!Redistribution::not_applicable(t, backend)) out.push_back(t);
         return out;
     }
 

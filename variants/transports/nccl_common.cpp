@@ -189,7 +189,11 @@ std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware
     if (!backend.device_memory())
         return fmt::format("NCCL moves device memory; backend {} keeps data in host memory", backend.name());
     if (gpu_aware) return std::string("NCCL does not send through MPI; gpu_aware applies to MPI transports only");
-    // NCCL refuses two ranks of one communicator on one GPU (ncclInvalidUsage).
+    return std::nullopt;
+}
+
+std::optional<std::string> not_runnable_here(const Backend& backend) {
+    if (!backend.device_memory()) return std::nullopt;  // not_applicable's answer
     int devices = 0;
     const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
     if (!local_size) local_size = std::getenv("SLURM_NTASKS_PER_NODE");

@@ -76,6 +76,9 @@ void group(F&& f) {
 
 // NCCL needs device buffers; MPI's gpu_aware flag does not apply to it.
 std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware);
+// NCCL refuses two ranks of one communicator on one GPU (ncclInvalidUsage):
+// more ranks on this node than GPUs (from the launcher's environment).
+std::optional<std::string> not_runnable_here(const Backend& backend);
 
 // Base of the NCCL transports: applicability, the shared communicator (set up
 // per reshape), the backend's stream, the send/receive calls of one peer pair
@@ -86,6 +89,9 @@ public:
     bool uses_mpi() const override { return false; }
     std::optional<std::string> not_applicable(const Backend& backend, bool gpu_aware) const override {
         return nccl::not_applicable(backend, gpu_aware);
+    }
+    std::optional<std::string> not_runnable_here(const Backend& backend) const override {
+        return nccl::not_runnable_here(backend);
     }
     // Reads FFTUNE_NCCL_TIMEOUT_S (core/platform/settings.hpp) here, so that a bad value
     // fails the plan before any transfer.

@@ -26,7 +26,8 @@ std::optional<std::string> nccl_unavailable() {
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return "no CUDA device";
     const auto backend = Registry<Backend>::instance().create("cuda");
-    return nccl::not_applicable(*backend, false);
+    if (auto why = nccl::not_applicable(*backend, false)) return why;
+    return nccl::not_runnable_here(*backend);
 }
 
 // Members of `comm` counted through NCCL: the sum of one 1 per rank, reduced
