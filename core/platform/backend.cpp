@@ -110,4 +110,54 @@ std::unique_ptr<FftPlan> make_standalone_fft(Backend& backend, const FftDescript
     return std::make_unique<StandaloneFft>(backend, backend.make_fft(desc));
 }
 
+namespace {
+constexpr index_t warm_n = 8, warm_batches = 2;
+}  // namespace
+
+std::vector<FftDescriptor> warm_up_descriptors(Precision precision) {
+    std::vector<FftDescriptor> out;
+    for (int rank = 1; rank <= 3; ++rank)
+        for (FftKind kind : {FftKind::r2c, FftKind::c2r, FftKind::c2c_forward, FftKind::c2c_backward}) {
+            FftDescriptor d;
+            d.precision = precision;
+            d.kind = kind;
+            // Row-major extents; the last axis of a real side is n, of a complex one n/2+1 (r2c, c2r).
+            const index_t half = warm_n / 2 + 1;
+            const index_t in_last = kind == FftKind::c2r ? half : warm_n;
+            const index_t out_last = kind == FftKind::r2c ? half : warm_n;
+            index_t in_stride = 1, out_stride = 1;
+            d.dims.resize(static_cast<std::size_t>(rank));
+            for (int a = rank - 1; a >= 0; --a) {
+                d.dims[static_cast<std::size_t>(a)] = FftDim{warm_n, in_stride, out_stride};
+                in_stride *= a == rank - 1 ? in_last : warm_n;
+                out_stride *= a == rank - 1 ? out_last : warm_n;
+            }
+            d.batch = {FftDim{warm_batches, in_stride, out_stride}};
+            d.in_elements = warm_batches * in_stride;
+            d.out_elements = warm_batches * out_stride;
+            out.push_back(std::move(d));
+        }
+    return out;
+}
+
+void warm_up_every_kind(Backend& backend, Precision precision) {
+    // Every array fits warm_batches * n^3 complex values.
+    const index_t count = warm_batches * warm_n * warm_n * warm_n;
+    const std::size_t bytes = static_cast<std::size_t>(count) * complex_bytes(precision);
+    Buffer a(backend, bytes), b(backend, bytes);
+    backend.zero(a.data(), bytes);
+    backend.zero(b.data(), bytes);
+    for (const FftDescriptor& d : warm_up_descriptors(precision)) make_standalone_fft(backend, d)->execute(a.data(), b.data());
+    // A copy with gaps on both sides, as a reshape's pack and unpack make.
+    const Layout cube{Box3{{0, 0, 0}, {warm_n, warm_n, warm_n}}, order_xyz};
+    const Box3 inner{{1, 1, 1}, {warm_n - 1, warm_n - 1, warm_n - 1}};
+    backend.copy_region(b.data(), region_of(cube, inner), a.data(), region_of(cube, inner), real_bytes(precision));
+    SeparableTerms terms;
+    terms.axis.push_back({std::vector<std::complex<double>>(warm_n, 1.0), std::vector<std::complex<double>>(warm_n, 1.0),
+                          std::vector<std::complex<double>>(warm_n, 1.0)});
+    backend.fill_separable(a.data(), cube, terms, precision);
+    backend.max_difference(a.data(), 1.0, b.data(), cube.box.count(), precision);
+    backend.synchronize();
+}
+
 }  // namespace fftune

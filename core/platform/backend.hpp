@@ -221,6 +221,13 @@ public:
                                                  Precision precision);
 
     virtual std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) = 0;
+    // Pays, once per process and precision, what would otherwise land in the
+    // set-up and check of the first point that uses it: a library's first
+    // plan of a precision and type, and the first launch of the backend's
+    // kernels. The job's start calls it for each backend and precision its
+    // points name (core/run/job_start.hpp). Default: nothing (FFTW plans
+    // cost the same each time); GPU backends run warm_up_every_kind().
+    virtual void warm_up(Precision precision) { (void)precision; }
     // Why this backend's FFTs cannot store part of their output aside
     // (FftDescriptor::store_aside), or nothing: some of its plans can.
     virtual std::optional<std::string> store_aside_unavailable() const {
@@ -335,5 +342,15 @@ private:
 // An FFT plan for use on its own (tests, the probe): make_fft's plan holding a
 // work area of its own, when it needs one.
 std::unique_ptr<FftPlan> make_standalone_fft(Backend& backend, const FftDescriptor& desc);
+
+// The tiny transforms a warm-up makes and runs: every FftKind at ranks 1-3,
+// n = 8 per axis, 2 batches, row-major (z fastest), in `precision`.
+std::vector<FftDescriptor> warm_up_descriptors(Precision precision);
+// Makes and runs each of warm_up_descriptors() once on tiny arrays, then a
+// strided copy, a fill, a zero and a max_difference, and waits for them. On
+// an H200 cuFFT's first plan of a precision costs 2-4 ms in a job, a plan
+// after an 8-point one of its type 0.3 ms
+// (results/h200x1-2026-11-29-first-of-kind).
+void warm_up_every_kind(Backend& backend, Precision precision);
 
 }  // namespace fftune

@@ -41,9 +41,41 @@ std::vector<std::pair<std::string, std::string>> transports_named(const std::vec
     return {pairs.begin(), pairs.end()};
 }
 
+std::vector<std::pair<std::string, Precision>> precisions_named(const std::vector<const Point*>& points) {
+    std::set<std::pair<std::string, Precision>> pairs;
+    for (const Point* p : points) {
+        if (!p->config.contains("backend") || !p->config.at("backend").is_string()) continue;
+        const auto it = p->problem.find("precision");
+        if (it == p->problem.end() || !it->is_string()) continue;
+        if (const auto precision = try_parse<Precision>(it->get<std::string>()))
+            pairs.emplace(p->backend(), *precision);
+    }
+    return {pairs.begin(), pairs.end()};
+}
+
 json start_job(MPI_Comm comm, const std::vector<const Point*>& points) {
     const auto t0 = std::chrono::steady_clock::now();
     json parts = json::object(), failed = json::object();
+    for (const auto& [backend_name, precision] : precisions_named(points)) {
+        const std::string name = backend_name + "/warm_up/" + to_string(precision);
+        std::unique_ptr<Backend> backend;
+        int available = 0;
+        if (collective_try(comm, [&] {
+                if (!Registry<Backend>::instance().contains(backend_name)) return;
+                backend = Registry<Backend>::instance().create(backend_name);
+                available = !backend->unavailable();
+            }))
+            continue;
+        int all_available = 0;
+        FFTUNE_MPI_CHECK(MPI_Allreduce(&available, &all_available, 1, MPI_INT, MPI_MIN, comm));
+        if (!all_available) continue;
+        const auto t = std::chrono::steady_clock::now();
+        const auto err = collective_try(comm, [&] { backend->warm_up(precision); });
+        double ms = ms_since(t), most = 0;
+        FFTUNE_MPI_CHECK(MPI_Allreduce(&ms, &most, 1, MPI_DOUBLE, MPI_MAX, comm));
+        parts[name] = most;
+        if (err) failed[name] = *err;
+    }
     for (const auto& [backend_name, transport_name] : transports_named(points)) {
         const std::string name = backend_name + "/" + transport_name;
         std::unique_ptr<Backend> backend;

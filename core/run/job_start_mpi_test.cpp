@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 
 #include "core/base/registry.hpp"
 #include "core/run/runner.hpp"
+#include "core/testing/forwarding_backend.hpp"
 #include "core/testing/forwarding_transport.hpp"
 #include "core/testing/world.hpp"
 
@@ -55,6 +57,29 @@ struct RefusedOnLastRankAtStart final : testing::ForwardingTransport {
     }
     void start_job(MPI_Comm, const Backend&) override { ++refused.starts; }
 };
+// fftw that counts its warm-ups per precision; unavailable on the last rank when asked.
+std::map<Precision, int> warm_ups;
+struct WarmUpCounted final : testing::ForwardingBackend {
+    std::string name() const override { return "test_warm_up_counted"; }
+    void warm_up(Precision p) override { ++warm_ups[p]; }
+};
+struct UnavailableOnLastRank final : testing::ForwardingBackend {
+    std::string name() const override { return "test_unavailable_on_last_rank"; }
+    std::optional<std::string> unavailable() const override {
+        if (world_rank() == world_size() - 1) return std::string("injected: no device on the last rank");
+        return std::nullopt;
+    }
+    void warm_up(Precision p) override { ++warm_ups[p]; }
+};
+struct FailsToWarmUpOnLastRank final : testing::ForwardingBackend {
+    std::string name() const override { return "test_fails_to_warm_up"; }
+    void warm_up(Precision) override {
+        if (world_rank() == world_size() - 1) throw std::runtime_error("injected warm-up failure");
+    }
+};
+const bool b1 = register_variant<Backend, WarmUpCounted>("test_warm_up_counted");
+const bool b2 = register_variant<Backend, UnavailableOnLastRank>("test_unavailable_on_last_rank");
+const bool b3 = register_variant<Backend, FailsToWarmUpOnLastRank>("test_fails_to_warm_up");
 const bool r1 = register_variant<Transport, StartCounted>("test_start_counted");
 const bool r2 = register_variant<Transport, FailsToStartOnLastRank>("test_fails_to_start_on_last_rank");
 const bool r3 = register_variant<Transport, RefusedOnLastRankAtStart>("test_refused_at_start_on_last_rank");
@@ -106,6 +131,53 @@ TEST(StartJob, ATransportThatDoesNotApplyOnSomeRankIsNotStartedOnAny) {
     EXPECT_FALSE(r.at("parts_ms").contains("fftw/test_refused_at_start_on_last_rank")) << r.dump();
 }
 
+Point point_of(const std::string& backend, json precision) {
+    Point p = point_with({{"backend", backend}});
+    p.problem["precision"] = std::move(precision);
+    return p;
+}
+
+TEST(PrecisionsNamed, AreEachBackendWithEachPrecisionItsProblemsNameOnce) {
+    const Point a = point_of("fftw", "single"), b = point_of("fftw", "double"), c = point_of("fftw", "single");
+    const Point d = point_of("cuda", "double");
+    const Point complex = point_of("fftw", "complex_double");  // krylov's: no Precision
+    const Point no_precision = point_with({{"backend", "fftw"}});
+    const std::vector<std::pair<std::string, Precision>> want{
+        {"cuda", Precision::double_}, {"fftw", Precision::single}, {"fftw", Precision::double_}};
+    EXPECT_EQ(precisions_named({&a, &b, &c, &d, &complex, &no_precision}), want);
+}
+
+TEST(StartJob, WarmsEachBackendUpOncePerPrecisionAndSaysHowLongItTook) {
+    warm_ups.clear();
+    const Point a = point_of("test_warm_up_counted", "single"), b = point_of("test_warm_up_counted", "single");
+    const Point c = point_of("test_warm_up_counted", "double");
+    const json r = start_job(MPI_COMM_WORLD, {&a, &b, &c});
+    EXPECT_EQ(warm_ups[Precision::single], 1);
+    EXPECT_EQ(warm_ups[Precision::double_], 1);
+    const json& parts = r.at("parts_ms");
+    ASSERT_TRUE(parts.contains("test_warm_up_counted/warm_up/single")) << r.dump();
+    ASSERT_TRUE(parts.contains("test_warm_up_counted/warm_up/double")) << r.dump();
+    EXPECT_GE(r.at("startup_ms").get<double>(), parts.at("test_warm_up_counted/warm_up/single").get<double>());
+    EXPECT_FALSE(r.contains("failed"));
+}
+
+TEST(StartJob, ABackendUnavailableOnSomeRankIsWarmedUpOnNone) {
+    warm_ups.clear();
+    const Point a = point_of("test_unavailable_on_last_rank", "single");
+    const json r = start_job(MPI_COMM_WORLD, {&a});
+    EXPECT_EQ(warm_ups[Precision::single], 0);
+    EXPECT_FALSE(r.at("parts_ms").contains("test_unavailable_on_last_rank/warm_up/single")) << r.dump();
+}
+
+TEST(StartJob, AFailedWarmUpIsReportedOnEveryRankAndNotThrown) {
+    const Point a = point_of("test_fails_to_warm_up", "double");
+    json r;
+    ASSERT_NO_THROW(r = start_job(MPI_COMM_WORLD, {&a}));
+    ASSERT_TRUE(r.contains("failed")) << r.dump();
+    EXPECT_NE(r.at("failed").at("test_fails_to_warm_up/warm_up/double").get<std::string>().find("injected"),
+              std::string::npos);
+}
+
 std::string shared_temp_file(const std::string& stem) {
     std::string file = (std::filesystem::temp_directory_path() / fmt::format("{}_{}.jsonl", stem, getpid())).string();
     int len = static_cast<int>(file.size());
@@ -136,6 +208,7 @@ TEST(RunJob, StartsWhatItsPointsShareOnceBeforeTheFirstPoint) {
         for (const json& r : records) {
             ASSERT_EQ(r.at("status"), "ok") << r.dump(2);
             EXPECT_TRUE(r.at("job").at("parts_ms").contains("fftw/test_start_counted")) << r.dump(2);
+            EXPECT_TRUE(r.at("job").at("parts_ms").contains("fftw/warm_up/double")) << r.dump(2);
         }
     }
 

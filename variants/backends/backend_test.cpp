@@ -13,9 +13,11 @@
 #include <limits>
 #include <numbers>
 #include <random>
+#include <set>
 
 #include "core/engine/fft_descriptor.hpp"
 #include "core/base/registry.hpp"
+#include "core/testing/forwarding_backend.hpp"
 #include "core/testing/metered_backend.hpp"
 
 namespace fftune {
@@ -488,6 +490,75 @@ TEST(Backend, ZeroClearsExactlyItsRange) {
     chunked.zero(v.data() + 8, bytes);
     for (std::size_t i = 0; i < v.size(); ++i)
         ASSERT_EQ(v[i], i >= 8 && i < 8 + bytes ? 0 : 0xcd) << "byte " << i;
+}
+
+// The warm-up's descriptors: each FftKind at ranks 1-3 once, whose strides
+// reach exactly the last element of the arrays they name (the real side's
+// last axis n, the complex side's n/2+1).
+TEST(WarmUp, DescriptorsAreEveryKindAtEveryRankAndFillTheirArrays) {
+    for (Precision precision : all_values<Precision>()) {
+        std::set<std::pair<FftKind, std::size_t>> seen;
+        for (const FftDescriptor& d : warm_up_descriptors(precision)) {
+            EXPECT_EQ(d.precision, precision);
+            EXPECT_TRUE(seen.emplace(d.kind, d.dims.size()).second) << "kind and rank twice";
+            index_t in_last = 0, out_last = 0;
+            const index_t n = d.dims.back().n;
+            for (std::size_t a = 0; a < d.dims.size(); ++a) {
+                const bool last = a + 1 == d.dims.size();
+                in_last += (last && d.kind == FftKind::c2r ? n / 2 : d.dims[a].n - 1) * d.dims[a].in_stride;
+                out_last += (last && d.kind == FftKind::r2c ? n / 2 : d.dims[a].n - 1) * d.dims[a].out_stride;
+            }
+            for (const FftDim& b : d.batch) in_last += (b.n - 1) * b.in_stride, out_last += (b.n - 1) * b.out_stride;
+            EXPECT_EQ(in_last + 1, d.in_elements) << d.dims.size() << "D kind " << int(d.kind);
+            EXPECT_EQ(out_last + 1, d.out_elements) << d.dims.size() << "D kind " << int(d.kind);
+        }
+        EXPECT_EQ(seen.size(), 12u);
+    }
+}
+
+// The warm-up makes and runs each of its transforms, copies, fills and
+// compares, and gives back all it allocated.
+TEST(WarmUp, RunsEveryTransformAndKernelOnceAndKeepsNoMemory) {
+    struct Counted final : testing::ForwardingBackend {
+        explicit Counted(const std::string& inner) : ForwardingBackend(inner) {}
+        std::string name() const override { return "warm_up_counted"; }
+        void* allocate(std::size_t b) override { return ++live, ForwardingBackend::allocate(b); }
+        void deallocate(void* p) override { --live, ForwardingBackend::deallocate(p); }
+        void copy_region(void* d, const StridedRegion& dr, const void* s, const StridedRegion& sr,
+                         std::size_t e) override {
+            ++copies;
+            ForwardingBackend::copy_region(d, dr, s, sr, e);
+        }
+        void fill_separable(void* out, const Layout& l, const SeparableTerms& t, Precision p) override {
+            ++fills;
+            Backend::fill_separable(out, l, t, p);
+        }
+        std::array<double, 2> max_difference(const void* a, double s, const void* b, index_t n,
+                                             Precision p) override {
+            ++compares;
+            return Backend::max_difference(a, s, b, n, p);
+        }
+        std::unique_ptr<FftPlan> make_fft(const FftDescriptor& d) override {
+            const auto what = std::make_pair(d.kind, d.dims.size());
+            made.insert(what);
+            return std::make_unique<testing::HookedFft>(ForwardingBackend::make_fft(d), [this, what] { ran.insert(what); });
+        }
+        int live = 0, copies = 0, fills = 0, compares = 0;
+        std::set<std::pair<FftKind, std::size_t>> made, ran;
+    };
+    for (Precision precision : all_values<Precision>()) {
+        Counted be(backend_name());
+        warm_up_every_kind(be, precision);
+        EXPECT_EQ(be.made.size(), 12u) << to_string(precision);
+        EXPECT_EQ(be.ran, be.made) << to_string(precision);
+        EXPECT_GE(be.copies, 1);
+        EXPECT_GE(be.fills, 1);
+        EXPECT_GE(be.compares, 1);
+        EXPECT_EQ(be.live, 0) << "allocations not given back";
+    }
+    // The backend's own warm-up runs (the cuda one: warm_up_every_kind on the device).
+    auto be = make_backend();
+    for (Precision precision : all_values<Precision>()) EXPECT_NO_THROW(be->warm_up(precision));
 }
 
 // peer_copy_region_on (copy engines on the cuda backend where the regions are

@@ -981,6 +981,7 @@ public:
         return std::string("this cuda backend was built without cuFFT LTO store callbacks (CUDA 13 or later)");
 #endif
     }
+    void warm_up(Precision precision) override { warm_up_every_kind(*this, precision); }
     std::unique_ptr<FftPlan> make_fft(const FftDescriptor& desc) override {
         return std::make_unique<CufftPlan>(desc, queue(desc.queue));
     }

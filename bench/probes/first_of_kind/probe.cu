@@ -1,6 +1,7 @@
 // Which part of a process's first cuFFT plans and transforms is a one-time
 // cost? For fft3d's one-rank shapes (slab: 2D r2c over yz + 1D c2c over x;
-// pencil: 1D r2c over z + 1D c2c over y and x), per precision in turn: host
+// pencil: 1D r2c over z + 1D c2c over y and x; at one rank both are one 3D
+// r2c, whose first inverse in a job costs 2-3 ms), per precision in turn: host
 // time of plan making and of the first and second forward / inverse
 // (launch + sync: the fixed cost is host time, the transform itself is
 // ~0.1 ms). Run under CUDA_MODULE_LOADING=LAZY (default) and EAGER, with and
@@ -20,7 +21,7 @@ static double now_ms() {
 }
 #define CK(x) do { auto e = (x); if (e != 0) { std::printf("error %d at %s\n", (int)e, #x); std::exit(1); } } while (0)
 
-struct Shape { const char* name; int rank; long long n[2]; long long batch, idist, odist, istride; cufftType fwd, inv; };
+struct Shape { const char* name; int rank; long long n[3]; long long batch, idist, odist, istride; cufftType fwd, inv; };
 
 static void one(const Shape& s, void* a, void* b, void* work, bool print) {
     cufftHandle pf, pi;
@@ -77,7 +78,8 @@ int main(int argc, char** argv) {
             const long long n = 8;
             Shape t[] = {{"tiny 2d r2c", 2, {n, n}, 4, n * n, n * (n / 2 + 1), 1, r2c, c2r},
                          {"tiny 1d r2c", 1, {n, 0}, 4, n, n / 2 + 1, 1, r2c, c2r},
-                         {"tiny 1d c2c", 1, {n, 0}, 4, n, n, 1, c2c, c2c}};
+                         {"tiny 1d c2c", 1, {n, 0}, 4, n, n, 1, c2c, c2c},
+                         {"tiny 3d r2c", 3, {n, n, n}, 4, n * n * n, n * n * (n / 2 + 1), 1, r2c, c2r}};
             for (auto& s : t) one(s, a, b, work, false);
             std::printf("%s warm-up %.2f ms\n", dbl ? "double" : "single", now_ms() - w0);
         }
@@ -87,6 +89,8 @@ int main(int argc, char** argv) {
             {"pencil z 1d r2c", 1, {N, 0}, N * N, N, h, 1, r2c, c2r},
             {"pencil y 1d c2c", 1, {N, 0}, N * h, N, N, 1, c2c, c2c},
             {"slab yz again", 2, {N, N}, N, N * N, N * h, 1, r2c, c2r},
+            {"one rank 3d r2c", 3, {N, N, N}, 1, N * N * N, N * N * h, 1, r2c, c2r},
+            {"one rank 3d again", 3, {N, N, N}, 1, N * N * N, N * N * h, 1, r2c, c2r},
         };
         std::printf("-- %s\n", dbl ? "double" : "single");
         for (auto& s : shapes) one(s, a, b, work, true);
