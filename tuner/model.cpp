@@ -183,8 +183,8 @@ double stage_fft_ms(const Problem& p, const Config& c, const CostModel::StrideRa
         for (int r = 0; r < p.ranks; ++r) chains.push_back(decomposition->chain(p, c, r));
         settle_unexchanged_orders(chains);
         // As the plan merges them for the runner, whose inverse preserves its input.
-        merge_unexchanged_ffts(chains, [&](int phase, bool with_first) {
-            if (with_first && p.direction == Direction::inverse) return false;
+        merge_unexchanged_ffts(chains, [&](int phase, bool c2r_first) {
+            if (c2r_first && p.direction == Direction::inverse) return false;
             const auto& transports = Registry<Transport>::instance();
             const std::string& m = c.redistribution.at(phase);
             return !transports.contains(m) || !transports.create(m)->runs_alone();

@@ -70,7 +70,9 @@ void merge_unexchanged_ffts(std::vector<Chain>& chains, const std::function<bool
     if (chains.empty()) return;
     for (std::size_t i = 1; i + 1 < chains[0].steps.size();) {
         const auto self = self_reshapes(chains);
-        bool merge = may_merge(chains[0].steps[i].phase, i == 1);
+        // Step 0 (the r2c) and the last FFT step in one stage: the inverse's first stage would be the c2r.
+        const bool whole = i == 1 && chains[0].steps.size() == 3;
+        bool merge = may_merge(chains[0].steps[i].phase, whole);
         for (std::size_t r = 0; merge && r < chains.size(); ++r) {
             const Chain& c = chains[r];
             const AxisOrder& order = c.layouts[i - 1].order;

@@ -79,11 +79,15 @@ void settle_unexchanged_orders(std::vector<Chain>& chains);
 // reorders axes (after settling: the same order before, between and after),
 // become one stage over both stages' axes (slowest first in that order): at
 // one rank every decomposition is then one 3D transform, as one cuFFT or FFTW
-// plan would do it. `may_merge(phase, with_first)`: whether the stages around
+// plan would do it. `may_merge(phase, c2r_first)`: whether the stages around
 // that phase's reshape may become one (a transport that runs alone keeps its
-// stage; `with_first`: the merged stage would include step 0, the r2c, whose
-// c2r reads the caller's spectrum, which an inverse preserving it must copy
-// first). Every chain changes alike.
+// stage; `c2r_first`: the merged stage would hold both step 0, the r2c, and
+// the last FFT step, so the inverse's first stage would be the c2r, which
+// overwrites the caller's spectrum: an inverse preserving it would copy it
+// first, where keeping the last step apart lets the c2r read a work array).
+// Merges go from step 0 on, so a refused one keeps the chain's last FFT step
+// apart (one rank: x, then a y,z c2r, as the slab's inverse). Every chain
+// changes alike.
 void merge_unexchanged_ffts(std::vector<Chain>& chains, const std::function<bool(int, bool)>& may_merge);
 
 }  // namespace fftune

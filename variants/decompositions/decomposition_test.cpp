@@ -226,6 +226,28 @@ TEST(Decompositions, FftStagesThatNoExchangeSeparatesMerge) {
             EXPECT_EQ(chains[0].layouts.front(), unmerged.layouts.front());
             EXPECT_EQ(chains[0].layouts.back(), unmerged.layouts.back());
         }
+    // A preserved inverse refuses only the merge that puts step 0 and the last
+    // FFT step in one stage: the last step stays apart, the rest merge.
+    const auto not_whole = [](int, bool c2r_first) { return !c2r_first; };
+    for (const char* name : {"slab_2d1d", "slab_1d2d", "pencil"}) {
+        const Problem one{"fft3d", {8, 6, 10}, Precision::double_, Direction::inverse, 1};
+        std::vector<Chain> chains = all_chains(one, {"fftw", name, LayoutVariant::default_, {1, 1},
+                                                     {"p2p_sync", "p2p_sync"}, false});
+        const Chain unmerged = chains[0];
+        settle_unexchanged_orders(chains);
+        merge_unexchanged_ffts(chains, not_whole);
+        const auto axes = fft_axes(chains[0]);
+        ASSERT_EQ(axes.size(), 3u) << name;
+        EXPECT_EQ(axes.back(), unmerged.steps.back().axes) << name << ": the last FFT step apart";
+        std::vector<int> rest = axes.front();
+        std::sort(rest.begin(), rest.end());
+        std::vector<int> want;
+        for (std::size_t k = 0; k + 1 < unmerged.steps.size(); ++k)
+            if (unmerged.steps[k].kind == ChainStep::Kind::fft)
+                want.insert(want.end(), unmerged.steps[k].axes.begin(), unmerged.steps[k].axes.end());
+        std::sort(want.begin(), want.end());
+        EXPECT_EQ(rest, want) << name << ": every other FFT step in step 0's stage";
+    }
     const Problem four{"fft3d", {8, 6, 10}, Precision::double_, Direction::forward, 4};
     auto merged = [&](const char* name, LayoutVariant layout, std::array<int, 2> grid) {
         std::vector<Chain> chains = all_chains(four, {"fftw", name, layout, grid, {"p2p_sync", "p2p_sync"}, false});
