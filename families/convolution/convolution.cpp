@@ -309,10 +309,12 @@ public:
         const std::size_t count = static_cast<std::size_t>(own_.count());
         last_mark_ = std::chrono::steady_clock::now();
         Buffer y(be, std::max<std::size_t>(count, 1) * sizeof(double));
+        mark(validate_parts_ms_, "result_buffer");
         all_or_none(comm, [&] {
             copy_result(y.as<double>());
             apply_wrong_answer(be, y.as<double>(), count, n_[2]);  // tests only (sampling.hpp)
         });
+        mark(validate_parts_ms_, "result_copy");  // queued: the copy itself lands in the next part that waits
         const auto probes = probe_points(own_, sampling_scheme("full").cell, max_probes());
         Comparison cmp;
         std::vector<double> got(probes.size());  // exact at the probes
