@@ -13,6 +13,15 @@ using json = nlohmann::json;
 
 FFTUNE_DEFINE_REGISTRY(Family);
 
+std::vector<Precision> problem_precisions(const json& problem) {
+    const auto it = problem.find("precision");
+    if (it == problem.end() || !it->is_string()) return {};
+    if (const auto p = try_parse<Precision>(it->get<std::string>())) return {*p};
+    return {};
+}
+
+std::vector<Precision> Family::precisions(const Point& point) const { return problem_precisions(point.problem); }
+
 std::string problem_key(const json& problem) {
     json p = problem;
     p.erase("ranks");

@@ -151,6 +151,9 @@ nlohmann::json complete_problem(const Family& family, nlohmann::json given);
 // names it and its values), and what is required.
 std::string problem_help(const Family& family);
 
+// A problem's "precision" where that names a Precision, else none.
+std::vector<Precision> problem_precisions(const nlohmann::json& problem);
+
 class Family {
 public:
     static constexpr const char* kind = "problem";
@@ -201,6 +204,10 @@ public:
     // The work of a problem, for scaling a measured time to another size:
     // by default the product of its size fields.
     virtual double work(const nlohmann::json& problem) const;
+    // The precisions a point's FFTs and backend kernels run in, which the
+    // job warms up before its first point (Backend::warm_up): by default
+    // its problem's "precision" where that names one (problem_precisions).
+    virtual std::vector<Precision> precisions(const Point& point) const;
     // `fftune tune --strategy phase` tunes independent phases one at a time: a
     // point's method per phase (at least two phases), and all else that
     // identifies it; nothing for points without independent phases.

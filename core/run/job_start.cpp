@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 
 #include "core/base/registry.hpp"
@@ -43,12 +44,15 @@ std::vector<std::pair<std::string, std::string>> transports_named(const std::vec
 
 std::vector<std::pair<std::string, Precision>> precisions_named(const std::vector<const Point*>& points) {
     std::set<std::pair<std::string, Precision>> pairs;
+    std::map<std::string, std::unique_ptr<Family>> families;
+    const auto& registry = Registry<Family>::instance();
     for (const Point* p : points) {
         if (!p->config.contains("backend") || !p->config.at("backend").is_string()) continue;
-        const auto it = p->problem.find("precision");
-        if (it == p->problem.end() || !it->is_string()) continue;
-        if (const auto precision = try_parse<Precision>(it->get<std::string>()))
-            pairs.emplace(p->backend(), *precision);
+        const std::string kind = p->problem.value("kind", "");
+        if (!families.count(kind) && registry.contains(kind)) families[kind] = registry.create(kind);
+        const auto found = families.find(kind);
+        for (Precision precision : found != families.end() ? found->second->precisions(*p) : problem_precisions(p->problem))
+            pairs.emplace(p->backend(), precision);
     }
     return {pairs.begin(), pairs.end()};
 }

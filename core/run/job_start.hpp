@@ -24,8 +24,9 @@ namespace fftune {
 // point's backend. Sorted, each once.
 std::vector<std::pair<std::string, std::string>> transports_named(const std::vector<const Point*>& points);
 
-// The (backend, precision) pairs the points name: a point's backend with its
-// problem's "precision" where that names a Precision. Sorted, each once.
+// The (backend, precision) pairs the points name: a point's backend with
+// each of its family's Family::precisions (a kind no family registered: its
+// problem's "precision" where that names a Precision). Sorted, each once.
 std::vector<std::pair<std::string, Precision>> precisions_named(const std::vector<const Point*>& points);
 
 // Warms each (backend, precision) pair up (Backend::warm_up), then starts each pair's transport (Transport::start_job) on `comm`, in order,

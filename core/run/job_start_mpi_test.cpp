@@ -145,6 +145,11 @@ TEST(PrecisionsNamed, AreEachBackendWithEachPrecisionItsProblemsNameOnce) {
     const std::vector<std::pair<std::string, Precision>> want{
         {"cuda", Precision::double_}, {"fftw", Precision::single}, {"fftw", Precision::double_}};
     EXPECT_EQ(precisions_named({&a, &b, &c, &d, &complex, &no_precision}), want);
+    // A family that names none in its problem says which it runs in (convolution: double).
+    Point convolution = point_with({{"backend", "cuda"}});
+    convolution.problem["kind"] = "convolution";
+    const std::vector<std::pair<std::string, Precision>> conv{{"cuda", Precision::double_}};
+    EXPECT_EQ(precisions_named({&convolution}), conv);
 }
 
 TEST(StartJob, WarmsEachBackendUpOncePerPrecisionAndSaysHowLongItTook) {

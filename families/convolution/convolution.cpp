@@ -1021,6 +1021,8 @@ public:
     json default_config(const json&) const override {
         return {{"method", "exact"}, {"redistribution", "a2a_sync"}, {"backend", "fftw"}};
     }
+    // Every transform and kernel is double.
+    std::vector<Precision> precisions(const Point&) const override { return {Precision::double_}; }
 };
 
 const bool registered = register_variant<Family, ConvolutionFamily>("convolution");
