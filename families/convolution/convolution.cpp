@@ -534,9 +534,17 @@ private:
         std::vector<Cell> cells;
         std::vector<std::size_t> offsets{0};
         PointCells() = default;
-        explicit PointCells(const std::vector<std::array<index_t, 3>>& points) {
-            for (const auto& p : points) cells.push_back(Cell{{p, {p[0] + 1, p[1] + 1, p[2] + 1}}, 1});
-            offsets = sample_offsets(cells);
+        // One sample a cell: cell k's sample is k (sample_offsets of these cells).
+        explicit PointCells(const std::vector<std::array<index_t, 3>>& points)
+            : cells(points.size()), offsets(points.size() + 1) {
+            parallel_for(0, std::int64_t(points.size()), [&](std::int64_t lo, std::int64_t hi) {
+                for (auto k = std::size_t(lo); k < std::size_t(hi); ++k) {
+                    const auto& p = points[k];
+                    cells[k] = Cell{{p, {p[0] + 1, p[1] + 1, p[2] + 1}}, 1};
+                    offsets[k] = k;
+                }
+            }, host_threads(), 4096);
+            offsets.back() = points.size();
         }
     };
     struct CheckTables {
@@ -700,8 +708,8 @@ private:
     }
     // The sampled check's points and their one-point cells, made once per grid,
     // ranks and probes and kept (host memory) for the next points: on one H200
-    // making them took about 9 of a 256^3 octree point's 10 ms check once its
-    // exact values were kept (results/h200x1-2026-11-29-fixed-cost).
+    // making them took 14-20 ms of the grid's first octree point, on one
+    // thread (results/h200x1-2026-11-29-warm-up); now on host_threads().
     const CheckTables& check_tables() {
         static auto* kept = new CheckTables;
         const std::string key = fmt::format("{} {} {} {} {}", n_, ranks_, rank_, own_.str(), max_probes());
@@ -714,11 +722,16 @@ private:
         }
         const auto points = check_points(slabs, domain(), sampling_scheme("full").cell, max_probes(), std::size_t(1) << 16);
         std::vector<std::array<index_t, 3>> own_points;
+        auto inside = [&](const std::array<index_t, 3>& p) {
+            for (int a = 0; a < 3; ++a)
+                if (p[a] < own_.lo[a] || p[a] >= own_.hi[a]) return false;
+            return true;
+        };
         for (std::size_t k = 0; k < points.size(); ++k)
-            if (intersect(own_, Box3{points[k], {points[k][0] + 1, points[k][1] + 1, points[k][2] + 1}}).count() == 1)
-                own_points.push_back(points[k]), kept->own_index.push_back(k);
+            if (inside(points[k])) own_points.push_back(points[k]), kept->own_index.push_back(k);
         kept->all = PointCells(points);
-        kept->own = PointCells(own_points);
+        // One rank owns them all: the same cells.
+        kept->own = own_points.size() == points.size() ? kept->all : PointCells(own_points);
         kept->key = key;
         return *kept;
     }

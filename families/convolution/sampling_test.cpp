@@ -136,5 +136,24 @@ TEST(Sampling, CheckPointsAreTheProbesThenRandomPointsOfTheDomain) {
     EXPECT_EQ(pts, check_points(slabs, domain, 4, 1000, 4000));
 }
 
+// The random points are splitmix64's sequence from its seed, three values a
+// point, whatever threads made them (enough points to split them).
+TEST(Sampling, CheckPointsRandomPartIsTheSequentialSplitmixSequence) {
+    const Box3 domain{{2, 0, 1}, {37, 29, 64}};
+    const std::size_t n = 50000;
+    const auto pts = check_points({}, domain, 4, 16, n);
+    ASSERT_EQ(pts.size(), n);
+    std::uint64_t h = 0x2545F4914F6CDD1Dull;
+    auto next = [&h] {
+        std::uint64_t z = (h += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    };
+    for (std::size_t k = 0; k < n; ++k)
+        for (int a = 0; a < 3; ++a)
+            ASSERT_EQ(pts[k][a], domain.lo[a] + index_t(next() % std::uint64_t(domain.extent(a)))) << "point " << k;
+}
+
 }  // namespace
 }  // namespace fftune::convolution
