@@ -314,6 +314,40 @@ TEST(Convolution, SampledCheckAgreesWithTheFullOne) {
                 else EXPECT_NEAR(b / a, 1.0, 0.5) << what << ": full " << a << ", sampled " << b;
             }
 }
+// Exact on a grid checked at sampled points keeps its result there once its
+// direct sums pass; the octree points of that grid, kernel and input after it
+// check against those values (no rate-1 run, no sums of their own), pass, and
+// still fail a wrong answer. An exact point that fails keeps nothing.
+TEST(Convolution, OctreeCheckTakesAnExactPointsValues) {
+    SampledCheck seam;
+    const Size n{24, 18, 20};  // a grid no other test uses: nothing kept for it before
+    const Ran e = run(point(n, "gaussian", "blobs", exact));
+    ASSERT_TRUE(e.v.checks[0].passed) << e.v.checks[0].max_rel_error;
+    EXPECT_TRUE(e.record["convolution"]["validate_parts_ms"].contains("keep_exact")) << e.record.dump();
+    for (const json& config : {octree("fine"), octree("coarse", "pruned")}) {
+        const Ran o = run(point(n, "gaussian", "blobs", config));
+        const json& c = o.record["convolution"];
+        EXPECT_EQ(c["exact_kept"], true) << config.dump();
+        EXPECT_FALSE(c["validate_parts_ms"].contains("local_run")) << config.dump();
+        EXPECT_FALSE(c["validate_parts_ms"].contains("direct_sums")) << config.dump();
+        for (const auto& k : o.v.checks) EXPECT_TRUE(k.passed) << config.dump() << ": " << k.method << " " << k.max_rel_error;
+        convolution::wrong_answer_for_testing() = convolution::WrongAnswer::scaled;
+        const Ran wrong = run(point(n, "gaussian", "blobs", config));
+        convolution::wrong_answer_for_testing().reset();
+        EXPECT_FALSE(wrong.v.checks[0].passed) << config.dump() << ": a scaled answer passed";
+    }
+    // A wrong exact answer fails its sums and leaves the next octree point to make its own.
+    convolution::wrong_answer_for_testing() = convolution::WrongAnswer::scaled;
+    const Ran bad = run(point(n, "inverse_r", "blobs", exact));
+    convolution::wrong_answer_for_testing().reset();
+    EXPECT_FALSE(bad.v.checks[0].passed);
+    EXPECT_FALSE(bad.record["convolution"]["validate_parts_ms"].contains("keep_exact"));
+    const Ran o = run(point(n, "inverse_r", "blobs", octree("fine")));
+    EXPECT_EQ(o.record["convolution"]["exact_kept"], false);
+    EXPECT_TRUE(o.record["convolution"]["validate_parts_ms"].contains("local_run"));
+    for (const auto& k : o.v.checks) EXPECT_TRUE(k.passed) << k.method << " " << k.max_rel_error;
+}
+
 TEST(Convolution, SampledCheckFailsWrongAnswersAndDroppedCells) {
     SampledCheck seam;
     const index_t n = std::max<index_t>(16, world_size());
