@@ -553,9 +553,12 @@ private:
     };
     struct CheckTables {
         std::string key;
-        PointCells all, own;                // every check point; this rank's
-        std::vector<std::size_t> own_index;  // own's points among all
+        PointCells all, own_part;            // every check point; this rank's, where it holds only some
+        std::vector<std::size_t> own_index;  // own_part's points among all
+        bool own_all = false;                // this rank holds the whole grid: own is all (no copy)
         std::size_t first = 0;               // this rank's probes among all
+        const PointCells& own() const { return own_all ? all : own_part; }
+        std::size_t own_at(std::size_t k) const { return own_all ? k : own_index[k]; }
     };
     // The sampled check's exact values at its check points (the rate-1 local
     // runs added over ranks) and this rank's error of them against the direct
@@ -716,9 +719,9 @@ private:
         std::vector<double> mine, all(t.all.cells.size(), 0.0);
         all_or_none(comm, [&] {  // y over own_, x slowest
             const index_t sy = own_.extent(1) * own_.extent(2), sz = own_.extent(2);
-            mine = values_at(GridView{y, -(own_.lo[0] * sy + own_.lo[1] * sz + own_.lo[2]), {sy, sz, 1}}, t.own);
+            mine = values_at(GridView{y, -(own_.lo[0] * sy + own_.lo[1] * sz + own_.lo[2]), {sy, sz, 1}}, t.own());
         });
-        for (std::size_t k = 0; k < mine.size(); ++k) all[t.own_index[k]] = mine[k];
+        for (std::size_t k = 0; k < mine.size(); ++k) all[t.own_at(k)] = mine[k];
         FFTUNE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, all.data(), int(all.size()), MPI_DOUBLE, MPI_SUM, comm));
         kept_exact() = KeptExact{exact_method_key(), std::move(all), direct_error};
         mark(validate_parts_ms_, "keep_exact");
@@ -751,17 +754,21 @@ private:
             if (q < rank_) kept->first += probe_points(slab(q), sampling_scheme("full").cell, max_probes()).size();
         }
         const auto points = check_points(slabs, domain(), sampling_scheme("full").cell, max_probes(), std::size_t(1) << 16);
-        std::vector<std::array<index_t, 3>> own_points;
-        auto inside = [&](const std::array<index_t, 3>& p) {
-            for (int a = 0; a < 3; ++a)
-                if (p[a] < own_.lo[a] || p[a] >= own_.hi[a]) return false;
-            return true;
-        };
-        for (std::size_t k = 0; k < points.size(); ++k)
-            if (inside(points[k])) own_points.push_back(points[k]), kept->own_index.push_back(k);
         kept->all = PointCells(points);
-        // One rank owns them all: the same cells.
-        kept->own = own_points.size() == points.size() ? kept->all : PointCells(own_points);
+        // One rank holds the grid: its points are all of them, not a copy
+        // (a fresh 4 MB array's first touch costs milliseconds of page faults).
+        kept->own_all = intersect(own_, domain()) == domain();
+        if (!kept->own_all) {
+            std::vector<std::array<index_t, 3>> own_points;
+            auto inside = [&](const std::array<index_t, 3>& p) {
+                for (int a = 0; a < 3; ++a)
+                    if (p[a] < own_.lo[a] || p[a] >= own_.hi[a]) return false;
+                return true;
+            };
+            for (std::size_t k = 0; k < points.size(); ++k)
+                if (inside(points[k])) own_points.push_back(points[k]), kept->own_index.push_back(k);
+            kept->own_part = PointCells(own_points);
+        }
         kept->key = key;
         return *kept;
     }
@@ -802,10 +809,10 @@ private:
         std::vector<double> got;
         all_or_none(comm, [&] {  // y over own_, x slowest
             const index_t sy = own_.extent(1) * own_.extent(2), sz = own_.extent(2);
-            got = values_at(GridView{y, -(own_.lo[0] * sy + own_.lo[1] * sz + own_.lo[2]), {sy, sz, 1}}, t.own);
+            got = values_at(GridView{y, -(own_.lo[0] * sy + own_.lo[1] * sz + own_.lo[2]), {sy, sz, 1}}, t.own());
         });
         for (std::size_t k = 0; k < got.size(); ++k) {
-            const double want = exact[t.own_index[k]];
+            const double want = exact[t.own_at(k)];
             const double e = got[k] - want;
             cmp.max_exact = std::max(cmp.max_exact, std::abs(want));
             if (!std::isfinite(e)) {
