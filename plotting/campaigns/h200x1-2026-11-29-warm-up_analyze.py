@@ -81,6 +81,12 @@ def main():
             for (d, prec, phases), ms in sorted(got.items()):
                 print(f"| {call} | {side} | {d} {prec} | {phases} | {', '.join(f'{x:.4f}' for x in ms)} |")
 
+    print("\n| call | run | side | commit | convolution share median | over 25% |")
+    print("|---|---|---|---|---|---|")
+    for call, run, side, sha, rs in runs("gpu_convolution_2gpu"):
+        sh = [share(r["timing"]["wall_ms"]) for r in rs]
+        print(f"| {call} | {run} | {side} | `{sha}` | {100 * statistics.median(sh):.0f}% | {sum(s > 0.25 for s in sh)} |")
+
     print("\n| call | run | side | point | share | set-up | timed | validate | its parts (ms) |")
     print("|---|---|---|---|---|---|---|---|---|")
     for call, run, side, sha, rs in runs("gpu_convolution_2gpu"):
