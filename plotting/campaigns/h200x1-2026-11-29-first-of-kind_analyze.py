@@ -5,24 +5,15 @@ sweep still over 25% fixed cost, under CUDA_MODULE_LOADING=LAZY and EAGER
 Prints per run the fixed share (set-up + validation + release over the
 point's timing.wall_ms), the points over 25% with their parts, and per krylov
 point its share and parts."""
-import gzip
-import json
 import re
 import statistics
 
+from campaign import fixed_share as share
+from campaign import read_records as read
 from campaign import results_dir
 
 CAMPAIGN = "h200x1-2026-11-29-first-of-kind"
 FFT = re.compile(r"call1-run(\d)-(lazy|eager)-gpu_setup_cost_fft3d_1gpu\.jsonl\.gz")
-
-
-def share(w):
-    return (w["setup"] + w["validate"] + w.get("release", 0)) / sum(w.values())
-
-
-def read(path):
-    with gzip.open(path, "rt") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def main():

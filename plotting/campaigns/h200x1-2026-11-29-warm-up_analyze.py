@@ -6,24 +6,15 @@ Prints per call, side and run the fixed share (set-up + validation + release
 over the point's timing.wall_ms) of the one-GPU fft3d sweep, the first-of-kind
 points, the inverse transforms' medians, and the convolution points over 20%
 with their check's parts."""
-import gzip
-import json
 import re
 import statistics
 
+from campaign import fixed_share as share
+from campaign import read_records as read
 from campaign import results_dir
 
 CAMPAIGN = "h200x1-2026-11-29-warm-up"
 NAME = re.compile(r"call(\d)-run(\d)-(base|new)-(gpu_setup_cost_fft3d_1gpu|gpu_convolution_2gpu)\.jsonl\.gz")
-
-
-def share(w):
-    return (w["setup"] + w["validate"] + w.get("release", 0)) / sum(w.values())
-
-
-def read(path):
-    with gzip.open(path, "rt") as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def runs(testcase):
