@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -25,6 +26,17 @@ void strings_of(const json& j, std::set<std::string>& out) {
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// `start` on every rank (collective_try): its host time, the max over ranks,
+// into parts[name], a failure on any rank into failed[name].
+void timed_part(MPI_Comm comm, const std::string& name, const std::function<void()>& start, json& parts, json& failed) {
+    const auto t = std::chrono::steady_clock::now();
+    const auto err = collective_try(comm, start);
+    double ms = ms_since(t), most = 0;
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&ms, &most, 1, MPI_DOUBLE, MPI_MAX, comm));
+    parts[name] = most;
+    if (err) failed[name] = *err;
 }
 
 }  // namespace
@@ -73,12 +85,7 @@ json start_job(MPI_Comm comm, const std::vector<const Point*>& points) {
         int all_available = 0;
         FFTUNE_MPI_CHECK(MPI_Allreduce(&available, &all_available, 1, MPI_INT, MPI_MIN, comm));
         if (!all_available) continue;
-        const auto t = std::chrono::steady_clock::now();
-        const auto err = collective_try(comm, [&] { backend->warm_up(precision); });
-        double ms = ms_since(t), most = 0;
-        FFTUNE_MPI_CHECK(MPI_Allreduce(&ms, &most, 1, MPI_DOUBLE, MPI_MAX, comm));
-        parts[name] = most;
-        if (err) failed[name] = *err;
+        timed_part(comm, name, [&] { backend->warm_up(precision); }, parts, failed);
     }
     for (const auto& [backend_name, transport_name] : transports_named(points)) {
         const std::string name = backend_name + "/" + transport_name;
@@ -97,12 +104,7 @@ json start_job(MPI_Comm comm, const std::vector<const Point*>& points) {
         int all_apply = 0;
         FFTUNE_MPI_CHECK(MPI_Allreduce(&applies, &all_apply, 1, MPI_INT, MPI_MIN, comm));
         if (!all_apply) continue;
-        const auto t = std::chrono::steady_clock::now();
-        const auto err = collective_try(comm, [&] { transport->start_job(comm, *backend); });
-        double ms = ms_since(t), most = 0;
-        FFTUNE_MPI_CHECK(MPI_Allreduce(&ms, &most, 1, MPI_DOUBLE, MPI_MAX, comm));
-        parts[name] = most;
-        if (err) failed[name] = *err;
+        timed_part(comm, name, [&] { transport->start_job(comm, *backend); }, parts, failed);
     }
     double ms = ms_since(t0), most = 0;
     FFTUNE_MPI_CHECK(MPI_Allreduce(&ms, &most, 1, MPI_DOUBLE, MPI_MAX, comm));
