@@ -30,6 +30,9 @@ struct Box3 {
     index_t extent(int axis) const { return hi[axis] - lo[axis]; }
     index_t count() const;  // number of elements; 0 for an empty box
     bool empty() const { return count() == 0; }
+    bool contains(const std::array<index_t, 3>& p) const {
+        return lo[0] <= p[0] && p[0] < hi[0] && lo[1] <= p[1] && p[1] < hi[1] && lo[2] <= p[2] && p[2] < hi[2];
+    }
     bool operator==(const Box3&) const = default;
     std::string str() const;
 };

@@ -13,6 +13,20 @@ TEST(Box, CountAndEmpty) {
     EXPECT_EQ((Box3{{3, 0, 0}, {1, 3, 4}}).count(), 0);  // inverted counts as empty
 }
 
+// Half-open on every axis: lo inside, hi outside.
+TEST(Box, ContainsItsPointsHalfOpen) {
+    const Box3 b{{1, 2, 3}, {4, 5, 6}};
+    EXPECT_TRUE(b.contains({1, 2, 3}));
+    EXPECT_TRUE(b.contains({3, 4, 5}));
+    for (int a = 0; a < 3; ++a) {
+        std::array<index_t, 3> p{1, 2, 3}, q{3, 4, 5};
+        p[std::size_t(a)] -= 1, q[std::size_t(a)] += 1;
+        EXPECT_FALSE(b.contains(p)) << "below on axis " << a;
+        EXPECT_FALSE(b.contains(q)) << "at hi on axis " << a;
+    }
+    EXPECT_FALSE((Box3{{0, 0, 0}, {0, 1, 1}}).contains({0, 0, 0}));
+}
+
 TEST(Box, IntersectIsEmptyWhenDisjoint) {
     const Box3 a{{0, 0, 0}, {4, 4, 4}}, b{{2, 1, 3}, {6, 2, 9}};
     EXPECT_EQ(intersect(a, b), (Box3{{2, 1, 3}, {4, 2, 4}}));

@@ -28,7 +28,6 @@
 #include "core/engine/transport.hpp"
 #include "core/engine/validation.hpp"
 #include "core/platform/mpi_util.hpp"
-#include "core/platform/parallel.hpp"
 #include "core/platform/phase_timer.hpp"
 #include "core/run/family.hpp"
 #include "core/run/engine_axes.hpp"
@@ -533,33 +532,16 @@ private:
         static auto* kept = new KeptLocal;
         return *kept;
     }
-    // Points as one-point cells at rate 1 and their sample offsets (DeviceTiling's).
-    struct PointCells {
-        std::vector<Cell> cells;
-        std::vector<std::size_t> offsets{0};
-        PointCells() = default;
-        // One sample a cell: cell k's sample is k (sample_offsets of these cells).
-        explicit PointCells(const std::vector<std::array<index_t, 3>>& points)
-            : cells(points.size()), offsets(points.size() + 1) {
-            parallel_for(0, std::int64_t(points.size()), [&](std::int64_t lo, std::int64_t hi) {
-                for (auto k = std::size_t(lo); k < std::size_t(hi); ++k) {
-                    const auto& p = points[k];
-                    cells[k] = Cell{{p, {p[0] + 1, p[1] + 1, p[2] + 1}}, 1};
-                    offsets[k] = k;
-                }
-            }, host_threads(), 4096);
-            offsets.back() = points.size();
-        }
-    };
-    struct CheckTables {
+    // The sampled check's points (check_points()): every slab's probes, made
+    // on the host and kept per grid, ranks and probes, then 2^16 random ones,
+    // which check_values makes where it reads them.
+    struct CheckProbes {
         std::string key;
-        PointCells all, own_part;            // every check point; this rank's, where it holds only some
-        std::vector<std::size_t> own_index;  // own_part's points among all
-        bool own_all = false;                // this rank holds the whole grid: own is all (no copy)
-        std::size_t first = 0;               // this rank's probes among all
-        const PointCells& own() const { return own_all ? all : own_part; }
-        std::size_t own_at(std::size_t k) const { return own_all ? k : own_index[k]; }
+        std::vector<index_t> given;  // every slab's probes, x y z each
+        std::size_t first = 0;       // this rank's among them
+        std::size_t count() const { return given.size() / 3; }
     };
+    static constexpr std::size_t random_check_points = std::size_t(1) << 16;
     // The sampled check's exact values at its check points (the rate-1 local
     // runs added over ranks) and this rank's error of them against the direct
     // sums at its probes, kept in host memory for the next octree point with
@@ -715,59 +697,45 @@ private:
     // from another pipeline than the octree's, so a fault of the octree's
     // local transform also shows in the L2 error.
     void keep_exact_values(MPI_Comm comm, const double* y, double direct_error) {
-        const CheckTables& t = check_tables();
-        std::vector<double> mine, all(t.all.cells.size(), 0.0);
-        all_or_none(comm, [&] {  // y over own_, x slowest
-            const index_t sy = own_.extent(1) * own_.extent(2), sz = own_.extent(2);
-            mine = values_at(GridView{y, -(own_.lo[0] * sy + own_.lo[1] * sz + own_.lo[2]), {sy, sz, 1}}, t.own());
-        });
-        for (std::size_t k = 0; k < mine.size(); ++k) all[t.own_at(k)] = mine[k];
+        std::vector<double> all;
+        all_or_none(comm, [&] { all = check_values(own_view(y), own_); });
         FFTUNE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, all.data(), int(all.size()), MPI_DOUBLE, MPI_SUM, comm));
         kept_exact() = KeptExact{exact_method_key(), std::move(all), direct_error};
         mark(validate_parts_ms_, "keep_exact");
     }
-    // The values of `v` at points (global), gathered in backend memory as
-    // one-point cells at rate 1 (ConvolutionKernels::sample), to the host.
-    std::vector<double> values_at(const GridView& v, const PointCells& at_points) {
-        std::vector<double> out(at_points.cells.size());
-        if (out.empty()) return out;
+    // y over own_ (x slowest) as a view of global points.
+    GridView own_view(const double* y) const {
+        const index_t sy = own_.extent(1) * own_.extent(2), sz = own_.extent(2);
+        return GridView{y, -(own_.lo[0] * sy + own_.lo[1] * sz + own_.lo[2]), {sy, sz, 1}};
+    }
+    // The values of `v` at every check point inside `region` (0 at the
+    // others), made and gathered in backend memory (ConvolutionKernels::check_values), to the host.
+    std::vector<double> check_values(const GridView& v, const Box3& region) {
+        const CheckProbes& c = check_probes();
+        std::vector<double> out(c.count() + random_check_points);
         Backend& be = conv_->plan->backend();
-        const DeviceTiling at(be, at_points.cells, at_points.offsets, 1);
-        Buffer values(be, out.size() * sizeof(double));
-        kernels_->sample(be, at, v, values.as<double>());
+        Buffer given(be, std::max<std::size_t>(c.given.size(), 1) * sizeof(index_t)), values(be, out.size() * sizeof(double));
+        if (!c.given.empty()) be.copy_from_host(given.data(), c.given.data(), c.given.size() * sizeof(index_t));
+        kernels_->check_values(be, v, region, given.as<const index_t>(), c.count(), domain(), random_check_points,
+                               values.as<double>());
         be.copy_to_host(out.data(), values.data(), values.bytes());
         be.synchronize();
         return out;
     }
-    // The sampled check's points and their one-point cells, made once per grid,
-    // ranks and probes and kept (host memory) for the next points: on one H200
-    // making them took 14-20 ms of the grid's first octree point, on one
-    // thread (results/h200x1-2026-11-29-warm-up); now on host_threads().
-    const CheckTables& check_tables() {
-        static auto* kept = new CheckTables;
-        const std::string key = fmt::format("{} {} {} {} {}", n_, ranks_, rank_, own_.str(), max_probes());
+    // Check point k (check_points()' k-th), on the host.
+    std::array<index_t, 3> check_point(const CheckProbes& c, std::size_t k) const {
+        if (k < c.count()) return {c.given[3 * k], c.given[3 * k + 1], c.given[3 * k + 2]};
+        return random_check_point(domain(), k - c.count());
+    }
+    const CheckProbes& check_probes() {
+        static auto* kept = new CheckProbes;
+        const std::string key = fmt::format("{} {} {} {}", n_, ranks_, rank_, max_probes());
         if (kept->key == key) return *kept;
-        *kept = CheckTables{};
-        std::vector<Box3> slabs;
+        *kept = CheckProbes{};
         for (int q = 0; q < ranks_; ++q) {
-            slabs.push_back(slab(q));
-            if (q < rank_) kept->first += probe_points(slab(q), sampling_scheme("full").cell, max_probes()).size();
-        }
-        const auto points = check_points(slabs, domain(), sampling_scheme("full").cell, max_probes(), std::size_t(1) << 16);
-        kept->all = PointCells(points);
-        // One rank holds the grid: its points are all of them, not a copy
-        // (a fresh 4 MB array's first touch costs milliseconds of page faults).
-        kept->own_all = intersect(own_, domain()) == domain();
-        if (!kept->own_all) {
-            std::vector<std::array<index_t, 3>> own_points;
-            auto inside = [&](const std::array<index_t, 3>& p) {
-                for (int a = 0; a < 3; ++a)
-                    if (p[a] < own_.lo[a] || p[a] >= own_.hi[a]) return false;
-                return true;
-            };
-            for (std::size_t k = 0; k < points.size(); ++k)
-                if (inside(points[k])) own_points.push_back(points[k]), kept->own_index.push_back(k);
-            kept->own_part = PointCells(own_points);
+            if (q == rank_) kept->first = kept->count();
+            for (const auto& p : probe_points(slab(q), sampling_scheme("full").cell, max_probes()))
+                kept->given.insert(kept->given.end(), p.begin(), p.end());
         }
         kept->key = key;
         return *kept;
@@ -782,8 +750,8 @@ private:
     // 0.2-0.5 s against 0.27 s timed.
     void compare_sampled(MPI_Comm comm, const double* y, Comparison& cmp, std::vector<double>& at_probes) {
         Backend& be = conv_->plan->backend();
-        const CheckTables& t = check_tables();
-        const std::size_t count = t.all.cells.size();
+        const CheckProbes& t = check_probes();
+        const std::size_t count = t.count() + random_check_points;
         check_points_count_ = count;
         mark(validate_parts_ms_, "check_points");
         std::vector<double> exact(count);
@@ -798,8 +766,9 @@ private:
             all_or_none(comm, [&] {
                 transform_local();
                 const Layout& l = conv_->plan->input_layout();
-                mine = values_at(GridView{static_cast<const double*>(conv_->output()), l.offset_of({0, 0, 0}), l.strides()},
-                                 t.all);
+                mine = check_values(GridView{static_cast<const double*>(conv_->output()), l.offset_of({0, 0, 0}),
+                                             l.strides()},
+                                    domain());
                 conv_->restore_input();
                 be.synchronize();
             });
@@ -807,12 +776,11 @@ private:
             FFTUNE_MPI_CHECK(MPI_Allreduce(mine.data(), exact.data(), int(count), MPI_DOUBLE, MPI_SUM, comm));
         }
         std::vector<double> got;
-        all_or_none(comm, [&] {  // y over own_, x slowest
-            const index_t sy = own_.extent(1) * own_.extent(2), sz = own_.extent(2);
-            got = values_at(GridView{y, -(own_.lo[0] * sy + own_.lo[1] * sz + own_.lo[2]), {sy, sz, 1}}, t.own());
-        });
+        all_or_none(comm, [&] { got = check_values(own_view(y), own_); });
+        const bool own_all = intersect(own_, domain()) == domain();  // one rank: every point, none made here
         for (std::size_t k = 0; k < got.size(); ++k) {
-            const double want = exact[t.own_at(k)];
+            if (!own_all && !own_.contains(check_point(t, k))) continue;
+            const double want = exact[k];
             const double e = got[k] - want;
             cmp.max_exact = std::max(cmp.max_exact, std::abs(want));
             if (!std::isfinite(e)) {

@@ -104,6 +104,14 @@ public:
                              const index_t* probes, std::size_t count, double* plane_sums) = 0;
     // out[offsets[k] ..) = cell k's samples of `value`.
     virtual void sample(Backend& backend, const DeviceTiling& cells, const GridView& value, double* out) = 0;
+    // The values of `value` at the check points (check_points(): `given`
+    // points, x y z each, then `random` ones over `domain`, random_check_point),
+    // out[k] for point k, 0 where the point lies outside `region`: only
+    // `region` of `value` is read. The sampled check's 2^16 points made where
+    // they are used (as host tables and one-point cells, 7-8 ms of a 26 ms
+    // 256^3 point on one H200).
+    virtual void check_values(Backend& backend, const GridView& value, const Box3& region, const index_t* given,
+                              std::size_t given_count, const Box3& domain, std::size_t random, double* out) = 0;
     // out (over `region`, x slowest) += the interpolation of `samples`.
     virtual void interpolate_add(Backend& backend, const DeviceTiling& cells, const double* samples,
                                  const Box3& region, double* out) = 0;

@@ -14,7 +14,7 @@ namespace fftune::convolution {
 namespace {
 
 static_assert(sizeof(Cell) == sizeof(CellRecord) && offsetof(Cell, rate) == offsetof(CellRecord, rate) &&
-                  sizeof(std::size_t) == sizeof(unsigned long long),
+                  sizeof(std::size_t) == sizeof(unsigned long long) && sizeof(index_t) == sizeof(long long),
               "CellRecord mirrors Cell");
 
 class CudaConvolutionKernels final : public ConvolutionKernels {
@@ -48,6 +48,15 @@ public:
         const GridRecord g{v.data, v.base, {v.stride[0], v.stride[1], v.stride[2]}};
         check(launch_octree_sample(cells(t), offsets(t), (long long)t.count, int(t.max_points), g, out, stream(be)),
               "octree sample kernel");
+    }
+    void check_values(Backend& be, const GridView& v, const Box3& region, const index_t* given,
+                      std::size_t given_count, const Box3& domain, std::size_t random, double* out) override {
+        const GridRecord g{v.data, v.base, {v.stride[0], v.stride[1], v.stride[2]}};
+        CheckPointsRecord c{reinterpret_cast<const long long*>(given), (long long)given_count, (long long)random, {}, {}, {}, {}};
+        for (int a = 0; a < 3; ++a)
+            c.region_lo[a] = region.lo[a], c.region_hi[a] = region.hi[a], c.domain_lo[a] = domain.lo[a],
+            c.domain_extent[a] = domain.extent(a);
+        check(launch_check_values(g, c, out, stream(be)), "check values kernel");
     }
     void interpolate_add(Backend& be, const DeviceTiling& t, const double* samples, const Box3& region,
                          double* out) override {

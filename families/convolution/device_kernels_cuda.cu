@@ -230,6 +230,37 @@ cudaError_t launch_direct_sums(const double* x, const long long* n, bool inverse
     return cudaSuccess;
 }
 
+namespace {
+// random_check_point's splitmix64 (sampling.hpp): value 3j + a for axis a.
+__global__ void check_values_kernel(GridRecord g, CheckPointsRecord c, double* out) {
+    const long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (k >= c.given_count + c.random) return;
+    long long p[3];
+    if (k < c.given_count) {
+        for (int a = 0; a < 3; ++a) p[a] = c.given[3 * k + a];
+    } else {
+        const unsigned long long j = (unsigned long long)(k - c.given_count);
+        for (int a = 0; a < 3; ++a) {
+            unsigned long long z = 0x2545F4914F6CDD1Dull + (3 * j + (unsigned long long)a + 1) * 0x9E3779B97F4A7C15ull;
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+            z ^= z >> 31;
+            p[a] = c.domain_lo[a] + (long long)(z % (unsigned long long)c.domain_extent[a]);
+        }
+    }
+    bool inside = true;
+    for (int a = 0; a < 3; ++a) inside = inside && c.region_lo[a] <= p[a] && p[a] < c.region_hi[a];
+    out[k] = inside ? g.data[g.base + p[0] * g.stride[0] + p[1] * g.stride[1] + p[2] * g.stride[2]] : 0.0;
+}
+}  // namespace
+
+cudaError_t launch_check_values(GridRecord grid, const CheckPointsRecord& c, double* out, cudaStream_t stream) {
+    const long long n = c.given_count + c.random;
+    if (n == 0) return cudaSuccess;
+    check_values_kernel<<<unsigned((n + threads - 1) / threads), threads, 0, stream>>>(grid, c, out);
+    return cudaGetLastError();
+}
+
 cudaError_t launch_octree_sample(const CellRecord* cells, const unsigned long long* offsets, long long n, int slots,
                                  GridRecord grid, double* out, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;

@@ -27,6 +27,16 @@ cudaError_t launch_octree_interpolate_add(const CellRecord* cells, const unsigne
                                           int slots, const double* samples, const long long* region_lo, long long ny,
                                           long long nz, double* out, cudaStream_t stream);
 
+// The sampled check's points (ConvolutionKernels::check_values): point k is
+// given[3k ..) for k < given_count, else random_check_point(domain, k −
+// given_count); out[k] its grid value, 0 outside [region_lo, region_hi).
+struct CheckPointsRecord {
+    const long long* given;
+    long long given_count, random;
+    long long region_lo[3], region_hi[3], domain_lo[3], domain_extent[3];
+};
+cudaError_t launch_check_values(GridRecord grid, const CheckPointsRecord& c, double* out, cudaStream_t stream);
+
 // g over a box of the padded grid (ConvolutionKernels::fill_green): point
 // (lo + (i, j, l)) at out[base + i·stride[0] + j·stride[1] + l·stride[2]].
 struct GreenFill {

@@ -158,6 +158,43 @@ TEST(ConvolutionKernels, SampleAndInterpolateMatchTheHostOracle) {
         }
 }
 
+// check_values: the grid's values at check_points() (given, then random over
+// a domain off the origin) inside a region, 0 outside it, against a host loop
+// over check_points(); 3 given points (one outside) and 5000 random ones.
+TEST(ConvolutionKernels, CheckValuesAreTheGridAtTheCheckPointsInTheRegion) {
+    auto be = test_backend();
+    auto kernels = kernels_for(*be);
+    const Box3 domain{{2, 1, 0}, {30, 17, 23}}, region{{9, 1, 0}, {30, 17, 23}};
+    const std::array<index_t, 3> stride{17 * 23, 23, 1};
+    const index_t base = 5;
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> field(std::size_t(base + 30 * stride[0]));
+    for (double& v : field) v = u(rng);
+    Buffer field_dev(*be, field.size() * sizeof(double));
+    be->copy_from_host(field_dev.data(), field.data(), field.size() * sizeof(double));
+    const std::vector<index_t> given{9, 3, 4, 29, 16, 22, 4, 2, 2};  // the last below the region
+    const std::size_t random = 5000;
+    std::vector<std::array<index_t, 3>> points{{9, 3, 4}, {29, 16, 22}, {4, 2, 2}};
+    for (const auto& p : check_points({}, domain, 4, 16, random)) points.push_back(p);
+    std::vector<double> want(points.size());
+    std::size_t inside = 0;
+    for (std::size_t k = 0; k < points.size(); ++k) {
+        const auto& p = points[k];
+        if (region.contains(p)) want[k] = field[std::size_t(base + p[0] * stride[0] + p[1] * stride[1] + p[2])], ++inside;
+    }
+    ASSERT_GT(inside, 3000u);  // most of them (21 of 28 planes), not all
+    ASSERT_LT(inside, points.size());
+    Buffer given_dev(*be, given.size() * sizeof(index_t)), out_dev(*be, points.size() * sizeof(double));
+    be->copy_from_host(given_dev.data(), given.data(), given.size() * sizeof(index_t));
+    kernels->check_values(*be, GridView{field_dev.as<const double>(), base, stride}, region, given_dev.as<const index_t>(),
+                          3, domain, random, out_dev.as<double>());
+    std::vector<double> got(points.size());
+    be->copy_to_host(got.data(), out_dev.data(), got.size() * sizeof(double));
+    be->synchronize();
+    EXPECT_EQ(got, want);
+}
+
 // compare: the sums and the max over 10^5 values against a host loop; a NaN
 // in y is reported and left out of the sums; max |exact| counts every value.
 TEST(ConvolutionKernels, CompareReducesLikeTheHost) {

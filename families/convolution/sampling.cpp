@@ -163,23 +163,11 @@ std::vector<std::array<index_t, 3>> check_points(const std::vector<Box3>& slabs,
         out.insert(out.end(), p.begin(), p.end());
     }
     if (domain.empty()) return out;
-    // splitmix64 from a fixed seed: its j-th value depends on j alone (the
-    // state advances by a constant), so the points are made in parallel, the
-    // same on every rank and run (65 536 took 3-4 ms on one thread).
-    constexpr std::uint64_t seed = 0x2545F4914F6CDD1Dull, gamma = 0x9E3779B97F4A7C15ull;
-    auto value = [](std::uint64_t j) {
-        std::uint64_t z = seed + (j + 1) * gamma;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    };
+    // Made in parallel (65 536 took 3-4 ms on one thread), the same on every rank and run.
     const std::size_t first = out.size();
     out.resize(first + random);
     parallel_for(0, std::int64_t(random), [&](std::int64_t lo, std::int64_t hi) {
-        for (std::int64_t k = lo; k < hi; ++k)
-            for (int a = 0; a < 3; ++a)
-                out[first + std::size_t(k)][std::size_t(a)] =
-                    domain.lo[a] + index_t(value(3 * std::uint64_t(k) + std::uint64_t(a)) % std::uint64_t(domain.extent(a)));
+        for (std::int64_t k = lo; k < hi; ++k) out[first + std::size_t(k)] = random_check_point(domain, std::uint64_t(k));
     }, host_threads(), 4096);
     return out;
 }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -73,6 +74,21 @@ std::optional<index_t>& sampled_check_from_for_testing();
 // domain, deterministic (splitmix64 from their index), the same on every rank.
 std::vector<std::array<index_t, 3>> check_points(const std::vector<Box3>& slabs, const Box3& domain, index_t cell,
                                                  std::size_t max_probes, std::size_t random);
+// The j-th of those random points: axis a from splitmix64's value 3j + a
+// (its j-th value depends on j alone: the state advances by a constant), the
+// cuda check_values kernel's formula too.
+inline std::array<index_t, 3> random_check_point(const Box3& domain, std::uint64_t j) {
+    constexpr std::uint64_t seed = 0x2545F4914F6CDD1Dull, gamma = 0x9E3779B97F4A7C15ull;
+    std::array<index_t, 3> p{};
+    for (int a = 0; a < 3; ++a) {
+        std::uint64_t z = seed + (3 * j + std::uint64_t(a) + 1) * gamma;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        p[std::size_t(a)] = domain.lo[a] + index_t(z % std::uint64_t(domain.extent(a)));
+    }
+    return p;
+}
 
 // Direct-sum probe points of `region`, one per block, deterministic: blocks of
 // cell·2^L points aligned as tile()'s cells, L the smallest level with at most
