@@ -16,11 +16,11 @@ if(CMAKE_CUDA_COMPILER)
   fftune_add_test(cuda_multi_device_fault_gpu_test SOURCES variants/backends/cuda_multi_device_fault_test.cpp
     variants/backends/cuda_illegal_write.cu LABELS gpu)
   target_link_libraries(cuda_multi_device_fault_gpu_test PRIVATE CUDA::cudart)
-  # Freed arrays kept for the next allocation of their size; once more with the pool off.
+  # Freed arrays (device, pinned host) kept for the next allocation of their size; once more with the pools off.
   fftune_add_test(cuda_block_pool_gpu_test SOURCES variants/backends/cuda_block_pool_test.cpp LABELS gpu)
   target_link_libraries(cuda_block_pool_gpu_test PRIVATE CUDA::cudart)
   fftune_add_test(cuda_block_pool_off_gpu_test REUSE cuda_block_pool_gpu_test LABELS gpu
-    ENVIRONMENT FFTUNE_DEVICE_POOL_MIB=0)
+    ENVIRONMENT "FFTUNE_DEVICE_POOL_MIB=0;FFTUNE_HOST_POOL_MIB=0")
   set_tests_properties(cuda_block_pool_gpu_test cuda_block_pool_off_gpu_test PROPERTIES RUN_SERIAL TRUE)
   if(FFTUNE_NCCL_LIBRARY AND FFTUNE_NCCL_INCLUDE_DIR)
     # One NCCL communicator per group of ranks, reused across plans; skipped

@@ -44,8 +44,8 @@ double nccl_timeout_s() {
     return x;
 }
 
-std::optional<std::size_t> device_pool_mib_setting() {
-    constexpr const char* name = "FFTUNE_DEVICE_POOL_MIB";
+namespace {
+std::optional<std::size_t> mib_setting(const char* name) {
     const char* v = value_of(name);
     if (!v) return std::nullopt;
     char* end = nullptr;
@@ -55,11 +55,16 @@ std::optional<std::size_t> device_pool_mib_setting() {
         refuse(name, v, "a whole number of MiB 0..16777216");
     return static_cast<std::size_t>(x);
 }
+}  // namespace
+
+std::optional<std::size_t> device_pool_mib_setting() { return mib_setting("FFTUNE_DEVICE_POOL_MIB"); }
+std::optional<std::size_t> host_pool_mib_setting() { return mib_setting("FFTUNE_HOST_POOL_MIB"); }
 
 void check_settings() {
     (void)host_threads_setting();
     (void)nccl_timeout_s();
     (void)device_pool_mib_setting();
+    (void)host_pool_mib_setting();
 }
 
 }  // namespace fftune

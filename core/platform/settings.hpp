@@ -20,6 +20,10 @@ double nccl_timeout_s();
 // a whole number 0..16777216; 0 turns the pool off (e.g. under compute-sanitizer,
 // which cannot see a use after free of a kept block). Unset: the backend's default.
 std::optional<std::size_t> device_pool_mib_setting();
+// FFTUNE_HOST_POOL_MIB: MiB of freed pinned host memory (the staging of MPI
+// traffic) a process keeps for its next allocations of the same sizes, the
+// same range; 0 turns that pool off. Unset: the backend's default.
+std::optional<std::size_t> host_pool_mib_setting();
 
 // Every setting above; throws the first one's error.
 void check_settings();

@@ -77,19 +77,24 @@ TEST(Settings, NcclTimeout) {
     }
 }
 
-TEST(Settings, DevicePoolMib) {
-    {
-        ScopedEnv e("FFTUNE_DEVICE_POOL_MIB", nullptr);
-        EXPECT_FALSE(device_pool_mib_setting());
-    }
-    for (const auto& [text, mib] : {std::pair{"0", 0ull}, {"4096", 4096ull}, {"16777216", 16777216ull}}) {
-        ScopedEnv e("FFTUNE_DEVICE_POOL_MIB", text);
-        EXPECT_EQ(device_pool_mib_setting(), mib) << text;
-    }
-    for (const char* bad : {"-1", "16777217", "1.5", "4G", "off"}) {
-        ScopedEnv e("FFTUNE_DEVICE_POOL_MIB", bad);
-        EXPECT_THROW(device_pool_mib_setting(), std::invalid_argument) << bad;
-        EXPECT_NE(error_of(check_settings).find("FFTUNE_DEVICE_POOL_MIB"), std::string::npos) << bad;
+// The device and host pools' caps: MiB 0..2^24, unset for the default.
+TEST(Settings, PoolMib) {
+    using Reader = std::optional<std::size_t> (*)();
+    for (const auto& [name, read] : {std::pair<const char*, Reader>{"FFTUNE_DEVICE_POOL_MIB", device_pool_mib_setting},
+                                     {"FFTUNE_HOST_POOL_MIB", host_pool_mib_setting}}) {
+        {
+            ScopedEnv e(name, nullptr);
+            EXPECT_FALSE(read()) << name;
+        }
+        for (const auto& [text, mib] : {std::pair{"0", 0ull}, {"4096", 4096ull}, {"16777216", 16777216ull}}) {
+            ScopedEnv e(name, text);
+            EXPECT_EQ(read(), mib) << name << "=" << text;
+        }
+        for (const char* bad : {"-1", "16777217", "1.5", "4G", "off"}) {
+            ScopedEnv e(name, bad);
+            EXPECT_THROW(read(), std::invalid_argument) << name << "=" << bad;
+            EXPECT_NE(error_of(check_settings).find(name), std::string::npos) << name << "=" << bad;
+        }
     }
 }
 

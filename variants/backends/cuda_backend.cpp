@@ -21,6 +21,7 @@
 #include "core/platform/block_pool.hpp"
 #include "core/platform/cuda_check.hpp"
 #include "core/platform/backend.hpp"
+#include "core/platform/host_memory.hpp"
 #include "core/platform/settings.hpp"
 #include "core/base/registry.hpp"
 #include "variants/backends/cuda_copy.hpp"
@@ -725,12 +726,35 @@ void cap_device_blocks(int device) {
     device_blocks().set_cap(device, cap);
 }
 
+// Pinned host arrays freed by this process's backends (the host staging of
+// MPI transports), kept for its next allocations of the same size: at 256^3
+// on 2 ranks cudaMallocHost took 15-44 ms of a host-staged point's set-up and
+// cudaFreeHost 5-10 ms of its release, 0.4 s a GiB (one H200 shared by 2
+// ranks, results/h200x1-2026-11-29-host-pool). At most
+// FFTUNE_HOST_POOL_MIB, by default a thirty-second of the host's memory
+// (idle pinned memory cannot be paged out). BlockPool's device key 0 is the host.
+BlockPool& host_blocks() {
+    static auto* pool = new BlockPool;
+    return *pool;
+}
+void cap_host_blocks() {
+    if (host_blocks().has_cap(0)) return;
+    std::size_t cap = 0;
+    if (const auto mib = host_pool_mib_setting()) cap = *mib << 20;
+    else if (const auto host = host_memory_info()) cap = host->total / 32;
+    host_blocks().set_cap(0, cap);
+}
+void free_host_blocks(const std::vector<BlockPool::Block>& blocks) {
+    for (const auto& b : blocks) cudaFreeHost(b.ptr);
+}
+
 class CudaBackend final : public Backend {
 public:
     CudaBackend() {
         device_ = select_device();
         if (device_ >= 0) check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
         cap_device_blocks(device_);
+        cap_host_blocks();
     }
     ~CudaBackend() override {
         if (check_scratch_) cudaFree(check_scratch_);
@@ -829,12 +853,31 @@ public:
         constexpr std::size_t mib = std::size_t(1) << 20;
         return bytes >= 512 * mib && bytes % (2 * mib) == 0 ? bytes + mib : bytes;
     }
+    // A pinned block of exactly this size that this process freed serves first.
     void* allocate_host(std::size_t bytes) override {
+        bytes = std::max<std::size_t>(bytes, 1);
+        if (void* kept = host_blocks().take(0, bytes)) return kept;
         void* p = nullptr;
-        check(cudaMallocHost(&p, std::max<std::size_t>(bytes, 1)), "cudaMallocHost");
+        cudaError_t e = cudaMallocHost(&p, bytes);
+        if (e != cudaSuccess) {  // the idle pinned blocks' memory, then again
+            const auto idle = host_blocks().clear();
+            if (!idle.empty()) {
+                cudaGetLastError();
+                free_host_blocks(idle);
+                e = cudaMallocHost(&p, bytes);
+            }
+        }
+        check(e, "cudaMallocHost");
+        host_blocks().adopt(p, 0, bytes);
         return p;
     }
-    void deallocate_host(void* p) override { cudaFreeHost(p); }
+    // Kept once this backend's device is idle: its copies may still read or
+    // write the block (cudaFreeHost waits for them too).
+    void deallocate_host(void* p) override {
+        const bool idle = device_ < 0 || on_device(device_, [] { return cudaDeviceSynchronize(); }) == cudaSuccess;
+        if (!idle) cudaGetLastError();
+        free_host_blocks(host_blocks().give(p, idle));
+    }
     // Registering memory the caller already touched: 0.37 s per 8 GiB on an
     // H200 host, where cudaMallocHost of fresh memory took 3.3 s.
     std::function<void(void*)> pin_host(void* p, std::size_t bytes) override {

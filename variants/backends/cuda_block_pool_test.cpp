@@ -2,7 +2,8 @@
 // real device: an array freed serves the next allocation of its size, its
 // memory counts as free in device_memory_info, an allocation that fails lets
 // the pool go first, an array over the cap goes back to the device, and
-// FFTUNE_DEVICE_POOL_MIB=0 keeps nothing (registered twice, once with it).
+// FFTUNE_DEVICE_POOL_MIB=0 keeps nothing (registered twice, once with it and
+// FFTUNE_HOST_POOL_MIB=0); a freed pinned host array serves the next of its size.
 // Serial: it reads the device's free memory, which other processes change.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -33,6 +34,35 @@ double raw_free() {
 }
 
 bool pooled() { return device_pool_mib_setting().value_or(1) != 0; }
+bool host_pooled() { return host_pool_mib_setting().value_or(1) != 0; }
+
+// Pinned host arrays (the staging of MPI transports): the next of the same
+// size gets the freed one, still pinned, and a copy from the device into it
+// lands; one holder at a time.
+TEST(CudaBlockPool, AFreedPinnedHostArrayServesTheNextOfItsSize) {
+    const auto be = cuda_or_skip();
+    if (!be) GTEST_SKIP() << "no CUDA device";
+    const std::size_t bytes = (std::size_t(16) << 20) + 4104;
+    void* first = nullptr;
+    {
+        Buffer a(*be, bytes, true);
+        first = a.data();
+    }
+    Buffer b(*be, bytes, true);
+    if (host_pooled()) EXPECT_EQ(b.data(), first);
+    Buffer c(*be, bytes, true);
+    EXPECT_NE(c.data(), b.data()) << "one holder at a time";
+    cudaPointerAttributes attributes{};
+    ASSERT_EQ(cudaPointerGetAttributes(&attributes, b.data()), cudaSuccess);
+    EXPECT_EQ(attributes.type, cudaMemoryTypeHost) << "pinned";
+    Buffer d(*be, bytes);
+    ASSERT_EQ(cudaMemset(d.data(), 7, bytes), cudaSuccess);
+    be->copy_to_host(b.data(), d.data(), bytes);
+    be->synchronize();
+    const auto* v = static_cast<const unsigned char*>(b.data());
+    EXPECT_EQ(v[0], 7);
+    EXPECT_EQ(v[bytes - 1], 7);
+}
 
 TEST(CudaBlockPool, AFreedArrayServesTheNextAllocationOfItsSize) {
     const auto be = cuda_or_skip();
