@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace fftune::convolution {
 namespace {
@@ -29,6 +30,54 @@ TEST(Sampling, CellsAreRatedByTheirDistanceFromTheSource) {
     EXPECT_EQ(cells.back().box.extent(0), 2);                        // clipped
     EXPECT_EQ(cells[4].samples(), std::size_t(3 * 3 * 3));           // 0, 2, 3 per axis
     EXPECT_THROW(sampling_scheme("sparse"), std::invalid_argument);
+}
+
+// tile() and sample_offsets(), made on every host thread, against the loops
+// they replaced (x, then y, then z; the k-th cell left out by the test seam):
+// the same cells in the same order, for each scheme, sources below, above and
+// overlapping, a region off the origin clipped on every axis (50 x-blocks).
+TEST(Sampling, TileAndOffsetsAreTheSequentialLoopsOnEveryThread) {
+    auto sequential = [](const Box3& region, const Box3& source, const SamplingScheme& s, std::optional<std::size_t> skip) {
+        std::vector<Cell> out;
+        std::size_t index = 0;
+        const index_t b = s.cell;
+        for (index_t i = region.lo[0]; i < region.hi[0]; i += b)
+            for (index_t j = region.lo[1]; j < region.hi[1]; j += b)
+                for (index_t l = region.lo[2]; l < region.hi[2]; l += b) {
+                    Cell c;
+                    c.box = {{i, j, l}, {std::min(i + b, region.hi[0]), std::min(j + b, region.hi[1]),
+                                         std::min(l + b, region.hi[2])}};
+                    const index_t gap = c.box.lo[0] >= source.hi[0]   ? c.box.lo[0] - source.hi[0]
+                                        : source.lo[0] >= c.box.hi[0] ? source.lo[0] - c.box.hi[0]
+                                                                      : 0;
+                    c.rate = s.rates[std::min(std::size_t(gap / b), s.rates.size() - 1)];
+                    if (index++ != skip) out.push_back(c);
+                }
+        return out;
+    };
+    auto same = [](const std::vector<Cell>& a, const std::vector<Cell>& b) {
+        if (a.size() != b.size()) return false;
+        for (std::size_t k = 0; k < a.size(); ++k)
+            if (a[k].box != b[k].box || a[k].rate != b[k].rate) return false;
+        return true;
+    };
+    const Box3 region{{3, 1, 2}, {201, 30, 27}};
+    for (const auto& s : sampling_schemes())
+        for (const Box3& source : {Box3{{0, 0, 0}, {3, 30, 27}}, Box3{{201, 0, 0}, {260, 30, 27}},
+                                   Box3{{90, 0, 0}, {120, 30, 27}}}) {
+            const auto cells = tile(region, source, s);
+            ASSERT_TRUE(same(cells, sequential(region, source, s, std::nullopt))) << s.name << " from " << source.str();
+            std::vector<std::size_t> off{0};
+            for (const auto& c : cells) off.push_back(off.back() + c.samples());
+            EXPECT_EQ(sample_offsets(cells), off) << s.name;
+        }
+    dropped_cell_for_testing() = DroppedCell{region, 777};
+    const Box3 source{{0, 0, 0}, {3, 30, 27}};
+    const auto dropped = tile(region, source, sampling_scheme("fine"));
+    const auto other = tile(Box3{{3, 1, 2}, {201, 30, 26}}, source, sampling_scheme("fine"));  // another region: all
+    dropped_cell_for_testing().reset();
+    EXPECT_TRUE(same(dropped, sequential(region, source, sampling_scheme("fine"), 777)));
+    EXPECT_EQ(other.size(), tile(Box3{{3, 1, 2}, {201, 30, 26}}, source, sampling_scheme("fine")).size());
 }
 
 // A receiving slab of an Nx×Ny×Nz grid: cells of 4³ from its low corner,
