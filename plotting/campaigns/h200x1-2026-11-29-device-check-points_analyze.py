@@ -10,21 +10,15 @@ import re
 import statistics
 
 from campaign import fixed_share as share
-from campaign import read_records as read
-from campaign import results_dir
+from campaign import matching_records, share_cells
 
 CAMPAIGN = "h200x1-2026-11-29-device-check-points"
 NAME = re.compile(r"call(\d)-run(\d)-(base|new)-gpu_convolution_2gpu\.jsonl\.gz")
 
 
 def runs():
-    out = []
-    for path in sorted(results_dir(CAMPAIGN).glob("call*")):
-        m = NAME.fullmatch(path.name)
-        if m:
-            rs = read(path)
-            out.append((int(m.group(2)), m.group(3), rs[0]["provenance"]["git_sha"][:7], rs))
-    return out
+    return [(int(m.group(2)), m.group(3), rs[0]["provenance"]["git_sha"][:7], rs)
+            for m, rs in matching_records(CAMPAIGN, NAME)]
 
 
 def what(r):
@@ -37,10 +31,7 @@ def main():
     print("| run | side | commit | share median | max | over 25% | validated |")
     print("|---|---|---|---|---|---|---|")
     for run, side, sha, rs in rs_all:
-        sh = [share(r["timing"]["wall_ms"]) for r in rs]
-        ok = sum(r["status"] == "ok" and r["validation"]["passed"] for r in rs)
-        print(f"| {run} | {side} | `{sha}` | {100 * statistics.median(sh):.0f}% | {100 * max(sh):.0f}% | "
-              f"{sum(s > 0.25 for s in sh)} | {ok}/{len(rs)} |")
+        print("| " + " | ".join([str(run), side, f"`{sha}`", *share_cells(rs)]) + " |")
 
     print("\n| run | side | point | share | set-up ms | timed ms | validate ms | keep_exact ms | direct_sums ms |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -8,8 +8,7 @@ and the cuda_ipc_push points' parts (untouched by the change)."""
 import re
 import statistics
 
-from campaign import read_records as read
-from campaign import results_dir
+from campaign import matching_records
 
 CAMPAIGN = "h200x1-2026-11-29-host-pool"
 NAME = re.compile(r"run(\d)-(base|new)-gpu_setup_cost_fft3d_256_shared\.jsonl\.gz")
@@ -20,14 +19,10 @@ def span(values):
 
 
 def main():
-    print("| run | side | commit | validated | host-staged forward `allocate` ms (first of a size; later) | "
+    print("| run | side | commit | validated | host-staged forward `allocate` ms (first of a precision; later) | "
           "host-staged inverse `release` ms | cuda_ipc_push `transports` ms (forward) | every point's wall, s |")
     print("|---|---|---|---|---|---|---|---|")
-    for path in sorted(results_dir(CAMPAIGN).glob("run*")):
-        m = NAME.fullmatch(path.name)
-        if not m:
-            continue
-        rs = read(path)
+    for m, rs in matching_records(CAMPAIGN, NAME):
         ok = sum(r["status"] == "ok" and r["validation"]["passed"] for r in rs)
         first, later, release, ipc = [], [], [], []
         seen = set()

@@ -7,24 +7,17 @@ commit (call 1) and the octree tilings made on every host thread (call 2)
 Prints per call, testcase, side and run the share median, max and the points
 over 25%, then those points with their set-up parts."""
 import re
-import statistics
 
 from campaign import fixed_share as share
-from campaign import read_records as read
-from campaign import results_dir
+from campaign import matching_records, share_cells
 
 CAMPAIGN = "h200x2-2026-11-29-fixed-cost"
 NAME = re.compile(r"call(\d)-run(\d)-(base|new)-(gpu_setup_cost_fft3d_256|gpu_convolution_2gpu)\.jsonl\.gz")
 
 
 def runs():
-    out = []
-    for path in sorted(results_dir(CAMPAIGN).glob("call*")):
-        m = NAME.fullmatch(path.name)
-        if m:
-            rs = read(path)
-            out.append((int(m.group(1)), m.group(4), int(m.group(2)), m.group(3), rs[0]["provenance"]["git_sha"][:7], rs))
-    return out
+    return [(int(m.group(1)), m.group(4), int(m.group(2)), m.group(3), rs[0]["provenance"]["git_sha"][:7], rs)
+            for m, rs in matching_records(CAMPAIGN, NAME)]
 
 
 def what(r):
@@ -41,13 +34,10 @@ def parts(r):
 
 def main():
     rows = runs()
-    print("| call | testcase | run | side | commit | validated | share median | max | over 25% |")
+    print("| call | testcase | run | side | commit | share median | max | over 25% | validated |")
     print("|---|---|---|---|---|---|---|---|---|")
     for call, tc, run, side, sha, rs in rows:
-        sh = [share(r["timing"]["wall_ms"]) for r in rs]
-        ok = sum(r["status"] == "ok" and r["validation"]["passed"] for r in rs)
-        print(f"| {call} | {tc} | {run} | {side} | `{sha}` | {ok}/{len(rs)} | {100 * statistics.median(sh):.0f}% | "
-              f"{100 * max(sh):.0f}% | {sum(s > 0.25 for s in sh)} |")
+        print("| " + " | ".join([str(call), tc, str(run), side, f"`{sha}`", *share_cells(rs)]) + " |")
     print("\n| call | run | side | point | share | set-up ms | validate ms | timed ms | set-up parts ms |")
     print("|---|---|---|---|---|---|---|---|---|")
     for call, tc, run, side, sha, rs in rows:
