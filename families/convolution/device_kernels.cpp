@@ -88,13 +88,11 @@ public:
     }
     void check_values(Backend&, const GridView& value, const Box3& region, const index_t* given,
                       std::size_t given_count, const Box3& domain, std::size_t random, double* out) override {
-        std::vector<Box3> none;
-        const auto points = check_points(none, domain, 1, 1, random);
         auto at = [&](std::size_t k, const std::array<index_t, 3>& p) {
             out[k] = region.contains(p) ? value(p[0], p[1], p[2]) : 0.0;
         };
         for (std::size_t k = 0; k < given_count; ++k) at(k, {given[3 * k], given[3 * k + 1], given[3 * k + 2]});
-        for (std::size_t k = 0; k < points.size(); ++k) at(given_count + k, points[k]);
+        for (std::size_t k = 0; k < random; ++k) at(given_count + k, random_check_point(domain, k));
     }
     void interpolate_add(Backend&, const DeviceTiling& t, const double* samples, const Box3& region,
                          double* out) override {

@@ -105,7 +105,8 @@ public:
     // out[offsets[k] ..) = cell k's samples of `value`.
     virtual void sample(Backend& backend, const DeviceTiling& cells, const GridView& value, double* out) = 0;
     // The values of `value` at the check points (check_points(): `given`
-    // points, x y z each, then `random` ones over `domain`, random_check_point),
+    // points, x y z each, then `random` ones over `domain`, random_check_point;
+    // `domain` not empty where random > 0),
     // out[k] for point k, 0 where the point lies outside `region`: only
     // `region` of `value` is read. The sampled check's 2^16 points made where
     // they are used (as host tables and one-point cells, 7-8 ms of a 26 ms
