@@ -93,8 +93,10 @@ void apply_wrong_answer(std::vector<double>& y, index_t nz) {
 }
 
 // Cell (i, j, l) of the blocks, x slowest, at index (i·nj + j)·nl + l: made on
-// every host thread, a block plane of x each (at 512^3 on 2 ranks a peer's
-// 1M cells took 60-100 ms on one thread).
+// every host thread, a block plane of x each (at 512^3 on 2 x H200 the tiling
+// of a scheme's first octree point took 209-264 ms, 104-123 ms so;
+// results/h200x2-2026-11-29-fixed-cost). The array's value-initialisation
+// stays on one thread.
 std::vector<Cell> tile(const Box3& region, const Box3& source, const SamplingScheme& s) {
     const index_t b = s.cell;
     std::array<index_t, 3> blocks{};
