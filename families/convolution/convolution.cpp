@@ -12,10 +12,8 @@
 #include <complex>
 #include <optional>
 #include <limits>
-#include <list>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -198,8 +196,7 @@ public:
             // Its plan sees only this rank: the ranks sharing a device are
             // checked here, before anything is allocated (at 640³ two octree
             // ranks on one H200 ran out of memory in cudaMalloc instead).
-            const auto shared_tiles = shared_host_tiling(sampling_scheme(sampling_));
-            const HostTiling& tiles = *shared_tiles;
+            const Tilings tiles = tilings(sampling_scheme(sampling_));
             mark(setup_parts_ms_, "tiling");
             std::unique_ptr<Backend> probe;
             all_or_none(comm, [&] { probe = Registry<Backend>::instance().create(config_.at("backend").get<std::string>()); });
@@ -327,7 +324,7 @@ public:
             // direct sums check that transform's values at the probes, the L2 error
             // then is the sampling's alone.
             if (octree_) {
-                if (sampling_ != "full") exchanges_["full"] = make_exchange(*shared_host_tiling(sampling_scheme("full")), reference_transport());
+                if (sampling_ != "full") exchanges_["full"] = make_exchange(tilings(sampling_scheme("full")), reference_transport());
                 mark(validate_parts_ms_, "full_exchange");
                 run(sampling_scheme("full"), false);
                 exact = y_dev_.as<const double>();
@@ -435,48 +432,21 @@ public:
 
     // The cells this rank samples for each rank q (`to`: tiling q's slab,
     // rated by the distance from this one) and receives from it (`from`):
-    // none for q = this rank.
-    struct HostTiling {
-        std::vector<std::vector<Cell>> to, from;
-        std::vector<std::vector<std::size_t>> to_offsets, from_offsets;  // their sample_offsets
-        std::vector<std::size_t> to_most, from_most;                     // their max_cell_points
+    // none for q = this rank. Their numbers only (Tiling): the cells are made
+    // where they are used (make_exchange).
+    struct Tilings {
+        std::vector<Tiling> to, from;
         std::size_t sent = 0, received = 0;  // samples
-        std::size_t table_bytes = 0;         // of DeviceTiling
+        std::size_t table_bytes = 0;         // of their DeviceTilings
     };
-    // host_tiling's answer, kept for the next points (pure in the grid, the
-    // ranks and the scheme): a sweep's octree points of one grid differ in
-    // kernel and transport, not in tiling (120-150 ms per point at 512^3 on 2
-    // ranks, and the check's full tiling as much again), nor in the cells'
-    // sample offsets and counts (their exchange tables took 125-155 ms per
-    // point there, most of it counting samples cell by cell). The last three
-    // kept; none while a test drops a cell.
-    std::shared_ptr<const HostTiling> shared_host_tiling(const SamplingScheme& s) const {
-        if (dropped_cell_for_testing()) return std::make_shared<const HostTiling>(host_tiling(s));
-        static std::mutex mutex;
-        static std::list<std::pair<std::string, std::shared_ptr<const HostTiling>>> kept;  // newest first
-        const std::string key = fmt::format("{} {} {} {} {} {} {}", n_, ranks_, rank_, s.name, s.cell, s.rates,
-                                            s.smallest_side);
-        std::lock_guard<std::mutex> lock(mutex);
-        for (auto it = kept.begin(); it != kept.end(); ++it)
-            if (it->first == key) {
-                kept.splice(kept.begin(), kept, it);
-                return kept.front().second;
-            }
-        if (kept.size() == 3) kept.pop_back();
-        kept.emplace_front(key, std::make_shared<const HostTiling>(host_tiling(s)));
-        return kept.front().second;
-    }
-    HostTiling host_tiling(const SamplingScheme& s) const {
-        HostTiling h;
-        auto table = [](const std::vector<Cell>& c) { return std::max<std::size_t>(c.size(), 1) * sizeof(Cell) + (c.size() + 1) * sizeof(std::size_t); };
+    Tilings tilings(const SamplingScheme& s) const {
+        Tilings h;
         for (int q = 0; q < ranks_; ++q) {
-            h.to.push_back(q == rank_ ? std::vector<Cell>{} : tile(slab(q), own_, s));
-            h.from.push_back(q == rank_ ? std::vector<Cell>{} : tile(own_, slab(q), s));
-            h.to_offsets.push_back(sample_offsets(h.to.back())), h.from_offsets.push_back(sample_offsets(h.from.back()));
-            h.to_most.push_back(max_cell_points(h.to.back())), h.from_most.push_back(max_cell_points(h.from.back()));
+            h.to.push_back(q == rank_ ? Tiling{} : tiling(slab(q), own_, s));
+            h.from.push_back(q == rank_ ? Tiling{} : tiling(own_, slab(q), s));
             if (q == rank_) continue;
-            h.sent += h.to_offsets.back().back(), h.received += h.from_offsets.back().back();
-            h.table_bytes += table(h.to.back()) + table(h.from.back());
+            h.sent += h.to.back().samples(), h.received += h.from.back().samples();
+            h.table_bytes += DeviceTiling::bytes_for(h.to.back()) + DeviceTiling::bytes_for(h.from.back());
         }
         return h;
     }
@@ -484,7 +454,7 @@ public:
     // What one octree rank allocates, before its plan exists: memory_model()
     // with the plan's FFT work area taken as the spectrum's size (cuFFT's 3D
     // r2c asks for up to its output); the pruned transform's the caller adds.
-    std::size_t octree_need(const HostTiling& h) const { return octree_arrays(16) + exchange_model(h); }
+    std::size_t octree_need(const Tilings& h) const { return octree_arrays(16) + exchange_model(h); }
 
     // The predicted footprint of octree, from the grid alone: every rank holds
     // the whole padded grid M = 2N per axis, its input, which the inverse
@@ -498,7 +468,7 @@ public:
     std::size_t memory_model() const {
         if (!octree_) return 0;
         return octree_arrays(0) + conv_->plan->workspace_bytes() + (conv_->pruned ? conv_->pruned->bytes() : 0) +
-               exchange_model(*shared_host_tiling(sampling_scheme(sampling_)));
+               exchange_model(tilings(sampling_scheme(sampling_)));
     }
     // The octree's padded-grid arrays and its own slab's input and result,
     // with `work` bytes per spectrum value for an FFT work area.
@@ -508,7 +478,7 @@ public:
         return mx * my * mz * sizeof(double) + spec * (16 + 8 + work) + 2 * std::size_t(own_.count()) * sizeof(double);
     }
     // The sample exchange's buffers (SampleExchange) as its transport allocates them.
-    std::size_t exchange_model(const HostTiling& h) const {
+    std::size_t exchange_model(const Tilings& h) const {
         const auto t = Registry<Transport>::instance().create(transport_);
         const std::size_t staged = t->uses_staging_buffers() ? h.sent + (t->uses_recv_buffer() ? h.received : 0) : 0;
         return (std::max<std::size_t>(h.sent, 1) + std::max<std::size_t>(h.received, 1) + staged) * sizeof(double) +
@@ -630,27 +600,27 @@ private:
     }
     // Collective over comm_; through `transport` (default: the point's). Its
     // tables and buffers, then its rounds, marked in `parts` where given.
-    std::unique_ptr<SampleExchange> make_exchange(const HostTiling& h, std::string transport = "", json* parts = nullptr) {
+    std::unique_ptr<SampleExchange> make_exchange(const Tilings& h, std::string transport = "", json* parts = nullptr) {
         if (transport.empty()) transport = transport_;
         auto ex = std::make_unique<SampleExchange>();
         Backend& be = conv_->plan->backend();
         const auto P = std::size_t(ranks_);
         // counts[f·P + t]: the samples rank f sends rank t.
         std::vector<unsigned long long> mine(P, 0), counts(P * P, 0);
-        for (std::size_t q = 0; q < P; ++q) mine[q] = h.to_offsets[q].back();
+        for (std::size_t q = 0; q < P; ++q) mine[q] = h.to[q].samples();
         FFTUNE_MPI_CHECK(MPI_Allgather(mine.data(), int(P), MPI_UNSIGNED_LONG_LONG, counts.data(), int(P),
                                        MPI_UNSIGNED_LONG_LONG, comm_));
         all_or_none(comm_, [&] {
             for (std::size_t q = 0; q < P; ++q) {
-                if (h.from_offsets[q].back() != counts[q * P + std::size_t(rank_)])
+                if (h.from[q].samples() != counts[q * P + std::size_t(rank_)])
                     throw std::logic_error("convolution: a sender and its receiver tile a slab differently");
                 ex->send_at.push_back(ex->sent), ex->recv_at.push_back(ex->received);
                 ex->sent += mine[q], ex->received += counts[q * P + std::size_t(rank_)];
                 if (q == std::size_t(rank_)) {
                     ex->to.emplace_back(), ex->from.emplace_back();
                 } else {
-                    ex->to.emplace_back(be, h.to[q], h.to_offsets[q], h.to_most[q]);
-                    ex->from.emplace_back(be, h.from[q], h.from_offsets[q], h.from_most[q]);
+                    ex->to.emplace_back(be, *kernels_, h.to[q]);
+                    ex->from.emplace_back(be, *kernels_, h.from[q]);
                 }
             }
             ex->send = Buffer(be, std::max<std::size_t>(ex->sent, 1) * sizeof(double));

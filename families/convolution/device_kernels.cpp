@@ -25,24 +25,20 @@ GreenKernel green_kernel(const std::string& name) {
     throw std::invalid_argument("unknown kernel '" + name + "' (allowed: gaussian, inverse_r)");
 }
 
-std::size_t max_cell_points(const std::vector<Cell>& cells) {
-    std::size_t most = 0;
-    for (const Cell& cell : cells) most = std::max(most, std::size_t(cell.box.count()));
-    return most;
+DeviceTiling::DeviceTiling(Backend& backend, ConvolutionKernels& kernels, const Tiling& t)
+    : count(t.count()), samples(t.samples()), max_points(t.max_points()) {
+    cells = Buffer(backend, std::max<std::size_t>(count, 1) * sizeof(Cell));
+    offsets = Buffer(backend, (count + 1) * sizeof(std::size_t));
+    std::vector<TilingPlane> p(t.rates.size());
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] = {t.rates[i], t.plane_start[i]};
+    planes = Buffer(backend, std::max<std::size_t>(p.size(), 1) * sizeof(TilingPlane));
+    if (!p.empty()) backend.copy_from_host(planes.data(), p.data(), p.size() * sizeof(TilingPlane));
+    kernels.fill_tiling(backend, t, *this);
 }
 
-DeviceTiling::DeviceTiling(Backend& backend, const std::vector<Cell>& c)
-    : DeviceTiling(backend, c, sample_offsets(c), max_cell_points(c)) {}
-
-DeviceTiling::DeviceTiling(Backend& backend, const std::vector<Cell>& c, const std::vector<std::size_t>& off,
-                           std::size_t most)
-    : count(c.size()), samples(off.back()), max_points(most) {
-    if (off.size() != c.size() + 1) throw std::logic_error("DeviceTiling: offsets of other cells");
-    cells = Buffer(backend, std::max<std::size_t>(c.size(), 1) * sizeof(Cell));
-    offsets = Buffer(backend, off.size() * sizeof(std::size_t));
-    if (!c.empty()) backend.copy_from_host(cells.data(), c.data(), c.size() * sizeof(Cell));
-    backend.copy_from_host(offsets.data(), off.data(), off.size() * sizeof(std::size_t));
-    backend.synchronize();
+std::size_t DeviceTiling::bytes_for(const Tiling& t) {
+    return std::max<std::size_t>(t.count(), 1) * sizeof(Cell) + (t.count() + 1) * sizeof(std::size_t) +
+           std::max<std::size_t>(t.rates.size(), 1) * sizeof(TilingPlane);
 }
 
 namespace {
@@ -82,6 +78,15 @@ public:
                         out[l.offset_of({i, j, z})] =
                             i < m[0] && j < m[1] && z < m[2] ? scale * green(k, d(0, i), d(1, j), d(2, z)) : 0.0;
         });
+    }
+    // tile()'s loops (the oracle of the cuda kernel's formulas).
+    void fill_tiling(Backend&, const Tiling& t, DeviceTiling& out) override {
+        const auto cells = tile(t.region, t.source, t.scheme);
+        const auto off = sample_offsets(cells);
+        if (cells.size() != t.count() || off.back() != t.samples())
+            throw std::logic_error("fill_tiling: the tiling's counts are not tile()'s");
+        std::copy(cells.begin(), cells.end(), static_cast<Cell*>(out.cells.data()));
+        std::copy(off.begin(), off.end(), static_cast<std::size_t*>(out.offsets.data()));
     }
     void sample(Backend&, const DeviceTiling& t, const GridView& value, double* out) override {
         convolution::sample(t.cell_data(), t.offset_data(), t.count, value, out);

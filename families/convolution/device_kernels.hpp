@@ -51,25 +51,28 @@ inline double input_value(InputField f, const Size3& n, index_t i, index_t j, in
     return v;
 }
 
-// The points of the largest of `cells` (0 for none).
-std::size_t max_cell_points(const std::vector<Cell>& cells);
+class ConvolutionKernels;
 
-// One tiling in a backend's memory: its cells and their sample offsets.
+// One tiling in a backend's memory: its cells (tile()'s) and their sample
+// offsets, and the x planes' rates and first samples they are made from.
 struct DeviceTiling {
-    Buffer cells, offsets;
+    Buffer cells, offsets, planes;
     std::size_t count = 0;       // cells
     std::size_t samples = 0;     // of all of them
-    std::size_t max_points = 0;  // of the largest cell
+    std::size_t max_points = 0;  // at least the points of the largest cell
     DeviceTiling() = default;
-    DeviceTiling(Backend& backend, const std::vector<Cell>& cells);
-    // With the cells' sample_offsets and largest cell's point count known
-    // (kept with a kept tiling: 1M cells per peer at 512^3 on 2 ranks, their
-    // offsets and counts about 25 ms of host time per tiling).
-    DeviceTiling(Backend& backend, const std::vector<Cell>& cells, const std::vector<std::size_t>& offsets,
-                 std::size_t max_points);
-    std::size_t bytes() const { return cells.bytes() + offsets.bytes(); }
+    // Made by `kernels` in the backend's memory, queued on its stream.
+    DeviceTiling(Backend& backend, ConvolutionKernels& kernels, const Tiling& tiling);
+    // What that allocates for `tiling` (the memory model's).
+    static std::size_t bytes_for(const Tiling& tiling);
+    std::size_t bytes() const { return cells.bytes() + offsets.bytes() + planes.bytes(); }
     const Cell* cell_data() const { return static_cast<const Cell*>(cells.data()); }
     const std::size_t* offset_data() const { return static_cast<const std::size_t*>(offsets.data()); }
+};
+// An x plane of cells in DeviceTiling::planes: its rate and first sample (Tiling).
+struct TilingPlane {
+    index_t rate = 1;
+    std::size_t start = 0;
 };
 
 // y against an exact result: Σ (y − exact)² and Σ exact² over the values
@@ -102,6 +105,10 @@ public:
     // x the whole grid packed, x slowest. The caller adds the planes in order.
     virtual void direct_sums(Backend& backend, const double* x, const Size3& n, GreenKernel kernel,
                              const index_t* probes, std::size_t count, double* plane_sums) = 0;
+    // The cells of `tiling` and their sample offsets into `out` (its buffers
+    // allocated, count + 1 offsets, the last the samples' count), from its
+    // planes (written there): the cells of tile() and its sample_offsets.
+    virtual void fill_tiling(Backend& backend, const Tiling& tiling, DeviceTiling& out) = 0;
     // out[offsets[k] ..) = cell k's samples of `value`.
     virtual void sample(Backend& backend, const DeviceTiling& cells, const GridView& value, double* out) = 0;
     // The values of `value` at the check points (check_points(): `given`

@@ -16,6 +16,9 @@ namespace {
 static_assert(sizeof(Cell) == sizeof(CellRecord) && offsetof(Cell, rate) == offsetof(CellRecord, rate) &&
                   sizeof(std::size_t) == sizeof(unsigned long long) && sizeof(index_t) == sizeof(long long),
               "CellRecord mirrors Cell");
+static_assert(sizeof(TilingPlane) == sizeof(TilingPlaneRecord) &&
+                  offsetof(TilingPlane, start) == offsetof(TilingPlaneRecord, start),
+              "TilingPlaneRecord mirrors TilingPlane");
 
 class CudaConvolutionKernels final : public ConvolutionKernels {
 public:
@@ -43,6 +46,20 @@ public:
         check(launch_direct_sums(x, nn, k == GreenKernel::inverse_r, reinterpret_cast<const long long*>(probes),
                                  (long long)count, plane_sums, stream(be)),
               "direct sums kernel");
+    }
+    void fill_tiling(Backend& be, const Tiling& t, DeviceTiling& out) override {
+        TilingRecord r{};
+        for (int a = 0; a < 3; ++a)
+            r.region_lo[a] = t.region.lo[a], r.region_hi[a] = t.region.hi[a], r.blocks[a] = t.blocks[std::size_t(a)];
+        r.cell = t.scheme.cell;
+        r.count = (long long)t.count();
+        r.dropped = t.dropped ? (long long)*t.dropped : -1;
+        r.dropped_samples = (long long)t.dropped_samples;
+        r.samples = t.samples();
+        check(launch_make_tiling(r, static_cast<const TilingPlaneRecord*>(out.planes.data()),
+                                 static_cast<CellRecord*>(out.cells.data()),
+                                 static_cast<unsigned long long*>(out.offsets.data()), stream(be)),
+              "make tiling kernel");
     }
     void sample(Backend& be, const DeviceTiling& t, const GridView& v, double* out) override {
         const GridRecord g{v.data, v.base, {v.stride[0], v.stride[1], v.stride[2]}};

@@ -261,6 +261,44 @@ cudaError_t launch_check_values(GridRecord grid, const CheckPointsRecord& c, dou
     return cudaGetLastError();
 }
 
+namespace {
+// Tiling's formulas (sampling.hpp): f the index among all the blocks' cells.
+__global__ void make_tiling_kernel(TilingRecord t, const TilingPlaneRecord* planes, CellRecord* cells,
+                                   unsigned long long* offsets) {
+    const long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (k > t.count) return;
+    if (k == t.count) {
+        offsets[k] = t.samples;
+        return;
+    }
+    const long long f = t.dropped >= 0 && k >= t.dropped ? k + 1 : k;
+    const long long b[3] = {f / (t.blocks[1] * t.blocks[2]), (f / t.blocks[2]) % t.blocks[1], f % t.blocks[2]};
+    const TilingPlaneRecord p = planes[b[0]];
+    const long long r = p.rate, whole = axis_count(t.cell, r);
+    CellRecord c;
+    long long n[3];
+    for (int a = 0; a < 3; ++a) {
+        c.lo[a] = t.region_lo[a] + b[a] * t.cell;
+        c.hi[a] = c.lo[a] + t.cell < t.region_hi[a] ? c.lo[a] + t.cell : t.region_hi[a];
+        n[a] = axis_count(c.hi[a] - c.lo[a], r);
+    }
+    c.rate = r;
+    const long long last_z = t.region_hi[2] - t.region_lo[2] - (t.blocks[2] - 1) * t.cell;
+    const long long row_z = (t.blocks[2] - 1) * whole + axis_count(last_z, r);
+    unsigned long long at = p.start + (unsigned long long)(n[0] * (b[1] * whole * row_z + n[1] * b[2] * whole));
+    if (t.dropped >= 0 && f > t.dropped) at -= (unsigned long long)t.dropped_samples;
+    cells[k] = c;
+    offsets[k] = at;
+}
+}  // namespace
+
+cudaError_t launch_make_tiling(const TilingRecord& t, const TilingPlaneRecord* planes, CellRecord* cells,
+                               unsigned long long* offsets, cudaStream_t stream) {
+    make_tiling_kernel<<<unsigned((t.count + 1 + threads - 1) / threads), threads, 0, stream>>>(t, planes, cells,
+                                                                                               offsets);
+    return cudaGetLastError();
+}
+
 cudaError_t launch_octree_sample(const CellRecord* cells, const unsigned long long* offsets, long long n, int slots,
                                  GridRecord grid, double* out, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;

@@ -17,6 +17,20 @@ struct GridRecord {
     long long stride[3];
 };
 
+// A Tiling (sampling.hpp) by its numbers, and an x plane of its cells (TilingPlane): dropped −1 for none.
+struct TilingRecord {
+    long long region_lo[3], region_hi[3], cell, blocks[3];
+    long long count, dropped, dropped_samples;
+    unsigned long long samples;
+};
+struct TilingPlaneRecord {
+    long long rate;
+    unsigned long long start;
+};
+// cells[k] and offsets[k] for k < count from k alone, offsets[count] = samples: a thread each.
+cudaError_t launch_make_tiling(const TilingRecord& t, const TilingPlaneRecord* planes, CellRecord* cells,
+                               unsigned long long* offsets, cudaStream_t stream);
+
 // out[offsets[c] + k] = the k-th sample of cell c (x slowest), cells [0, n);
 // `slots`: threads per cell, at least the points of the largest cell.
 cudaError_t launch_octree_sample(const CellRecord* cells, const unsigned long long* offsets, long long n, int slots,

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -13,6 +14,12 @@
 
 namespace fftune::convolution {
 namespace {
+
+std::size_t max_points_of(const std::vector<Cell>& cells) {
+    std::size_t most = 0;
+    for (const Cell& c : cells) most = std::max(most, std::size_t(c.box.count()));
+    return most;
+}
 
 std::unique_ptr<Backend> test_backend() {
     const char* env = std::getenv("FFTUNE_TEST_BACKEND");
@@ -132,7 +139,7 @@ TEST(ConvolutionKernels, SampleAndInterpolateMatchTheHostOracle) {
     for (const auto& scheme : schemes)
         for (const Box3& source : {Box3{{0, 0, 0}, {5, 17, 23}}, Box3{{31, 0, 0}, {40, 17, 23}}}) {
             const auto cells = tile(region, source, scheme);
-            const DeviceTiling t(*be, cells);
+            const DeviceTiling t(*be, *kernels, tiling(region, source, scheme));
             ASSERT_EQ(t.samples, sample_count(cells));
             std::vector<double> want;
             sample(cells, host_view, want);
@@ -156,6 +163,50 @@ TEST(ConvolutionKernels, SampleAndInterpolateMatchTheHostOracle) {
             for (std::size_t i = 0; i < out.size(); ++i) worst = std::max(worst, std::abs(out[i] - expect[i]));
             EXPECT_LT(worst, 1e-14) << scheme.name << " from x " << source.lo[0];
         }
+}
+
+// The tiling made from its numbers (fill_tiling) against tile()'s loops and
+// sample_offsets: every scheme, a cell of 5 and a stride that divides no cell,
+// sources below, above and inside the region, a region off the origin clipped
+// on every axis, a region thinner than a cell, no cell at all, and the test
+// seam's dropped cell (first, inside, last).
+TEST(ConvolutionKernels, FillTilingMakesTheCellsAndOffsetsOfTile) {
+    auto be = test_backend();
+    auto kernels = kernels_for(*be);
+    auto same = [&](const Box3& region, const Box3& source, const SamplingScheme& s) {
+        const auto want = tile(region, source, s);
+        const auto want_off = sample_offsets(want);
+        const DeviceTiling t(*be, *kernels, tiling(region, source, s));
+        EXPECT_EQ(t.count, want.size());
+        EXPECT_EQ(t.samples, want_off.back());
+        EXPECT_GE(t.max_points, max_points_of(want));
+        std::vector<Cell> got(want.size());
+        std::vector<std::size_t> got_off(want_off.size());
+        if (!got.empty()) be->copy_to_host(got.data(), t.cells.data(), got.size() * sizeof(Cell));
+        be->copy_to_host(got_off.data(), t.offsets.data(), got_off.size() * sizeof(std::size_t));
+        be->synchronize();
+        std::size_t wrong = 0;
+        for (std::size_t k = 0; k < want.size(); ++k) wrong += got[k].box != want[k].box || got[k].rate != want[k].rate;
+        EXPECT_EQ(wrong, 0u) << s.name << " " << region.str() << " from " << source.str();
+        EXPECT_EQ(got_off, want_off) << s.name << " " << region.str() << " from " << source.str();
+    };
+    std::vector<SamplingScheme> schemes = sampling_schemes();
+    schemes.push_back({"stride3", 4, {3}, 2});
+    schemes.push_back({"cell5", 5, {1, 2, 4}, 2});
+    const Box3 region{{13, 1, 2}, {71, 19, 27}};  // 58 x 18 x 25
+    for (const auto& s : schemes)
+        for (const Box3& source : {Box3{{0, 0, 0}, {13, 19, 27}}, Box3{{71, 0, 0}, {90, 19, 27}},
+                                   Box3{{30, 0, 0}, {41, 19, 27}}})
+            same(region, source, s);
+    const Box3 below{{0, 0, 0}, {13, 19, 27}};
+    same(Box3{{13, 0, 0}, {40, 3, 2}}, below, sampling_scheme("coarse"));  // thinner than a cell in y and z
+    same(Box3{{13, 0, 0}, {40, 0, 9}}, below, sampling_scheme("fine"));   // no cell
+    const std::size_t cells = tile(region, below, sampling_scheme("fine")).size();
+    for (const std::size_t k : {std::size_t(0), std::size_t(345), cells - 1}) {
+        dropped_cell_for_testing() = DroppedCell{region, k};
+        same(region, below, sampling_scheme("fine"));
+        dropped_cell_for_testing().reset();
+    }
 }
 
 // check_values: the grid's values at check_points() (given, then random over

@@ -92,22 +92,32 @@ void apply_wrong_answer(std::vector<double>& y, index_t nz) {
     }
 }
 
+namespace {
+// The rate of the x plane of cells [i, i_hi): by the planes strictly between it and the source along axis 0.
+index_t plane_rate(index_t i, index_t i_hi, const Box3& source, const SamplingScheme& s) {
+    const index_t gap = i >= source.hi[0] ? i - source.hi[0] : source.lo[0] >= i_hi ? source.lo[0] - i_hi : 0;
+    return s.rates[std::min(std::size_t(gap / s.cell), s.rates.size() - 1)];
+}
+std::array<index_t, 3> cell_blocks(const Box3& region, index_t b) {
+    std::array<index_t, 3> blocks{};
+    for (int a = 0; a < 3; ++a) blocks[std::size_t(a)] = std::max<index_t>(0, (region.extent(a) + b - 1) / b);
+    return blocks;
+}
+}  // namespace
+
 // Cell (i, j, l) of the blocks, x slowest, at index (i·nj + j)·nl + l: made on
 // every host thread, a block plane of x each (at 512^3 on 2 x H200 the tiling
 // of a scheme's first octree point took 209-264 ms, 104-123 ms so;
 // results/h200x2-2026-11-29-fixed-cost). The array's value-initialisation
-// stays on one thread.
+// stays on one thread. The host's tiling: the CPU oracle of Tiling.
 std::vector<Cell> tile(const Box3& region, const Box3& source, const SamplingScheme& s) {
     const index_t b = s.cell;
-    std::array<index_t, 3> blocks{};
-    for (int a = 0; a < 3; ++a) blocks[std::size_t(a)] = std::max<index_t>(0, (region.extent(a) + b - 1) / b);
+    const std::array<index_t, 3> blocks = cell_blocks(region, b);
     std::vector<Cell> out(std::size_t(blocks[0] * blocks[1] * blocks[2]));
     parallel_for(0, blocks[0], [&](std::int64_t lo, std::int64_t hi) {
         for (index_t bi = lo; bi < hi; ++bi) {
             const index_t i = region.lo[0] + bi * b, i_hi = std::min(i + b, region.hi[0]);
-            // Planes strictly between the cell and the source along axis 0.
-            const index_t gap = i >= source.hi[0] ? i - source.hi[0] : source.lo[0] >= i_hi ? source.lo[0] - i_hi : 0;
-            const index_t rate = s.rates[std::min(std::size_t(gap / b), s.rates.size() - 1)];
+            const index_t rate = plane_rate(i, i_hi, source, s);
             Cell* c = out.data() + bi * blocks[1] * blocks[2];
             for (index_t j = region.lo[1]; j < region.hi[1]; j += b)
                 for (index_t l = region.lo[2]; l < region.hi[2]; l += b, ++c) {
@@ -119,6 +129,52 @@ std::vector<Cell> tile(const Box3& region, const Box3& source, const SamplingSch
     const auto& drop = dropped_cell_for_testing();
     if (drop && drop->region == region && drop->index < out.size()) out.erase(out.begin() + std::ptrdiff_t(drop->index));
     return out;
+}
+
+Tiling tiling(const Box3& region, const Box3& source, const SamplingScheme& s) {
+    Tiling t{region, source, s};
+    const index_t b = s.cell;
+    t.blocks = cell_blocks(region, b);
+    const std::size_t cells = std::size_t(t.blocks[0] * t.blocks[1] * t.blocks[2]);
+    t.plane_start.assign(std::size_t(t.blocks[0]) + 1, 0);
+    // A row of cells along axis a at rate r: its whole cells', then its last cell's samples.
+    auto row = [&](int a, index_t r) {
+        const index_t last = region.extent(a) - (t.blocks[std::size_t(a)] - 1) * b;
+        return std::size_t((t.blocks[std::size_t(a)] - 1) * coord_count(0, b, r) + coord_count(0, last, r));
+    };
+    for (index_t bi = 0; bi < t.blocks[0]; ++bi) {
+        const index_t i = region.lo[0] + bi * b, i_hi = std::min(i + b, region.hi[0]);
+        t.rates.push_back(plane_rate(i, i_hi, source, s));
+        const std::size_t plane = cells == 0 ? 0 : std::size_t(coord_count(i, i_hi, t.rates.back())) *
+                                                        row(1, t.rates.back()) * row(2, t.rates.back());
+        t.plane_start[std::size_t(bi) + 1] = t.plane_start[std::size_t(bi)] + plane;
+    }
+    const auto& drop = dropped_cell_for_testing();
+    if (drop && drop->region == region && drop->index < cells) {
+        t.dropped = drop->index;
+        const auto per_plane = std::size_t(t.blocks[1] * t.blocks[2]);
+        const auto bi = index_t(drop->index / per_plane), bj = index_t(drop->index % per_plane) / t.blocks[2],
+                   bl = index_t(drop->index % std::size_t(t.blocks[2]));
+        const index_t r = t.rates[std::size_t(bi)];
+        std::size_t n = 1;
+        for (const auto& [a, k] : {std::pair{0, bi}, std::pair{1, bj}, std::pair{2, bl}}) {
+            const index_t lo = region.lo[a] + k * b;
+            n *= std::size_t(coord_count(lo, std::min(lo + b, region.hi[a]), r));
+        }
+        t.dropped_samples = n;
+    }
+    return t;
+}
+std::size_t Tiling::count() const {
+    const auto all = std::size_t(blocks[0] * blocks[1] * blocks[2]);
+    return dropped ? all - 1 : all;
+}
+std::size_t Tiling::samples() const { return plane_start.empty() ? 0 : plane_start.back() - dropped_samples; }
+std::size_t Tiling::max_points() const {
+    if (blocks[0] * blocks[1] * blocks[2] == 0) return 0;
+    std::size_t n = 1;
+    for (int a = 0; a < 3; ++a) n *= std::size_t(std::min(scheme.cell, region.extent(a)));
+    return n;
 }
 
 std::size_t sample_count(const std::vector<Cell>& cells) {

@@ -80,6 +80,42 @@ TEST(Sampling, TileAndOffsetsAreTheSequentialLoopsOnEveryThread) {
     EXPECT_EQ(other.size(), tile(Box3{{3, 1, 2}, {201, 30, 26}}, source, sampling_scheme("fine")).size());
 }
 
+// Tiling's numbers against tile()'s cells: each x plane's rate and first
+// sample offset, the counts, and the dropped cell's samples left out.
+TEST(Sampling, TilingsPlanesAreTheCellsOfTile) {
+    const Box3 region{{3, 1, 2}, {61, 30, 27}};
+    for (const auto& s : sampling_schemes())
+        for (const Box3& source : {Box3{{0, 0, 0}, {3, 30, 27}}, Box3{{61, 0, 0}, {90, 30, 27}},
+                                   Box3{{20, 0, 0}, {33, 30, 27}}}) {
+            const auto cells = tile(region, source, s);
+            const auto off = sample_offsets(cells);
+            const Tiling t = tiling(region, source, s);
+            ASSERT_EQ(t.count(), cells.size());
+            EXPECT_EQ(t.samples(), off.back());
+            const auto plane = std::size_t(t.blocks[1] * t.blocks[2]);
+            ASSERT_EQ(t.rates.size(), std::size_t(t.blocks[0]));
+            ASSERT_EQ(t.plane_start.size(), std::size_t(t.blocks[0]) + 1);
+            for (std::size_t i = 0; i < t.rates.size(); ++i) {
+                EXPECT_EQ(t.rates[i], cells[i * plane].rate) << s.name << " plane " << i;
+                EXPECT_EQ(t.plane_start[i], off[i * plane]) << s.name << " plane " << i;
+            }
+            std::size_t most = 0;
+            for (const Cell& c : cells) most = std::max(most, std::size_t(c.box.count()));
+            EXPECT_EQ(t.max_points(), most);
+        }
+    const Box3 source{{0, 0, 0}, {3, 30, 27}};
+    dropped_cell_for_testing() = DroppedCell{region, 500};
+    const Tiling dropped = tiling(region, source, sampling_scheme("coarse"));
+    const auto cells = tile(region, source, sampling_scheme("coarse"));
+    const Tiling other = tiling(Box3{{3, 1, 2}, {61, 30, 26}}, source, sampling_scheme("coarse"));
+    dropped_cell_for_testing().reset();
+    EXPECT_EQ(dropped.dropped, std::optional<std::size_t>(500));
+    EXPECT_EQ(dropped.count(), cells.size());
+    EXPECT_EQ(dropped.samples(), sample_count(cells));
+    EXPECT_FALSE(other.dropped);  // another region
+    EXPECT_EQ(tiling(Box3{{3, 0, 0}, {9, 0, 4}}, source, sampling_scheme("fine")).samples(), 0u);
+}
+
 // A receiving slab of an Nx×Ny×Nz grid: cells of 4³ from its low corner,
 // each clipped where its axis ends (x 10 = 4 + 4 + 2, y 6 = 4 + 2, z 9 =
 // 4 + 4 + 1), every point in exactly one cell; the level is the distance along
