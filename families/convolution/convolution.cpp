@@ -747,19 +747,10 @@ private:
         }
         std::vector<double> got;
         all_or_none(comm, [&] { got = check_values(own_view(y), own_); });
+        mark(validate_parts_ms_, "check_values");
         const bool own_all = intersect(own_, domain()) == domain();  // one rank: every point, none made here
-        for (std::size_t k = 0; k < got.size(); ++k) {
-            if (!own_all && !own_.contains(check_point(t, k))) continue;
-            const double want = exact[k];
-            const double e = got[k] - want;
-            cmp.max_exact = std::max(cmp.max_exact, std::abs(want));
-            if (!std::isfinite(e)) {
-                cmp.not_finite = true;
-                continue;
-            }
-            cmp.sum_error2 += e * e;
-            cmp.sum_exact2 += want * want;
-        }
+        cmp = compare_points(got.data(), exact.data(), got.size(),
+                             [&](std::size_t k) { return own_all || own_.contains(check_point(t, k)); });
         for (std::size_t s = 0; s < at_probes.size(); ++s) at_probes[s] = exact[t.first + s];
         if (!exact_kept_) sampled_exact_ = std::move(exact);  // kept once its direct sums are in (validate)
         mark(validate_parts_ms_, "compare");

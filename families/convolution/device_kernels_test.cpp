@@ -277,5 +277,33 @@ TEST(ConvolutionKernels, CompareReducesLikeTheHost) {
     EXPECT_FALSE(kernels->compare(*be, dy.as<const double>(), dx.as<const double>(), count).not_finite);
 }
 
+// compare_points: the kept indices' sums and max against a sequential loop
+// over 10^5 values (blocks of 4096, the last one short); a NaN or a huge
+// error at an index left out counts for nothing, a NaN at a kept one is seen.
+TEST(ConvolutionKernels, ComparePointsSumsTheKeptIndicesAsALoopDoes) {
+    const std::size_t n = 100003;
+    std::vector<double> y(n), exact(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        exact[i] = std::cos(0.003 * double(i));
+        y[i] = exact[i] + 1e-4 * std::sin(double(i));
+    }
+    auto keep = [](std::size_t k) { return k % 3 != 1; };
+    y[4] = std::numeric_limits<double>::quiet_NaN(), exact[7] = 1e6, y[7] = -1e6;  // left out
+    double want_e = 0, want_x = 0, want_max = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!keep(i)) continue;
+        want_e += (y[i] - exact[i]) * (y[i] - exact[i]), want_x += exact[i] * exact[i];
+        want_max = std::max(want_max, std::abs(exact[i]));
+    }
+    const Comparison c = compare_points(y.data(), exact.data(), n, keep);
+    EXPECT_FALSE(c.not_finite);
+    EXPECT_NEAR(c.sum_error2, want_e, 1e-12 * want_e);
+    EXPECT_NEAR(c.sum_exact2, want_x, 1e-12 * want_x);
+    EXPECT_EQ(c.max_exact, want_max);
+    y[n - 2] = std::numeric_limits<double>::infinity();  // kept, in the last block
+    EXPECT_TRUE(compare_points(y.data(), exact.data(), n, keep).not_finite);
+    EXPECT_EQ(compare_points(y.data(), exact.data(), 0, keep).sum_exact2, 0.0);
+}
+
 }  // namespace
 }  // namespace fftune::convolution
