@@ -41,29 +41,15 @@ std::size_t DeviceTiling::bytes_for(const Tiling& t) {
            std::max<std::size_t>(t.rates.size(), 1) * sizeof(TilingPlane);
 }
 
-Comparison compare_points(const double* y, const double* exact, std::size_t n,
-                          const std::function<bool(std::size_t)>& keep) {
-    constexpr std::size_t block = 4096;
-    std::vector<Comparison> part((n + block - 1) / block);
-    parallel_for(0, std::int64_t(part.size()), [&](std::int64_t lo, std::int64_t hi) {
-        for (auto b = std::size_t(lo); b < std::size_t(hi); ++b) {
-            Comparison& c = part[b];
-            for (std::size_t k = b * block; k < std::min(n, (b + 1) * block); ++k) {
-                if (!keep(k)) continue;
-                const double e = y[k] - exact[k];
-                c.max_exact = std::max(c.max_exact, std::abs(exact[k]));
-                if (!std::isfinite(e)) c.not_finite = true;
-                else c.sum_error2 += e * e, c.sum_exact2 += exact[k] * exact[k];
-            }
-        }
-    });
-    Comparison all;
-    for (const Comparison& c : part) {
-        all.sum_error2 += c.sum_error2, all.sum_exact2 += c.sum_exact2;
-        all.max_exact = std::max(all.max_exact, c.max_exact);
-        all.not_finite = all.not_finite || c.not_finite;
+Comparison compare_points(const double* y, const double* exact, const std::vector<std::size_t>& at) {
+    Comparison c;
+    for (const std::size_t k : at) {
+        const double e = y[k] - exact[k];
+        c.max_exact = std::max(c.max_exact, std::abs(exact[k]));
+        if (!std::isfinite(e)) c.not_finite = true;
+        else c.sum_error2 += e * e, c.sum_exact2 += exact[k] * exact[k];
     }
-    return all;
+    return c;
 }
 
 namespace {

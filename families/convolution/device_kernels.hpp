@@ -8,7 +8,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,13 +81,8 @@ struct Comparison {
     double sum_error2 = 0, sum_exact2 = 0, max_exact = 0;
     bool not_finite = false;
 };
-// The same over host arrays of n values at the indices `keep` keeps: fixed
-// blocks of 4096 indices on every host thread, each summed in order, then the
-// blocks' sums in order, so the sums do not depend on the threads (the
-// sampled check's 2^16 points, each made again to ask whether a rank owns
-// it, took 1.9-2.5 ms on one thread: results/h200x1-2026-11-29-device-tiling).
-Comparison compare_points(const double* y, const double* exact, std::size_t n,
-                          const std::function<bool(std::size_t)>& keep);
+// The same over host arrays at the indices `at`, in their order.
+Comparison compare_points(const double* y, const double* exact, const std::vector<std::size_t>& at);
 
 // The family's work in a backend's memory, registered by backend name
 // ("fftw": the host functions, the CPU oracle; "cuda": kernels, a thread per
