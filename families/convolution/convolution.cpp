@@ -87,22 +87,28 @@ struct PaddedConvolution {
     Buffer source;  // reuse_input: the loaded region, packed
     Box3 loaded;
     bool reuse_input = false;
-    double setup_ms = 0;
+    std::string kernel_name;  // the kernel K is of
+    double setup_ms = 0;      // K's making, the last time
 
     PaddedConvolution(MPI_Comm comm, const Size& n, int ranks, const json& engine, const std::string& k, bool reuse)
         : reuse_input(reuse) {
         const Size m{2 * n[0], 2 * n[1], 2 * n[2]};
         plan = std::make_unique<Plan>(comm, fftune::Problem{"fft3d", m, Precision::double_, Direction::forward, ranks},
                                       engine.get<Config>(), InverseInput::destroy);
-        Backend& be = plan->backend();
         all_or_none(comm, [&] {
             in = plan->allocate_input();
             spectrum = plan->allocate_output();
             if (!reuse_input) out = plan->allocate_input();
         });
-        // g / (Mx My Mz) at the padded grid's signed offsets, written and
-        // transformed in backend memory: K = Re ĝ / (Mx My Mz) (g is even: ĝ is
-        // real), the real parts taken by a strided copy.
+        make_kernel(comm, n, k);
+    }
+    // K for the kernel `k`: g / (Mx My Mz) at the padded grid's signed offsets,
+    // written and transformed in backend memory: K = Re ĝ / (Mx My Mz) (g is
+    // even: ĝ is real), the real parts taken by a strided copy. The input is
+    // zero after it. Collective over the plan's communicator.
+    void make_kernel(MPI_Comm comm, const Size& n, const std::string& k) {
+        const Size m{2 * n[0], 2 * n[1], 2 * n[2]};
+        Backend& be = plan->backend();
         const auto t0 = std::chrono::steady_clock::now();
         all_or_none(comm, [&] {
             kernels_for(be)->fill_green(be, in.as<double>(), plan->input_layout(), n, green_kernel(k),
@@ -113,11 +119,12 @@ struct PaddedConvolution {
             const Layout& o = plan->output_layout();
             const std::array<index_t, 3> e{o.box.extent(o.order[0]), o.box.extent(o.order[1]), o.box.extent(o.order[2])};
             const StridedRegion re{e, {2 * e[1] * e[2], 2 * e[2], 2}, 0}, packed{e, {e[1] * e[2], e[2], 1}, 0};
-            kernel = Buffer(be, std::max<std::size_t>(std::size_t(o.box.count()), 1) * sizeof(double));
+            if (!kernel.data()) kernel = Buffer(be, std::max<std::size_t>(std::size_t(o.box.count()), 1) * sizeof(double));
             be.copy_region(kernel.data(), packed, spectrum.data(), re, sizeof(double));
             be.zero(in.data(), in.bytes());  // the padding of the input stays zero from here on
             be.synchronize();
         });
+        kernel_name = k;
         setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     }
     // The input field at the points of `region` (inside the plan's input box)
@@ -226,6 +233,11 @@ public:
             all_or_none(comm, [&] {
                 if (reused_local_) {
                     conv_ = kept.conv;
+                    // Another kernel: its K in the kept arrays (at 512^3 on one H200
+                    // shared by 2 ranks a new local convolution took 95-106 ms
+                    // where the last one's arrays were freed first).
+                    kernel_kept_ = conv_->kernel_name == kernel_;
+                    if (!kernel_kept_) conv_->make_kernel(MPI_COMM_SELF, n_, kernel_);
                     // Zero but the loaded region, whatever the last point left (one that failed mid-step).
                     conv_->plan->backend().zero(conv_->in.data(), conv_->in.bytes());
                 } else {
@@ -409,6 +421,7 @@ public:
         FFTUNE_MPI_CHECK(MPI_Allreduce(mine, most, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm));
         record["convolution"] = {{"kernel_setup_ms", conv_->setup_ms},
                                  {"local_kept", reused_local_},
+                                 {"kernel_kept", reused_local_ && kernel_kept_},
                                  {"exact_kept", exact_kept_},
                                  {"sent_bytes_max_rank", most[0]},
                                  {"memory_bytes_max_rank", most[1]},
@@ -489,9 +502,10 @@ public:
 private:
     // The octree's local convolution (its plan on MPI_COMM_SELF, its padded
     // arrays, the kernel's spectrum), kept for the next point with the same
-    // key: a sweep's octree points of one size and kernel differ in sampling
-    // and transport, which it does not depend on (its plan and kernel took
-    // 45-70 ms per point at 512^3 on 2 GPUs, against 320 ms timed). One is
+    // key: a sweep's octree points of one size differ in sampling and
+    // transport, which it does not depend on, and in kernel, whose spectrum
+    // is made again in its arrays (its plan and kernel took 45-70 ms per
+    // point at 512^3 on 2 GPUs, against 320 ms timed). One is
     // kept, in the process (a runner's process runs one testcase); a point
     // with another key, or an exact point, lets it go before allocating.
     // Never destroyed by static destructors (they run after MPI_Finalize).
@@ -543,11 +557,11 @@ private:
         return fmt::format("{} {} {} {} {} exact {}", n_, kernel_, input_, ranks_, config_.at("backend").get<std::string>(),
                            max_probes());
     }
-    // What the local convolution depends on: the grid, the kernel, the
-    // backend, the local transform and this rank's slab.
+    // What the local convolution's plan and arrays depend on: the grid, the
+    // backend, the local transform and this rank's slab (its kernel's
+    // spectrum is made again for another kernel).
     std::string local_key() const {
-        return fmt::format("{} {} {} {} {} {}", n_, kernel_, config_.at("backend").get<std::string>(), pruned_,
-                           own_.str(), rank_);
+        return fmt::format("{} {} {} {} {}", n_, config_.at("backend").get<std::string>(), pruned_, own_.str(), rank_);
     }
 
     // Ranks own x-slabs of the grid (the exact engine's split too).
@@ -864,6 +878,7 @@ private:
     Box3 own_;
     std::shared_ptr<PaddedConvolution> conv_;
     bool reused_local_ = false;  // octree: conv_ kept from the last point (kept_local)
+    bool kernel_kept_ = false;   // and its kernel's spectrum with it (the same kernel)
     std::unique_ptr<PhaseTimer> timer_;
     std::unique_ptr<ConvolutionKernels> kernels_;
     Buffer y_dev_;  // octree: the result over own_

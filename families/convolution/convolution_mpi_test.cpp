@@ -246,12 +246,15 @@ TEST(Convolution, EveryDroppedOctreeCellFailsValidation) {
 }
 
 // The octree's local convolution is kept for the next point with the same
-// grid, kernel, backend and local transform (kept_local): another sampling
-// or input reuses it and gives what a fresh one gives; another kernel, grid
-// or local transform, or an exact point in between, makes a new one.
+// grid, backend and local transform (kept_local): another sampling or input
+// reuses it and gives what a fresh one gives; another kernel reuses its plan
+// and arrays, its spectrum made again there, and gives what a fresh one
+// gives; another grid or local transform, or an exact point in between,
+// makes a new one.
 TEST(Convolution, OctreeKeepsItsLocalConvolutionForTheNextPoint) {
     const index_t n = std::max<index_t>(16, world_size());
     auto kept = [](const Ran& r) { return r.record["convolution"]["local_kept"].get<bool>(); };
+    auto kernel_kept = [](const Ran& r) { return r.record["convolution"]["kernel_kept"].get<bool>(); };
     auto l2 = [](const Ran& r) { return r.v.checks[0].max_rel_error; };
     const Ran exact_first = run(point(n, "gaussian", "blobs", exact));  // nothing kept after it
     EXPECT_FALSE(exact_first.record["convolution"]["local_kept"].get<bool>());
@@ -266,7 +269,20 @@ TEST(Convolution, OctreeKeepsItsLocalConvolutionForTheNextPoint) {
     for (const Ran* r : {&fresh, &fine, &again, &noise})
         for (const auto& c : r->v.checks) EXPECT_TRUE(c.passed) << c.method << " " << c.max_rel_error;
     EXPECT_NEAR(l2(again), l2(fresh), 1e-12 * std::max(1.0, l2(fresh))) << "a kept convolution computes what a fresh one does";
-    EXPECT_FALSE(kept(run(point(n, "inverse_r", "blobs", octree("coarse")))));
+    EXPECT_FALSE(kernel_kept(fresh));
+    EXPECT_TRUE(kernel_kept(again));
+    const Ran other = run(point(n, "inverse_r", "blobs", octree("coarse")));
+    EXPECT_TRUE(kept(other));
+    EXPECT_FALSE(kernel_kept(other));
+    const Ran other_again = run(point(n, "inverse_r", "blobs", octree("fine")));
+    EXPECT_TRUE(kernel_kept(other_again));
+    run(point(n, "inverse_r", "blobs", exact));  // lets it go
+    const Ran other_fresh = run(point(n, "inverse_r", "blobs", octree("coarse")));
+    EXPECT_FALSE(kept(other_fresh));
+    for (const Ran* r : {&other, &other_again, &other_fresh})
+        for (const auto& c : r->v.checks) EXPECT_TRUE(c.passed) << c.method << " " << c.max_rel_error;
+    EXPECT_NEAR(l2(other), l2(other_fresh), 1e-12 * std::max(1.0, l2(other_fresh)))
+        << "another kernel's spectrum in kept arrays computes what a fresh convolution does";
     EXPECT_FALSE(kept(run(point(n + 2, "inverse_r", "blobs", octree("coarse")))));
     EXPECT_FALSE(kept(run(point(n + 2, "inverse_r", "blobs", octree("coarse", "pruned")))));
     EXPECT_TRUE(kept(run(point(n + 2, "inverse_r", "blobs", octree("fine", "pruned")))));
