@@ -69,9 +69,10 @@ struct Tiling {
 };
 Tiling tiling(const Box3& region, const Box3& source, const SamplingScheme& s);
 
-// Test seam: tile() leaves out cell `index` (in its order) of every tiling of
-// `region`, as a bug that drops a cell would; the sender and the receiver tile
-// the same region, so they agree (convolution_mpi_test: validation catches it).
+// Test seam: tile() and tiling() leave out cell `index` (in tile()'s order) of
+// every tiling of `region`, as a bug that drops a cell would; the sender and
+// the receiver tile the same region, so they agree (convolution_mpi_test:
+// validation catches it).
 struct DroppedCell {
     Box3 region;
     std::size_t index = 0;
