@@ -527,6 +527,7 @@ private:
         std::vector<index_t> given;  // every slab's probes, x y z each
         std::size_t first = 0;       // this rank's among them
         std::vector<std::size_t> owned;  // indices of the points in slab(rank), in order
+        bool owned_made = false;         // owned_check_points()
         std::size_t count() const { return given.size() / 3; }
     };
     static constexpr std::size_t random_check_points = std::size_t(1) << 16;
@@ -715,7 +716,7 @@ private:
         if (k < c.count()) return {c.given[3 * k], c.given[3 * k + 1], c.given[3 * k + 2]};
         return random_check_point(domain(), k - c.count());
     }
-    const CheckProbes& check_probes() {
+    CheckProbes& check_probes() {
         static auto* kept = new CheckProbes;
         const std::string key = fmt::format("{} {} {} {}", n_, ranks_, rank_, max_probes());
         if (kept->key == key) return *kept;
@@ -725,16 +726,24 @@ private:
             for (const auto& p : probe_points(slab(q), sampling_scheme("full").cell, max_probes()))
                 kept->given.insert(kept->given.end(), p.begin(), p.end());
         }
-        const Box3 mine = slab(rank_);
-        const bool all = intersect(mine, domain()) == domain();  // one rank: every point
-        std::vector<char> in(kept->count() + random_check_points);
-        parallel_for(0, std::int64_t(in.size()), [&](std::int64_t lo, std::int64_t hi) {
-            for (auto k = std::size_t(lo); k < std::size_t(hi); ++k) in[k] = all || mine.contains(check_point(*kept, k));
-        }, host_threads(), 4096);
-        for (std::size_t k = 0; k < in.size(); ++k)
-            if (in[k]) kept->owned.push_back(k);
         kept->key = key;
         return *kept;
+    }
+    // check_probes() with its `owned` list, made on the first call that needs
+    // it (an octree check; an exact point's keep_exact does not).
+    const CheckProbes& owned_check_points() {
+        CheckProbes& c = check_probes();
+        if (c.owned_made) return c;
+        const Box3 mine = slab(rank_);
+        const bool all = intersect(mine, domain()) == domain();  // one rank: every point
+        std::vector<char> in(c.count() + random_check_points);
+        parallel_for(0, std::int64_t(in.size()), [&](std::int64_t lo, std::int64_t hi) {
+            for (auto k = std::size_t(lo); k < std::size_t(hi); ++k) in[k] = all || mine.contains(check_point(c, k));
+        }, host_threads(), 4096);
+        for (std::size_t k = 0; k < in.size(); ++k)
+            if (in[k]) c.owned.push_back(k);
+        c.owned_made = true;
+        return c;
     }
     // The octree's sampled check: exact at check_points() (every slab's
     // probes, then 2^16 points over the grid) is, by linearity, the sum over
@@ -746,7 +755,7 @@ private:
     // 0.2-0.5 s against 0.27 s timed.
     void compare_sampled(MPI_Comm comm, const double* y, Comparison& cmp, std::vector<double>& at_probes) {
         Backend& be = conv_->plan->backend();
-        const CheckProbes& t = check_probes();
+        const CheckProbes& t = owned_check_points();
         const std::size_t count = t.count() + random_check_points;
         check_points_count_ = count;
         mark(validate_parts_ms_, "check_points");

@@ -132,7 +132,8 @@ std::vector<Cell> tile(const Box3& region, const Box3& source, const SamplingSch
 }
 
 Tiling tiling(const Box3& region, const Box3& source, const SamplingScheme& s) {
-    Tiling t{region, source, s};
+    Tiling t;
+    t.region = region, t.source = source, t.scheme = s;
     const index_t b = s.cell;
     t.blocks = cell_blocks(region, b);
     const std::size_t cells = std::size_t(t.blocks[0] * t.blocks[1] * t.blocks[2]);
