@@ -26,7 +26,6 @@
 #include "core/engine/transport.hpp"
 #include "core/engine/validation.hpp"
 #include "core/platform/mpi_util.hpp"
-#include "core/platform/parallel.hpp"
 #include "core/platform/phase_timer.hpp"
 #include "core/run/family.hpp"
 #include "core/run/engine_axes.hpp"
@@ -734,14 +733,12 @@ private:
     const CheckProbes& owned_check_points() {
         CheckProbes& c = check_probes();
         if (c.owned_made) return c;
+        // On one thread: threads did not pay on the GPU node (1.3-3.3 ms on 8-16
+        // threads, results/h200x1-2026-11-29-check-compare; 1.7 ms on one core here).
         const Box3 mine = slab(rank_);
         const bool all = intersect(mine, domain()) == domain();  // one rank: every point
-        std::vector<char> in(c.count() + random_check_points);
-        parallel_for(0, std::int64_t(in.size()), [&](std::int64_t lo, std::int64_t hi) {
-            for (auto k = std::size_t(lo); k < std::size_t(hi); ++k) in[k] = all || mine.contains(check_point(c, k));
-        }, host_threads(), 4096);
-        for (std::size_t k = 0; k < in.size(); ++k)
-            if (in[k]) c.owned.push_back(k);
+        for (std::size_t k = 0; k < c.count() + random_check_points; ++k)
+            if (all || mine.contains(check_point(c, k))) c.owned.push_back(k);
         c.owned_made = true;
         return c;
     }
