@@ -17,9 +17,11 @@ namespace fftune {
 int host_threads();
 
 // Calls body(lo, hi) on disjoint chunks that cover [begin, end) exactly once,
-// concurrently on up to `threads` threads; serial when the range is shorter
-// than `min_per_thread` per thread. The first exception a chunk throws is
-// rethrown here after every thread has finished.
+// concurrently on up to `threads` threads, one chunk each: the caller's and
+// the process's kept worker threads; serial when the range is shorter than
+// `min_per_thread` per thread, or when called from inside a chunk. A second
+// caller while the workers are busy starts threads of its own. The first
+// exception a chunk throws is rethrown here after every chunk has finished.
 void parallel_for(std::int64_t begin, std::int64_t end, const std::function<void(std::int64_t, std::int64_t)>& body,
                   int threads = host_threads(), std::int64_t min_per_thread = 1);
 

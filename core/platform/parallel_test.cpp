@@ -4,6 +4,8 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -48,6 +50,66 @@ TEST(ParallelFor, RethrowsAfterEveryChunkFinished) {
         done++;
     }, 8), std::runtime_error);
     EXPECT_EQ(done.load(), 7);
+}
+
+// The second loop's chunks run on threads the first one ran on: a thread
+// started per call has never run a chunk before.
+TEST(ParallelFor, KeepsItsThreadsForTheNextCall) {
+    static thread_local int chunks_run = 0;
+    std::atomic<int> on_used_thread{0};
+    auto body = [&](std::int64_t lo, std::int64_t) {
+        if (lo != 0 && chunks_run > 0) on_used_thread++;  // lo 0: the caller's chunk
+        ++chunks_run;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    };
+    parallel_for(0, 4, body, 4);
+    on_used_thread = 0;
+    parallel_for(0, 4, body, 4);
+    EXPECT_EQ(on_used_thread.load(), 3);
+}
+
+TEST(ParallelFor, ANestedCallRunsOnItsChunksThread) {
+    std::vector<std::atomic<int>> hits(64);
+    std::atomic<int> other_thread{0};
+    parallel_for(0, 8, [&](std::int64_t lo, std::int64_t hi) {
+        const auto me = std::this_thread::get_id();
+        parallel_for(lo * 8, hi * 8, [&](std::int64_t a, std::int64_t b) {
+            if (std::this_thread::get_id() != me) other_thread++;
+            for (auto i = a; i < b; ++i) hits[i]++;
+        }, 4);
+    }, 4);
+    for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+    EXPECT_EQ(other_thread.load(), 0);
+}
+
+// Two callers at once: the second gets threads of its own, and both cover their ranges.
+TEST(ParallelFor, ConcurrentCallersEachCoverTheirRange) {
+    constexpr int n = 4000;
+    std::vector<std::atomic<int>> a(n), b(n);
+    auto loop = [](std::vector<std::atomic<int>>& hits) {
+        for (int rep = 0; rep < 50; ++rep)
+            parallel_for(0, n, [&](std::int64_t lo, std::int64_t hi) {
+                for (auto i = lo; i < hi; ++i) hits[i]++;
+            }, 3);
+    };
+    std::thread t1(loop, std::ref(a)), t2(loop, std::ref(b));
+    t1.join(), t2.join();
+    for (int i = 0; i < n; ++i) {
+        EXPECT_EQ(a[i].load(), 50);
+        EXPECT_EQ(b[i].load(), 50);
+    }
+}
+
+// After a chunk threw, the kept threads still run the next loop.
+TEST(ParallelFor, RunsAgainAfterAChunkThrew) {
+    EXPECT_THROW(parallel_for(0, 4, [](std::int64_t lo, std::int64_t) {
+        if (lo == 3) throw std::runtime_error("chunk 3");
+    }, 4), std::runtime_error);
+    std::vector<std::atomic<int>> hits(100);
+    parallel_for(0, 100, [&](std::int64_t lo, std::int64_t hi) {
+        for (auto i = lo; i < hi; ++i) hits[i]++;
+    }, 4);
+    for (auto& h : hits) EXPECT_EQ(h.load(), 1);
 }
 
 TEST(HostThreads, SharesTheCoresAmongTheNodesRanks) {
