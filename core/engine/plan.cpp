@@ -198,18 +198,27 @@ bool forward_has_parted_tail(const Problem& problem, const Config& config) {
 
 }  // namespace
 
-// (plan.hpp) Refuses, on every rank and before anything is allocated, a plan whose ranks
-// would together need more than the free memory of a device they share; on
-// host backends, more than the node's available host memory. Returns the most
-// ranks that share one device (1 on host backends). Collective.
-int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need) {
+namespace {
+
+// Whether the ranks sharing a device (host backends: the node) fit `need`
+// bytes each in its free memory: the reason they do not, on this rank (empty
+// when they do), and how many ranks share its device. Collective.
+struct MemoryFit {
+    bool known = false;  // the backend reports its memory on every rank
+    bool host = false;   // a host backend that reports no memory of its own: the node's host memory
+    int sharers = 1;
+    std::string error;
+};
+
+MemoryFit memory_fit(MPI_Comm comm, const Backend& backend, std::size_t need) {
+    MemoryFit fit;
     std::optional<DeviceMemory> mem;
-    bool host = false;  // a host backend that reports no memory of its own: the node's host memory
     all_or_none(comm, [&] {
         mem = backend.device_memory_info();
-        if (!mem && !backend.device_memory()) mem = host_memory_info(), host = true;
+        if (!mem && !backend.device_memory()) mem = host_memory_info(), fit.host = true;
     });
-    if (!all_ok(comm, mem.has_value())) return 1;
+    if (!all_ok(comm, mem.has_value())) return fit;
+    fit.known = true;
     MPI_Comm node_comm = MPI_COMM_NULL;
     FFTUNE_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm));
     Communicator node(node_comm);
@@ -223,24 +232,41 @@ int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t nee
     FFTUNE_MPI_CHECK(MPI_Allgather(id, id_len, MPI_CHAR, ids.data(), id_len, MPI_CHAR, node.get()));
     FFTUNE_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, needs.data(), 1, MPI_UNSIGNED_LONG_LONG, node.get()));
     unsigned long long shared_need = 0;
-    int sharers = 0;
+    fit.sharers = 0;
     for (int r = 0; r < n; ++r)
-        if (std::string(&ids[static_cast<std::size_t>(r) * id_len]) == id) shared_need += needs[r], ++sharers;
-    std::string error;
-    if (shared_need > mem->free && host)
-        error = fmt::format("does not fit in host memory: {} rank(s) on this node need {} (this rank {}), {} of its {} "
-                            "are available",
-                            sharers, gib(shared_need), gib(need), gib(mem->free), gib(mem->total));
+        if (std::string(&ids[static_cast<std::size_t>(r) * id_len]) == id) shared_need += needs[r], ++fit.sharers;
+    if (shared_need > mem->free && fit.host)
+        fit.error = fmt::format("does not fit in host memory: {} rank(s) on this node need {} (this rank {}), {} of its "
+                                "{} are available",
+                                fit.sharers, gib(shared_need), gib(need), gib(mem->free), gib(mem->total));
     else if (shared_need > mem->free)
-        error = fmt::format(
+        fit.error = fmt::format(
             "does not fit in device memory: {} rank(s) on device {} need {} (this rank {}: input, output, work "
             "arrays, FFT work area, staging buffers), {} of its {} are free",
-            sharers, mem->device, gib(shared_need), gib(need), gib(mem->free), gib(mem->total));
-    if (auto e = agree_error(comm, error)) throw Unsupported(*e);
-    if (host) return 1;
+            fit.sharers, mem->device, gib(shared_need), gib(need), gib(mem->free), gib(mem->total));
+    return fit;
+}
+
+}  // namespace
+
+// (plan.hpp) Refuses, on every rank and before anything is allocated, a plan whose ranks
+// would together need more than the free memory of a device they share; on
+// host backends, more than the node's available host memory. Returns the most
+// ranks that share one device (1 on host backends). Collective.
+int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need) {
+    const MemoryFit fit = memory_fit(comm, backend, need);
+    if (!fit.known) return 1;
+    if (auto e = agree_error(comm, fit.error)) throw Unsupported(*e);
+    if (fit.host) return 1;
     int most = 0;
-    FFTUNE_MPI_CHECK(MPI_Allreduce(&sharers, &most, 1, MPI_INT, MPI_MAX, comm));
+    FFTUNE_MPI_CHECK(MPI_Allreduce(&fit.sharers, &most, 1, MPI_INT, MPI_MAX, comm));
     return most;
+}
+
+// (plan.hpp)
+bool fits_in_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need) {
+    const MemoryFit fit = memory_fit(comm, backend, need);
+    return all_ok(comm, fit.known && fit.error.empty());
 }
 
 struct Plan::Reshape {

@@ -32,6 +32,10 @@ namespace fftune {
 // free memory, `need` bytes each. Returns the most ranks sharing one device
 // (1 on host backends, which report no device memory).
 int require_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need);
+// The same question without refusing: true on every rank when the ranks
+// sharing each device fit `need` bytes each in its free memory; false when any
+// does not, or a backend reports no memory. Collective.
+bool fits_in_device_memory(MPI_Comm comm, const Backend& backend, std::size_t need);
 
 // Why `config` cannot solve `problem` on this build, or nothing. A pure
 // function of its arguments, so every rank reaches the same answer; with

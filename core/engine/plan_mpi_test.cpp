@@ -913,6 +913,25 @@ TEST(Plan, RefusesOnEveryRankWhatDoesNotFitTheSharedDevice) {
     meter.capacity = std::size_t(1) << 40;
 }
 
+// The question without the refusal: the same sum over the ranks of a device,
+// answered alike on every rank, and nothing thrown.
+TEST(Plan, FitsInDeviceMemoryAddsTheNeedsOfTheRanksSharingIt) {
+    auto& meter = testing::Meter::instance();
+    const int p = world_size();
+    const auto backend = Registry<Backend>::instance().create("fftw_metered");
+    const std::size_t need = std::size_t(1) << 20;  // each rank's
+    meter.capacity = meter.live + p * need;
+    EXPECT_TRUE(fits_in_device_memory(MPI_COMM_WORLD, *backend, need));
+    meter.capacity = meter.live + p * need - 1;
+    EXPECT_FALSE(fits_in_device_memory(MPI_COMM_WORLD, *backend, need));
+    // One rank asking for nothing: the others' sum still decides.
+    const int rank = world_rank();
+    meter.capacity = meter.live + (p - 1) * need;
+    EXPECT_EQ(fits_in_device_memory(MPI_COMM_WORLD, *backend, rank == 0 ? 0 : need), true);
+    EXPECT_EQ(fits_in_device_memory(MPI_COMM_WORLD, *backend, rank == 0 ? 1 : need), false);
+    meter.capacity = std::size_t(1) << 40;
+}
+
 // A transport that, like cuda_ipc, maps peers' buffers until it is destroyed,
 // and on rank 1 takes a while to let go; a backend that notes when memory is
 // freed. No rank may free its buffers before every rank has let go, also when

@@ -246,7 +246,7 @@ public:
                     if (conv_->plan->input_layout().order != order_xyz)
                         throw std::logic_error("convolution: the octree reads its local plan's input x slowest");
                     if (pruned_) conv_->prune(n_, own_.lo[0], own_.hi[0]);
-                    kept = {local_key(), conv_};
+                    kept = {local_key(), n_, conv_};
                 }
                 kernels_ = kernels_for(conv_->plan->backend());
                 y_dev_ = Buffer(conv_->plan->backend(), std::size_t(own_.count()) * sizeof(double));
@@ -254,7 +254,8 @@ public:
             mark(setup_parts_ms_, "plan_and_kernel");
             exchanges_[sampling_] = make_exchange(tiles, "", &setup_parts_ms_);
         } else {
-            kept_local().conv.reset();  // its memory back before this plan allocates
+            keep_local_beside_exact(comm);
+            mark(setup_parts_ms_, "release_local");
             conv_ = std::make_shared<PaddedConvolution>(comm, n_, ranks_, exact_engine(), kernel_, false);
             mark(setup_parts_ms_, "plan_and_kernel");
             ranks_on_device_ = conv_->plan->ranks_on_device();
@@ -512,8 +513,25 @@ private:
     // Never destroyed by static destructors (they run after MPI_Finalize).
     struct KeptLocal {
         std::string key;
+        Size n{};
         std::shared_ptr<PaddedConvolution> conv;
     };
+    // An exact point: the kept local convolution of its size stays, for the
+    // octree points after it, where this point's plan fits beside it
+    // (exact_need); any other is let go before the plan allocates. Collective.
+    void keep_local_beside_exact(MPI_Comm comm) {
+        KeptLocal& kept = kept_local();
+        const bool same_size = all_ok(comm, kept.conv && kept.n == n_);
+        if (!same_size || !fits_in_device_memory(comm, kept.conv->plan->backend(), exact_need())) kept.conv.reset();
+    }
+    // The exact point's padded plan per rank, over-estimated: 80 bytes per
+    // padded point (M = 8 N^3 over the ranks) for its input, output, spectrum,
+    // kernel, work arrays, FFT work area and staging; 52 were measured at 512^3
+    // on 2 H200s (28 GB a rank, nccl_a2a).
+    std::size_t exact_need() const {
+        const std::size_t m = std::size_t(2 * n_[0]) * std::size_t(2 * n_[1]) * std::size_t(2 * n_[2]);
+        return m / std::size_t(ranks_) * 80;
+    }
     static KeptLocal& kept_local() {
         static auto* kept = new KeptLocal;
         return *kept;
@@ -735,8 +753,6 @@ private:
     const CheckProbes& owned_check_points() {
         CheckProbes& c = check_probes();
         if (c.owned_made) return c;
-        // On one thread: threads did not pay on the GPU node (1.3-3.3 ms on 8-16
-        // threads, results/h200x1-2026-11-29-check-compare; 1.7 ms on one core here).
         const Box3 mine = slab(rank_);
         const std::size_t count = c.count() + random_check_points;
         if (intersect(mine, domain()) == domain()) {  // one rank: every point

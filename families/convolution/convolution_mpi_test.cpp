@@ -249,8 +249,9 @@ TEST(Convolution, EveryDroppedOctreeCellFailsValidation) {
 // grid, backend and local transform (kept_local): another sampling or input
 // reuses it and gives what a fresh one gives; another kernel reuses its plan
 // and arrays, its spectrum made again there, and gives what a fresh one
-// gives; another grid or local transform, or an exact point in between,
-// makes a new one.
+// gives; another grid or local transform, or an exact point of another
+// size in between, makes a new one; an exact point of its size where it
+// fits beside leaves it.
 TEST(Convolution, OctreeKeepsItsLocalConvolutionForTheNextPoint) {
     const index_t n = std::max<index_t>(16, world_size());
     auto kept = [](const Ran& r) { return r.record["convolution"]["local_kept"].get<bool>(); };
@@ -276,7 +277,9 @@ TEST(Convolution, OctreeKeepsItsLocalConvolutionForTheNextPoint) {
     EXPECT_FALSE(kernel_kept(other));
     const Ran other_again = run(point(n, "inverse_r", "blobs", octree("fine")));
     EXPECT_TRUE(kernel_kept(other_again));
-    run(point(n, "inverse_r", "blobs", exact));  // lets it go
+    run(point(n, "inverse_r", "blobs", exact));  // its size, fits beside: leaves it
+    EXPECT_TRUE(kept(run(point(n, "inverse_r", "blobs", octree("coarse")))));
+    run(point(n + 2, "inverse_r", "blobs", exact));  // another size: lets it go
     const Ran other_fresh = run(point(n, "inverse_r", "blobs", octree("coarse")));
     EXPECT_FALSE(kept(other_fresh));
     for (const Ran* r : {&other, &other_again, &other_fresh})
@@ -286,8 +289,38 @@ TEST(Convolution, OctreeKeepsItsLocalConvolutionForTheNextPoint) {
     EXPECT_FALSE(kept(run(point(n + 2, "inverse_r", "blobs", octree("coarse")))));
     EXPECT_FALSE(kept(run(point(n + 2, "inverse_r", "blobs", octree("coarse", "pruned")))));
     EXPECT_TRUE(kept(run(point(n + 2, "inverse_r", "blobs", octree("fine", "pruned")))));
-    run(point(n + 2, "inverse_r", "blobs", exact));
+    run(point(n, "inverse_r", "blobs", exact));  // another size: lets it go
     EXPECT_FALSE(kept(run(point(n + 2, "inverse_r", "blobs", octree("fine", "pruned")))));
+}
+
+// An exact point of the octree's size leaves the kept local convolution where
+// its own plan's estimate (80 bytes per padded point and rank) fits in the
+// free memory beside it, and lets it go before allocating where it does not.
+TEST(Convolution, AnExactPointLeavesTheLocalConvolutionOnlyWhereItFitsBeside) {
+    auto& meter = testing::Meter::instance();
+    const int p = world_size();
+    auto on_meter = [](Point pt) {
+        pt.config["backend"] = "fftw_metered";
+        pt.config["redistribution"] = "a2a_sync";  // FFTUNE_TEST_REDISTRIBUTION may name a device transport
+        return pt;
+    };
+    auto kept = [](const Ran& r) { return r.record["convolution"]["local_kept"].get<bool>(); };
+    const Point o = on_meter(point(16, "gaussian", "blobs", octree("coarse")));
+    const Point e = on_meter(point(16, "gaussian", "blobs", exact));
+    run(o);
+    const Ran beside = run(e);
+    EXPECT_TRUE(beside.v.checks[0].passed) << beside.v.checks[0].method;
+    EXPECT_TRUE(beside.record["convolution"]["setup_parts_ms"].contains("release_local")) << beside.record.dump();
+    EXPECT_TRUE(kept(run(o)));
+    // One byte short of every rank's estimate on the (pretend) device they share.
+    const std::size_t need = std::size_t(32 * 32 * 32) / std::size_t(p) * 80;
+    meter.capacity = meter.live + std::size_t(p) * need - 1;
+    try {
+        family_named("convolution").workload(e)->setup(MPI_COMM_WORLD);  // its own plan may not fit either
+    } catch (const Unsupported&) {
+    }
+    meter.capacity = std::size_t(1) << 40;
+    EXPECT_FALSE(kept(run(o)));
 }
 
 // The sampled check (from 2^24 points; here from 1 point on, the test seam):
@@ -470,9 +503,9 @@ TEST(Convolution, OctreeThatDoesNotFitIsRefused) {
 TEST(Convolution, OctreeOutOfMemoryOnOneRankFailsEveryRank) {
     auto& meter = testing::Meter::instance();
     // The test before keeps its local convolution (kept_local), which this
-    // point would reuse, not allocate: an exact point's set-up lets it go
-    // before the capacity below is taken.
-    family_named("convolution").workload(point(16, "gaussian", "blobs", exact))->setup(MPI_COMM_WORLD);
+    // point would reuse, not allocate: an exact point of another size lets
+    // it go in its set-up, before the capacity below is taken.
+    family_named("convolution").workload(point(18, "gaussian", "blobs", exact))->setup(MPI_COMM_WORLD);
     Point pt = point(16, "gaussian", "blobs", octree("fine"));
     pt.config["backend"] = "fftw_metered";
     pt.config["redistribution"] = "a2a_sync";  // host memory: FFTUNE_TEST_REDISTRIBUTION may name a device transport
