@@ -64,6 +64,11 @@ public:
         if (first_) std::rethrow_exception(first_);
     }
 
+    int workers() {
+        std::lock_guard<std::mutex> lock(m_);
+        return int(workers_.size());
+    }
+
 private:
     void work(int w) {
         in_region = true;
@@ -138,6 +143,11 @@ int host_threads() {
     cpu_set_t mask;
     if (sched_getaffinity(0, sizeof(mask), &mask) == 0) share = std::min(share, std::max(1, CPU_COUNT(&mask)));
     return share;
+}
+
+int start_host_threads(int threads) {
+    if (threads > 1 && !in_region) parallel_for(0, threads, [](std::int64_t, std::int64_t) {}, threads);
+    return pool().workers();
 }
 
 void parallel_for(std::int64_t begin, std::int64_t end, const std::function<void(std::int64_t, std::int64_t)>& body,

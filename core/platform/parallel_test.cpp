@@ -68,6 +68,15 @@ TEST(ParallelFor, KeepsItsThreadsForTheNextCall) {
     EXPECT_EQ(on_used_thread.load(), 3);
 }
 
+// Started ahead, the threads are there for the next loop, which starts none.
+TEST(ParallelFor, StartedThreadsServeTheNextLoop) {
+    const int kept = start_host_threads(6);
+    EXPECT_GE(kept, 5);
+    EXPECT_EQ(start_host_threads(6), kept);
+    parallel_for(0, 600, [](std::int64_t, std::int64_t) {}, 6);
+    EXPECT_EQ(start_host_threads(1), kept);
+}
+
 TEST(ParallelFor, ANestedCallRunsOnItsChunksThread) {
     std::vector<std::atomic<int>> hits(64);
     std::atomic<int> other_thread{0};

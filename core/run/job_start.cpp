@@ -11,6 +11,7 @@
 #include "core/platform/backend.hpp"
 #include "core/platform/collective_try.hpp"
 #include "core/platform/mpi_util.hpp"
+#include "core/platform/parallel.hpp"
 
 namespace fftune {
 
@@ -72,6 +73,8 @@ std::vector<std::pair<std::string, Precision>> precisions_named(const std::vecto
 json start_job(MPI_Comm comm, const std::vector<const Point*>& points) {
     const auto t0 = std::chrono::steady_clock::now();
     json parts = json::object(), failed = json::object();
+    // The host loops' kept threads (parallel_for), once for every point.
+    if (!points.empty()) timed_part(comm, "host_threads", [] { start_host_threads(); }, parts, failed);
     for (const auto& [backend_name, precision] : precisions_named(points)) {
         const std::string name = backend_name + "/warm_up/" + to_string(precision);
         std::unique_ptr<Backend> backend;

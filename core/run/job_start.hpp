@@ -3,7 +3,9 @@
 // communicator and its peer connections, 0.5-0.6 s on 2 H100s, where the
 // job's first NCCL point used to pay it in its set-up and first steps), and
 // a backend's first plans and kernels of a precision (Backend::warm_up:
-// cuFFT's 2-4 ms in the first slab point of one H200's job). Its
+// cuFFT's 2-4 ms in the first slab point of one H200's job), and the host
+// loops' worker threads (start_host_threads: 3 ms on 2 H200s, where an
+// octree point's first check paid it). Its
 // time is the job's start-up, recorded beside every point's own parts
 // (the record's "job" field), not hidden in none and not charged to one.
 #pragma once
@@ -34,7 +36,7 @@ std::vector<std::pair<std::string, Precision>> precisions_named(const std::vecto
 // apply to it on some rank. Collective. Never throws for a warm-up or a
 // transport: one that fails is reported, and its points meet the same failure
 // in their own set-up. Returns {"startup_ms": wall, "parts_ms":
-// {"BACKEND/TRANSPORT": ms, "BACKEND/warm_up/PRECISION": ms}, "failed": {same
+// {"host_threads": ms, "BACKEND/TRANSPORT": ms, "BACKEND/warm_up/PRECISION": ms}, "failed": {same
 // keys: error}} (the last only when one failed).
 nlohmann::json start_job(MPI_Comm comm, const std::vector<const Point*>& points);
 

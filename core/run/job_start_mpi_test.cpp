@@ -4,6 +4,8 @@
 // running; every record says what the start-up took.
 #include "core/run/job_start.hpp"
 
+#include "core/platform/parallel.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -112,6 +114,9 @@ TEST(StartJob, StartsEachTransportOnceAndSaysHowLongItTook) {
     EXPECT_TRUE(r.at("parts_ms").contains("fftw/a2a_sync")) << r.dump();
     EXPECT_GE(r.at("startup_ms").get<double>(), r.at("parts_ms").at("fftw/test_start_counted").get<double>());
     EXPECT_FALSE(r.contains("failed"));
+    // The host loops' threads are started once for the job too.
+    ASSERT_TRUE(r.at("parts_ms").contains("host_threads")) << r.dump();
+    EXPECT_EQ(start_host_threads(host_threads()), start_host_threads(1)) << "start_job started every one";
 }
 
 TEST(StartJob, AFailureToStartIsReportedOnEveryRankAndNotThrown) {
