@@ -101,17 +101,18 @@ std::vector<std::array<index_t, 3>> check_points(const std::vector<Box3>& slabs,
 // The j-th of those random points: axis a from splitmix64's value 3j + a
 // (its j-th value depends on j alone: the state advances by a constant), the
 // cuda check_values kernel's formula too.
-inline std::array<index_t, 3> random_check_point(const Box3& domain, std::uint64_t j) {
+// random_check_coordinate gives one axis alone (an x-slab's test of it needs x only).
+inline index_t random_check_coordinate(const Box3& domain, std::uint64_t j, int a) {
     constexpr std::uint64_t seed = 0x2545F4914F6CDD1Dull, gamma = 0x9E3779B97F4A7C15ull;
-    std::array<index_t, 3> p{};
-    for (int a = 0; a < 3; ++a) {
-        std::uint64_t z = seed + (3 * j + std::uint64_t(a) + 1) * gamma;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        p[std::size_t(a)] = domain.lo[a] + index_t(z % std::uint64_t(domain.extent(a)));
-    }
-    return p;
+    std::uint64_t z = seed + (3 * j + std::uint64_t(a) + 1) * gamma;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return domain.lo[a] + index_t(z % std::uint64_t(domain.extent(a)));
+}
+inline std::array<index_t, 3> random_check_point(const Box3& domain, std::uint64_t j) {
+    return {random_check_coordinate(domain, j, 0), random_check_coordinate(domain, j, 1),
+            random_check_coordinate(domain, j, 2)};
 }
 
 // Direct-sum probe points of `region`, one per block, deterministic: blocks of
