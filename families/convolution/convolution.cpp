@@ -246,7 +246,7 @@ public:
                     if (conv_->plan->input_layout().order != order_xyz)
                         throw std::logic_error("convolution: the octree reads its local plan's input x slowest");
                     if (pruned_) conv_->prune(n_, own_.lo[0], own_.hi[0]);
-                    kept = {local_key(), n_, conv_};
+                    kept = {local_key(), n_, config_.at("backend").get<std::string>(), conv_};
                 }
                 kernels_ = kernels_for(conv_->plan->backend());
                 y_dev_ = Buffer(conv_->plan->backend(), std::size_t(own_.count()) * sizeof(double));
@@ -509,20 +509,22 @@ private:
     // is made again in its arrays (its plan and kernel took 45-70 ms per
     // point at 512^3 on 2 GPUs, against 320 ms timed). One is
     // kept, in the process (a runner's process runs one testcase); a point
-    // with another key, or an exact point, lets it go before allocating.
+    // with another key lets it go before allocating, and so does an exact
+    // point unless it is of the same size and backend and fits beside it.
     // Never destroyed by static destructors (they run after MPI_Finalize).
     struct KeptLocal {
         std::string key;
-        Size n{};
+        Size n{};             // the grid and backend it is for (in key too)
+        std::string backend;
         std::shared_ptr<PaddedConvolution> conv;
     };
-    // An exact point: the kept local convolution of its size stays, for the
-    // octree points after it, where this point's plan fits beside it
+    // An exact point: the kept local convolution of its grid and backend stays,
+    // for the octree points after it, where this point's plan fits beside it
     // (exact_need); any other is let go before the plan allocates. Collective.
     void keep_local_beside_exact(MPI_Comm comm) {
         KeptLocal& kept = kept_local();
-        const bool same_size = all_ok(comm, kept.conv && kept.n == n_);
-        if (!same_size || !fits_in_device_memory(comm, kept.conv->plan->backend(), exact_need())) kept.conv.reset();
+        const bool ours = all_ok(comm, kept.conv && kept.n == n_ && kept.backend == config_.at("backend"));
+        if (!ours || !fits_in_device_memory(comm, kept.conv->plan->backend(), exact_need())) kept.conv.reset();
     }
     // The exact point's padded plan per rank, over-estimated: 80 bytes per
     // padded point (M = 8 N^3 over the ranks) for its input, output, spectrum,
@@ -766,7 +768,8 @@ private:
             // without a branch.
             const Box3 all = domain();
             if (mine.lo[1] != all.lo[1] || mine.hi[1] != all.hi[1] || mine.lo[2] != all.lo[2] || mine.hi[2] != all.hi[2])
-                throw std::logic_error("convolution: a rank's slab spans the grid's y and z");
+                throw std::logic_error("convolution: the owned check points take x-slabs spanning y and z, not " +
+                                       mine.str());
             std::vector<char> in(count);
             parallel_for(0, std::int64_t(count), [&](std::int64_t lo, std::int64_t hi) {
                 for (auto k = std::size_t(lo); k < std::size_t(hi); ++k) {

@@ -293,7 +293,7 @@ TEST(Convolution, OctreeKeepsItsLocalConvolutionForTheNextPoint) {
     EXPECT_FALSE(kept(run(point(n + 2, "inverse_r", "blobs", octree("fine", "pruned")))));
 }
 
-// An exact point of the octree's size leaves the kept local convolution where
+// An exact point of the octree's size and backend leaves the kept local convolution where
 // its own plan's estimate (80 bytes per padded point and rank) fits in the
 // free memory beside it, and lets it go before allocating where it does not.
 TEST(Convolution, AnExactPointLeavesTheLocalConvolutionOnlyWhereItFitsBeside) {
@@ -320,6 +320,11 @@ TEST(Convolution, AnExactPointLeavesTheLocalConvolutionOnlyWhereItFitsBeside) {
     } catch (const Unsupported&) {
     }
     meter.capacity = std::size_t(1) << 40;
+    EXPECT_FALSE(kept(run(o)));
+    // An exact point of the same size on another backend lets it go too.
+    Point other = e;
+    other.config["backend"] = "fftw";
+    run(other);
     EXPECT_FALSE(kept(run(o)));
 }
 
