@@ -523,7 +523,7 @@ private:
     // (exact_need); any other is let go before the plan allocates. Collective.
     void keep_local_beside_exact(MPI_Comm comm) {
         KeptLocal& kept = kept_local();
-        const bool ours = all_ok(comm, kept.conv && kept.n == n_ && kept.backend == config_.at("backend"));
+        const bool ours = all_ok(comm, kept.conv && kept.n == n_ && kept.backend == config_.at("backend").get<std::string>());
         if (!ours || !fits_in_device_memory(comm, kept.conv->plan->backend(), exact_need())) kept.conv.reset();
     }
     // The exact point's padded plan per rank, over-estimated: 80 bytes per
