@@ -500,24 +500,14 @@ ValidationResult validate_timed_typed(Plan& plan, Buffer& real, Buffer& complex,
     double spot_den = 0;
     for (const auto& k : spot_k) spot_den = std::max(spot_den, std::abs(test_spectrum(modes, n, k)));
     all_or_none(comm, failed, [&] {
-        std::vector<std::size_t> held;  // the spot wavenumbers in this rank's output
-        for (std::size_t w = 0; w < spot_k.size(); ++w)
-            if (out_l.box.contains(spot_k[w])) held.push_back(w);
-        std::vector<C> got(held.size());
-        if (direct) {
-            for (std::size_t h = 0; h < held.size(); ++h) got[h] = complex.as<C>()[out_l.offset_of(spot_k[held[h]])];
-        } else if (!held.empty()) {
-            // Gathered in backend memory, then one copy to the host (one per value
-            // waited for the device each time).
-            Buffer at(be, held.size() * sizeof(C));
-            for (std::size_t h = 0; h < held.size(); ++h)
-                be.copy_region(at.data(), {{1, 1, 1}, {1, 1, 1}, index_t(h)}, complex.data(),
-                               {{1, 1, 1}, {1, 1, 1}, out_l.offset_of(spot_k[held[h]])}, sizeof(C));
-            be.copy_to_host(got.data(), at.data(), at.bytes());
-        }
-        for (std::size_t h = 0; h < held.size(); ++h) {
-            const std::size_t w = held[h];
-            const auto d = test_spectrum(modes, n, spot_k[w]) - std::complex<double>(got[h].real(), got[h].imag());
+        for (std::size_t w = 0; w < spot_k.size(); ++w) {
+            const auto& k = spot_k[w];
+            if (!out_l.box.contains(k)) continue;
+            C got;
+            const C* at = complex.as<C>() + out_l.offset_of(k);
+            if (direct) got = *at;
+            else be.copy_to_host(&got, at, sizeof(C));
+            const auto d = test_spectrum(modes, n, k) - std::complex<double>(got.real(), got.imag());
             spot_sums[3 * w] = d.real();
             spot_sums[3 * w + 1] = d.imag();
             spot_sums[3 * w + 2] = 1;
