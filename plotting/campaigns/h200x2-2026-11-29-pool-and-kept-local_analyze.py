@@ -1,10 +1,11 @@
-"""results/h200x2-2026-11-29-pool-and-kept-local: four nvidia-h200-x2 leases
+"""results/h200x2-2026-11-29-pool-and-kept-local: five nvidia-h200-x2 leases
 (issue 44). Call 1: base 64661d7 against 94a491f (parallel_for on kept
 threads, the owned check points listed on them, an exact point leaving the
 octree's kept local convolution where its plan fits beside it); call 2:
 f86f0ac (the job starts the kept threads); call 3: 415bca7 (the owned list
 tested by x alone); call 4: b3c89c2 (the kept convolution only for an exact
-point of its backend), one run. Each call ran the new build once first (the lease's cold
+point of its backend), one run; call 5: fft3d only, base 089a823 against
+999db9e (fft3d's validation), three runs a side. Each call ran the new build once first (the lease's cold
 caches, "warm"), then the A/B or two runs.
 
 Prints the probe's cost per parallel_for call, the share cells per run, then
