@@ -103,25 +103,33 @@ struct PaddedConvolution {
         });
         make_kernel(comm, n, k);
     }
-    // K for the kernel `k`: g / (Mx My Mz) at the padded grid's signed offsets,
-    // written and transformed in backend memory: K = Re ĝ / (Mx My Mz) (g is
-    // even: ĝ is real), the real parts taken by a strided copy. The input is
-    // zero after it. Collective over the plan's communicator.
+    // K for the kernel `k`: Re ĝ / (Mx My Mz), g at the padded grid's signed
+    // offsets (g is even: ĝ is real), packed in the output layout's order.
+    // A kernel that factors per axis (gaussian) is written from its three 1D
+    // spectra (separable_spectrum); another (inverse_r) is written as
+    // g / (Mx My Mz) and transformed in backend memory, the real parts taken
+    // by a strided copy. The input is zero after it. Collective over the
+    // plan's communicator.
     void make_kernel(MPI_Comm comm, const Size& n, const std::string& k) {
         const Size m{2 * n[0], 2 * n[1], 2 * n[2]};
+        const double scale = 1.0 / double(m[0] * m[1] * m[2]);
         Backend& be = plan->backend();
+        const Layout& o = plan->output_layout();
         const auto t0 = std::chrono::steady_clock::now();
+        const std::optional<SeparableTerms> factors = separable_spectrum(green_kernel(k), n, o.box, scale);
         all_or_none(comm, [&] {
-            kernels_for(be)->fill_green(be, in.as<double>(), plan->input_layout(), n, green_kernel(k),
-                                        1.0 / double(m[0] * m[1] * m[2]));
-        });
-        plan->forward(in.data(), spectrum.data());
-        all_or_none(comm, [&] {
-            const Layout& o = plan->output_layout();
-            const std::array<index_t, 3> e{o.box.extent(o.order[0]), o.box.extent(o.order[1]), o.box.extent(o.order[2])};
-            const StridedRegion re{e, {2 * e[1] * e[2], 2 * e[2], 2}, 0}, packed{e, {e[1] * e[2], e[2], 1}, 0};
             if (!kernel.data()) kernel = Buffer(be, std::max<std::size_t>(std::size_t(o.box.count()), 1) * sizeof(double));
-            be.copy_region(kernel.data(), packed, spectrum.data(), re, sizeof(double));
+            if (factors) be.fill_separable(kernel.data(), Layout{o.box, o.order}, *factors, Precision::double_);
+            else kernels_for(be)->fill_green(be, in.as<double>(), plan->input_layout(), n, green_kernel(k), scale);
+        });
+        if (!factors) plan->forward(in.data(), spectrum.data());
+        all_or_none(comm, [&] {
+            if (!factors) {
+                const std::array<index_t, 3> e{o.box.extent(o.order[0]), o.box.extent(o.order[1]),
+                                               o.box.extent(o.order[2])};
+                const StridedRegion re{e, {2 * e[1] * e[2], 2 * e[2], 2}, 0}, packed{e, {e[1] * e[2], e[2], 1}, 0};
+                be.copy_region(kernel.data(), packed, spectrum.data(), re, sizeof(double));
+            }
             be.zero(in.data(), in.bytes());  // the padding of the input stays zero from here on
             be.synchronize();
         });

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <stdexcept>
 
 #include "core/platform/parallel.hpp"
@@ -23,6 +24,34 @@ GreenKernel green_kernel(const std::string& name) {
     if (name == "gaussian") return GreenKernel::gaussian;
     if (name == "inverse_r") return GreenKernel::inverse_r;
     throw std::invalid_argument("unknown kernel '" + name + "' (allowed: gaussian, inverse_r)");
+}
+
+std::optional<SeparableTerms> separable_spectrum(GreenKernel kernel, const Size3& n, const Box3& box, double scale) {
+    if (kernel != GreenKernel::gaussian) return std::nullopt;
+    SeparableTerms terms;
+    terms.axis.resize(1);
+    for (int a = 0; a < 3; ++a) {
+        const index_t m = 2 * n[a];
+        // g_a(i) for 0 <= i <= n_a until it underflows to 0 (i > 77): the terms after it are 0 too.
+        std::vector<double> g;
+        for (index_t i = 0; i <= n[a]; ++i) {
+            const double v = std::exp(-double(i * i) / 8.0);
+            if (v == 0) break;
+            g.push_back(v);
+        }
+        std::vector<double> c(static_cast<std::size_t>(m));  // cos(2π j/M_a)
+        for (index_t j = 0; j < m; ++j) c[std::size_t(j)] = std::cos(2 * std::numbers::pi * double(j) / double(m));
+        const index_t interior = std::min<index_t>(index_t(g.size()), n[a]);  // i < n_a
+        auto& out = terms.axis[0][std::size_t(a)];
+        out.resize(std::size_t(box.extent(a)));
+        for (index_t k = box.lo[a]; k < box.hi[a]; ++k) {
+            double s = g[0];
+            for (index_t i = 1; i < interior; ++i) s += 2 * g[std::size_t(i)] * c[std::size_t((k * i) % m)];
+            if (index_t(g.size()) > n[a]) s += g[std::size_t(n[a])] * (k % 2 ? -1.0 : 1.0);  // the offset −n_a
+            out[std::size_t(k - box.lo[a])] = (a == 0 ? scale : 1.0) * s;
+        }
+    }
+    return terms;
 }
 
 DeviceTiling::DeviceTiling(Backend& backend, ConvolutionKernels& kernels, const Tiling& t)

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,16 @@ inline double green(GreenKernel k, index_t i, index_t j, index_t l) {
     const double r2 = double(i * i + j * j + l * l);
     return k == GreenKernel::gaussian ? std::exp(-r2 / 8.0) : 1.0 / std::sqrt(r2 + 1.0);
 }
+
+// The spectrum of g on the padded grid M = 2n where g is a product of one even
+// factor per axis (gaussian: exp(−i²/8) each), over `box` (frequencies k):
+// K(k) = scale · Π_a ĝ_a(k_a), ĝ_a(k) = Σ_{i<M_a} g_a(d(a, i)) e^{−2πi k i/M_a}
+//      = g_a(0) + 2 Σ_{0<i<n_a} g_a(i) cos(2π k i/M_a) + g_a(n_a) (−1)^k  (real),
+// one term per axis for Backend::fill_separable. It is what the forward FFT of
+// fill_green's array gives (that FFT is its oracle), at 3 M_a·(terms of g_a)
+// host operations instead of a padded transform. Nothing for a kernel that
+// does not factor (inverse_r).
+std::optional<SeparableTerms> separable_spectrum(GreenKernel kernel, const Size3& n, const Box3& box, double scale);
 
 // The inputs x (README.md) at grid point (i, j, l) of n: three Gaussian blobs
 // of width n/8 along each axis, or uniform noise in [-1, 1] hashed from the

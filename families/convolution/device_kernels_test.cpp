@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdlib>
 #include <limits>
+#include <numbers>
 #include <random>
 
 #include "core/base/registry.hpp"
@@ -58,6 +60,53 @@ TEST(ConvolutionKernels, FillGreenWritesTheSignedOffsetsKernel) {
     // The signed offsets: the padded grid's point 2n − 1 is offset −1.
     EXPECT_EQ(green(GreenKernel::inverse_r, -1, 0, 0), green(GreenKernel::inverse_r, 1, 0, 0));
     EXPECT_THROW(green_kernel("lorentz"), std::invalid_argument);
+}
+
+// separable_spectrum against its oracle, the DFT of fill_green's array summed
+// directly over the whole padded grid: n = 4 × 3 × 5 (the lone offset −n is
+// not negligible there, exp(−2)), over the r2c half-spectrum and a box off the
+// origin; and one long axis (n = 100), where g's terms underflow to 0 long
+// before n. inverse_r does not factor.
+TEST(ConvolutionKernels, SeparableSpectrumIsTheDftOfFillGreen) {
+    auto dft = [](const Size3& n, const std::array<index_t, 3>& k, double scale) {
+        const Size3 m{2 * n[0], 2 * n[1], 2 * n[2]};
+        auto d = [&](int a, index_t i) { return i < n[a] ? i : i - m[a]; };
+        std::complex<double> s = 0;
+        for (index_t i = 0; i < m[0]; ++i)
+            for (index_t j = 0; j < m[1]; ++j)
+                for (index_t l = 0; l < m[2]; ++l) {
+                    const double phase = -2 * std::numbers::pi *
+                                         (double(k[0] * i) / double(m[0]) + double(k[1] * j) / double(m[1]) +
+                                          double(k[2] * l) / double(m[2]));
+                    s += scale * green(GreenKernel::gaussian, d(0, i), d(1, j), d(2, l)) * std::polar(1.0, phase);
+                }
+        return s;
+    };
+    struct Case {
+        Size3 n;
+        Box3 box;
+    };
+    for (const Case& c : {Case{{4, 3, 5}, {{0, 0, 0}, {8, 6, 6}}}, Case{{4, 3, 5}, {{3, 1, 2}, {7, 5, 6}}},
+                          Case{{100, 1, 1}, {{0, 0, 0}, {200, 2, 2}}}}) {
+        const double scale = 1.0 / double(8 * c.n[0] * c.n[1] * c.n[2]);
+        const auto terms = separable_spectrum(GreenKernel::gaussian, c.n, c.box, scale);
+        ASSERT_TRUE(terms.has_value());
+        ASSERT_EQ(terms->axis.size(), 1u);
+        for (int a = 0; a < 3; ++a) ASSERT_EQ(index_t(terms->axis[0][std::size_t(a)].size()), c.box.extent(a));
+        for (index_t i = c.box.lo[0]; i < c.box.hi[0]; ++i)
+            for (index_t j = c.box.lo[1]; j < c.box.hi[1]; ++j)
+                for (index_t l = c.box.lo[2]; l < c.box.hi[2]; ++l) {
+                    const std::complex<double> want = dft(c.n, {i, j, l}, scale);
+                    const std::complex<double> got = terms->axis[0][0][std::size_t(i - c.box.lo[0])] *
+                                                     terms->axis[0][1][std::size_t(j - c.box.lo[1])] *
+                                                     terms->axis[0][2][std::size_t(l - c.box.lo[2])];
+                    EXPECT_NEAR(want.imag(), 0.0, 1e-13) << "g is even: its spectrum is real";
+                    EXPECT_NEAR(got.real(), want.real(), 1e-13 * scale * double(8 * c.n[0] * c.n[1] * c.n[2]))
+                        << c.n[0] << " at " << i << " " << j << " " << l;
+                    EXPECT_EQ(got.imag(), 0.0);
+                }
+    }
+    EXPECT_FALSE(separable_spectrum(GreenKernel::inverse_r, {4, 3, 5}, {{0, 0, 0}, {8, 6, 6}}, 1.0).has_value());
 }
 
 // fill_input writes the region only, in the layout's order (noise: the same
