@@ -256,6 +256,9 @@ private:
     Buffer send_, recv_;
     Buffer host_send_, host_recv_, host_src_, host_dst_;  // pinned staging for host-only MPI
     std::unique_ptr<Pipeline> pipelines_[2];
+    // While the inverse is built: the forward's c2c plans, each the twin of an
+    // inverse stage of the same transform (FftPlan::reversed).
+    std::vector<std::pair<FftDescriptor, const FftPlan*>> forward_c2c_;
 };
 
 }  // namespace fftune

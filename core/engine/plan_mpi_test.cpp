@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/engine/decomposition.hpp"
+#include "core/engine/fft_descriptor.hpp"
 #include "core/base/registry.hpp"
 #include "core/testing/forwarding_backend.hpp"
 #include "core/testing/forwarding_transport.hpp"
@@ -202,6 +203,77 @@ public:
     }
 };
 const bool registered_noting_ffts = register_variant<Backend, NotingFfts>("test_noting_ffts");
+
+// The backend under test, its plans making reversed twins (FftPlan::reversed)
+// as new plans of the flipped descriptor, each noted.
+std::vector<FftDescriptor> reversed_ffts;
+class ReversibleFft final : public FftPlan {
+public:
+    ReversibleFft(Backend& backend, const FftDescriptor& d) : backend_(backend), d_(d), inner_(backend.make_fft(d)) {}
+    void execute(void* in, void* out) override { inner_->execute(in, out); }
+    std::size_t work_bytes() const override { return inner_->work_bytes(); }
+    void set_work_area(void* area) override { inner_->set_work_area(area); }
+    std::unique_ptr<FftPlan> reversed() const override {
+        if (!is_c2c(d_.kind)) return nullptr;
+        FftDescriptor flipped = d_;
+        flipped.kind = d_.kind == FftKind::c2c_forward ? FftKind::c2c_backward : FftKind::c2c_forward;
+        reversed_ffts.push_back(flipped);
+        return std::make_unique<ReversibleFft>(backend_, flipped);
+    }
+
+private:
+    Backend& backend_;
+    FftDescriptor d_;
+    std::unique_ptr<FftPlan> inner_;
+};
+class ReversingFfts final : public testing::ForwardingBackend {
+public:
+    ReversingFfts() : ForwardingBackend(backend_name()) {}
+    std::string name() const override { return "test_reversing_ffts"; }
+    std::unique_ptr<FftPlan> make_fft(const FftDescriptor& d) override {
+        planned_ffts.push_back(d);
+        return std::make_unique<ReversibleFft>(inner(), d);
+    }
+};
+const bool registered_reversing_ffts = register_variant<Backend, ReversingFfts>("test_reversing_ffts");
+
+// The inverse runs the forward's c2c plans reversed wherever it has a stage
+// of the same transform (same shape, strides and queue), and plans only the
+// others: no c2c transform is planned in both directions. slab_2d1d's x-FFT
+// and pencil's x (and, on a grid of two rows and columns, y) FFTs in the
+// default layout are such stages from two ranks on; the realigned layouts'
+// c2c stages change the memory order, so their strides differ between
+// directions. Every plan still validates.
+TEST(Plan, TheInverseRunsTheForwardsComplexPlansReversed) {
+    const int p = world_size();
+    int twins = 0;
+    for (const std::string d : {"slab_2d1d", "slab_1d2d", "pencil"})
+        for (auto layout : all_values<LayoutVariant>())
+            for (int overlap : {1, 2}) {
+                const int phases = Registry<Decomposition>::instance().create(d)->redistribution_phases();
+                const Problem problem{"fft3d", {12, 10, 9}, Precision::double_, Direction::forward, p};
+                const Config config{"test_reversing_ffts", d, layout, phases == 2 ? auto_grid(p) : std::array<int, 2>{p, 1},
+                                    std::vector<std::string>(phases, "a2a_sync"), false, overlap};
+                if (check_applicable(problem, config)) continue;
+                planned_ffts.clear();
+                reversed_ffts.clear();
+                Plan plan(MPI_COMM_WORLD, problem, config);
+                for (const FftDescriptor& made : planned_ffts) {
+                    if (made.kind != FftKind::c2c_backward) continue;
+                    FftDescriptor as_forward = made;
+                    as_forward.kind = FftKind::c2c_forward;
+                    for (const FftDescriptor& other : planned_ffts)
+                        EXPECT_FALSE(same_fft_plan(other, as_forward)) << config.key() << ": planned both ways";
+                }
+                for (const FftDescriptor& r : reversed_ffts) EXPECT_EQ(r.kind, FftKind::c2c_backward) << config.key();
+                if (p > 1 && layout == LayoutVariant::default_ && d != "slab_1d2d")
+                    EXPECT_GE(reversed_ffts.size(), 1u) << config.key();
+                twins += int(reversed_ffts.size());
+                const ValidationResult v = validate(plan);
+                EXPECT_TRUE(v.passed()) << config.key();
+            }
+    if (p > 1) EXPECT_GT(twins, 0);
+}
 
 // Whether an FFT stage writes its axes in another order than it reads them.
 bool reorders(const FftDescriptor& d) {

@@ -21,6 +21,7 @@
 namespace fftune {
 
 enum class FftKind { r2c, c2r, c2c_forward, c2c_backward };
+inline bool is_c2c(FftKind k) { return k == FftKind::c2c_forward || k == FftKind::c2c_backward; }
 
 // One transformed or batched dimension in guru form (FFTW guru64, cuFFT advanced layout).
 // Strides are in elements of the respective array type (real or complex).
@@ -71,6 +72,12 @@ public:
     // instead of its output. Given before the first execute(), whose `out`
     // must then be `output`.
     virtual bool stores_aside() const { return false; }
+    // The same c2c transform the other way, sharing this plan's library plans
+    // (cuFFT: one plan runs both directions), or nothing: the caller makes a
+    // plan of its own (FFTW's plans hold their sign). The two must run one
+    // after another on this plan's queue and be given the same work area, as
+    // a distributed Plan's forward and inverse stages are.
+    virtual std::unique_ptr<FftPlan> reversed() const { return nullptr; }
     virtual void set_store_arrays(void* output, void* target) {
         (void)output, (void)target;
         throw std::logic_error("this FFT plan stores nothing aside");

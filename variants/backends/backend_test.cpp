@@ -4,6 +4,7 @@
 // binary for each backend built.
 #include "core/platform/backend.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -270,6 +271,68 @@ TEST(Backend, APlanMadeAgainComputesItsOwnTransform) {
             for (std::size_t i = 0; i < n; ++i) err = std::max(err, std::abs(got[i] - want[i]));
             EXPECT_LT(err, 1e-11) << "round " << round << " order " << order_name(l->order);
         }
+}
+
+// A c2c plan's reversed twin (FftPlan::reversed) transforms the other way, on
+// one work area with it: along x (one cuFFT call) and y (it loops over x: on
+// cuda a CUDA graph per buffer pair, which the twin, sharing the plan's cuFFT
+// passes, must not replay for the pair the plan ran on), alternating, in both
+// rounds; a 2D c2c whose fastest axis is strided (two cuFFT passes). Then a
+// plan of the other direction made after both are gone (on cuda it takes
+// their passes from the pool). cuda makes twins; FFTW's plans hold their sign
+// and make none; an r2c has none anywhere.
+TEST(Backend, AReversedPlanTransformsTheOtherWay) {
+    using C = std::complex<double>;
+    auto be = make_backend();
+    const std::size_t n = half_box.count(), bytes = n * sizeof(C);
+    const auto host = random_values<C>(n, 17);
+    const std::vector<std::complex<double>> wide(host.begin(), host.end());
+    Buffer in(*be, bytes), out(*be, bytes);
+    auto check = [&](FftPlan& fft, const Layout& from, const Layout& to, const std::vector<int>& axes, int sign,
+                     const std::string& what) {
+        be->copy_from_host(in.data(), host.data(), bytes);
+        fft.execute(in.data(), out.data());
+        std::vector<C> got(n);
+        be->copy_to_host(got.data(), out.data(), bytes);
+        const auto want = naive_dft(from, wide, axes, sign, to);
+        double err = 0;
+        for (std::size_t i = 0; i < n; ++i) err = std::max(err, std::abs(got[i] - want[i]));
+        EXPECT_LT(err, 1e-11) << what;
+    };
+    struct Case {
+        std::vector<int> axes;
+        AxisOrder in, out;
+    };
+    for (const Case& c : {Case{{axis_x}, order_xyz, order_xyz}, Case{{axis_y}, order_xyz, order_xyz},
+                          Case{{axis_x, axis_y}, order_xyz, order_xyz}})
+        for (auto kind : {FftKind::c2c_forward, FftKind::c2c_backward}) {
+            const Layout from{half_box, c.in}, to{half_box, c.out};
+            const auto d = fft_descriptor(from, to, c.axes, kind, Precision::double_, 7);
+            ASSERT_TRUE(d);
+            const int sign = kind == FftKind::c2c_forward ? -1 : 1;
+            const std::string what = fmt::format("{} axes, made {}", c.axes.size(), sign < 0 ? "forward" : "backward");
+            {
+                auto fft = be->make_fft(*d);
+                auto twin = fft->reversed();
+                if (backend_name() == "cuda") ASSERT_NE(twin, nullptr) << what;
+                if (!twin) continue;
+                EXPECT_EQ(twin->work_bytes(), fft->work_bytes());
+                Buffer area(*be, std::max<std::size_t>(fft->work_bytes(), 1));
+                fft->set_work_area(area.data());
+                twin->set_work_area(area.data());
+                for (int round = 0; round < 2; ++round) {
+                    check(*fft, from, to, c.axes, sign, what + ", the plan");
+                    check(*twin, from, to, c.axes, -sign, what + ", its twin");
+                }
+            }
+            FftDescriptor other = *d;
+            other.kind = kind == FftKind::c2c_forward ? FftKind::c2c_backward : FftKind::c2c_forward;
+            check(*make_standalone_fft(*be, other), from, to, c.axes, -sign, what + ", the other way made after");
+        }
+    const Layout r_l{real_box, order_xyz}, c_l{half_box, order_xyz};
+    const auto r2c = fft_descriptor(r_l, c_l, {axis_z}, FftKind::r2c, Precision::double_, 7);
+    ASSERT_TRUE(r2c);
+    EXPECT_EQ(be->make_fft(*r2c)->reversed(), nullptr);
 }
 
 // A c2c plan executed in place (in == out; FFTW needs a plan made so), along

@@ -137,7 +137,7 @@ public:
     // `aside`: the descriptor's StoreAside for this pass, stored by a cuFFT LTO
     // store callback, for outputs of fewer than 2^32 elements.
     CufftPass(const FftDescriptor& d, cudaStream_t stream, const std::optional<StoreAside>& aside = std::nullopt)
-        : kind_(d.kind), layout_(advanced_layout(d)), stream_(stream), desc_(d) {
+        : layout_(advanced_layout(d)), stream_(stream), desc_(d) {
         desc_.store_aside.reset();
         check(cudaGetDevice(&device_), "cudaGetDevice");
         const bool single = d.precision == Precision::single;
@@ -202,11 +202,13 @@ public:
     // its stream handed over. A graph does not hold the stream it was
     // captured on, so the graphs stay; they are replayed only for the same
     // (in, out) pair and area.
+    // A c2c pass serves either direction: cuFFT takes it per call (execute).
     bool reusable() const { return aside_ == nullptr; }
     bool serves(const FftDescriptor& d, int device) const {
-        FftDescriptor same_queue = d;
-        same_queue.queue = desc_.queue;
-        return device == device_ && same_fft_plan(desc_, same_queue);
+        FftDescriptor same = d;
+        same.queue = desc_.queue;
+        if (is_c2c(same.kind) && is_c2c(desc_.kind)) same.kind = desc_.kind;
+        return device == device_ && same_fft_plan(desc_, same);
     }
     void attach(cudaStream_t stream) {
         stream_ = stream;
@@ -219,24 +221,26 @@ public:
     }
 
     // A looped pass replays a CUDA graph of its cuFFT calls, one per (in, out)
-    // pair: that saves the launch gap between calls (measured on an H200:
-    // variants/backends/README.md), and runs them on parallel branches
-    // (run_branched).
-    void execute(void* in, void* out) {
-        if (loop_count() < 2 || !graphs_work_ || capturing()) return run_loops(in, out);  // inside a caller's capture: record the calls there
+    // pair and direction: that saves the launch gap between calls (measured
+    // on an H200: variants/backends/README.md), and runs them on parallel
+    // branches (run_branched). `direction`: CUFFT_FORWARD or CUFFT_INVERSE,
+    // read by c2c passes only.
+    void execute(void* in, void* out, int direction) {
+        if (loop_count() < 2 || !graphs_work_ || capturing()) return run_loops(in, out, direction);  // inside a caller's capture: record the calls there
         for (const Graph& g : graphs_)
-            if (g.in == in && g.out == out) return check(cudaGraphLaunch(g.exec, stream_), "cudaGraphLaunch");
+            if (g.in == in && g.out == out && g.direction == direction)
+                return check(cudaGraphLaunch(g.exec, stream_), "cudaGraphLaunch");
         if (graphs_.size() == kGraphs) {  // the oldest pair goes, once its last replay is done
             check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
             cudaGraphExecDestroy(graphs_.front().exec);
             graphs_.erase(graphs_.begin());
         }
-        cudaGraphExec_t exec = capture(in, out);
+        cudaGraphExec_t exec = capture(in, out, direction);
         if (!exec) {
             graphs_work_ = false;  // this plan's calls cannot be captured: issue them directly
-            return run_loops(in, out);
+            return run_loops(in, out, direction);
         }
-        graphs_.push_back({in, out, exec});
+        graphs_.push_back({in, out, direction, exec});
         check(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
     }
 
@@ -247,6 +251,7 @@ private:
     static constexpr std::size_t kGraphs = 64;
     struct Graph {
         void *in, *out;
+        int direction;
         cudaGraphExec_t exec;
     };
     long long loop_count() const {
@@ -260,15 +265,15 @@ private:
         return status != cudaStreamCaptureStatusNone;
     }
     // The loop's calls recorded, not run; nullptr when they cannot be captured.
-    cudaGraphExec_t capture(void* in, void* out) {
+    cudaGraphExec_t capture(void* in, void* out, int direction) {
         if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
             cudaGetLastError();  // the direct calls report errors of their own
             return nullptr;
         }
         bool recorded = true;
         try {
-            if (work_ == 0 && branch_count() > 1) run_branched(in, out);
-            else run_loops(in, out);
+            if (work_ == 0 && branch_count() > 1) run_branched(in, out, direction);
+            else run_loops(in, out, direction);
         } catch (const std::exception&) {
             recorded = false;
         }
@@ -304,8 +309,8 @@ private:
                 call(static_cast<char*>(in) + ioff * in_elem_, static_cast<char*>(out) + ooff * out_elem_);
             }
     }
-    void run_loops(void* in, void* out) {
-        for_each_call(in, out, [&](void* a, void* b) { run(a, b); });
+    void run_loops(void* in, void* out, int direction) {
+        for_each_call(in, out, [&](void* a, void* b) { run(a, b, direction); });
     }
     // Parallel chains of a looped pass's graph. On an H200, 1, 4, 8, 16 chains:
     // 512^3 pencil total 5.60, 3.42, 3.00, 2.89 ms; 1024^3 the same from 4 on.
@@ -315,7 +320,7 @@ private:
     // area, share nothing, so they go round-robin onto parallel branches
     // (fork and join by events) instead of one chain: one call of a 1024^3
     // pencil y-FFT is only 513 transforms, too few to fill the GPU alone.
-    void run_branched(void* in, void* out) {
+    void run_branched(void* in, void* out, int direction) {
         if (branches_.empty()) {
             check(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
             for (long long k = 0; k < branch_count(); ++k) {
@@ -334,31 +339,27 @@ private:
         std::size_t i = 0;
         for_each_call(in, out, [&](void* a, void* b) {
             check(cufftSetStream(plan_, branches_[i++ % branches_.size()]), "cufftSetStream");
-            run(a, b);
+            run(a, b, direction);
         });
         for (std::size_t k = 0; k < branches_.size(); ++k) {
             check(cudaEventRecord(joins_[k], branches_[k]), "cudaEventRecord");
             check(cudaStreamWaitEvent(stream_, joins_[k], 0), "cudaStreamWaitEvent");
         }
     }
-    void run(void* in, void* out) {
+    void run(void* in, void* out, int direction) {
         switch (type_) {
             case CUFFT_R2C: check(cufftExecR2C(plan_, (cufftReal*)in, (cufftComplex*)out), "cufftExecR2C"); break;
             case CUFFT_D2Z: check(cufftExecD2Z(plan_, (cufftDoubleReal*)in, (cufftDoubleComplex*)out), "cufftExecD2Z"); break;
             case CUFFT_C2R: check(cufftExecC2R(plan_, (cufftComplex*)in, (cufftReal*)out), "cufftExecC2R"); break;
             case CUFFT_Z2D: check(cufftExecZ2D(plan_, (cufftDoubleComplex*)in, (cufftDoubleReal*)out), "cufftExecZ2D"); break;
             case CUFFT_C2C:
-                check(cufftExecC2C(plan_, (cufftComplex*)in, (cufftComplex*)out,
-                                   kind_ == FftKind::c2c_forward ? CUFFT_FORWARD : CUFFT_INVERSE),
-                      "cufftExecC2C");
+                check(cufftExecC2C(plan_, (cufftComplex*)in, (cufftComplex*)out, direction), "cufftExecC2C");
                 break;
             default:
-                check(cufftExecZ2Z(plan_, (cufftDoubleComplex*)in, (cufftDoubleComplex*)out,
-                                   kind_ == FftKind::c2c_forward ? CUFFT_FORWARD : CUFFT_INVERSE),
+                check(cufftExecZ2Z(plan_, (cufftDoubleComplex*)in, (cufftDoubleComplex*)out, direction),
                       "cufftExecZ2Z");
         }
     }
-    FftKind kind_;
     Advanced layout_;
     cudaStream_t stream_;
     FftDescriptor desc_;  // without the store aside
@@ -514,7 +515,7 @@ public:
         static auto* pool = new PassPool;
         return *pool;
     }
-    std::unique_ptr<CufftPass> take(const FftDescriptor& d, int device) {
+    std::shared_ptr<CufftPass> take(const FftDescriptor& d, int device) {
         std::lock_guard lock(mutex_);
         for (auto it = kept_.rbegin(); it != kept_.rend(); ++it)
             if ((*it)->serves(d, device)) {
@@ -524,7 +525,7 @@ public:
             }
         return nullptr;
     }
-    void give(std::unique_ptr<CufftPass> pass) {
+    void give(std::shared_ptr<CufftPass> pass) {
         pass->detach();
         std::lock_guard lock(mutex_);
         kept_.push_back(std::move(pass));
@@ -545,12 +546,13 @@ public:
 private:
     static constexpr std::size_t kKept = 32;
     std::mutex mutex_;
-    std::vector<std::unique_ptr<CufftPass>> kept_;  // oldest first
+    std::vector<std::shared_ptr<CufftPass>> kept_;  // oldest first
 };
 
 class CufftPlan final : public FftPlan {
 public:
-    CufftPlan(const FftDescriptor& d, cudaStream_t stream) : stream_(stream) {
+    CufftPlan(const FftDescriptor& d, cudaStream_t stream)
+        : kind_(d.kind), direction_(d.kind == FftKind::c2c_backward ? CUFFT_INVERSE : CUFFT_FORWARD), stream_(stream) {
         std::optional<Reorder> r = reorder(d);
         const std::vector<FftDescriptor> passes = cufft_passes(r ? r->fft : d);
         // A store aside goes with the last pass where it writes the output
@@ -564,15 +566,26 @@ public:
             auto pooled = stores_aside ? nullptr : PassPool::instance().take(passes[i], device);
             if (pooled) pooled->attach(stream);
             passes_.push_back(pooled ? std::move(pooled)
-                                     : std::make_unique<CufftPass>(passes[i], stream,
+                                     : std::make_shared<CufftPass>(passes[i], stream,
                                                                    stores_aside ? d.store_aside : std::nullopt));
             cufft_work_ = std::max(cufft_work_, passes_.back()->work_bytes());
         }
         reorder_ = std::move(r);
     }
     ~CufftPlan() override {
-        for (auto& p : passes_)
-            if (p->reusable()) PassPool::instance().give(std::move(p));
+        for (auto& p : passes_)  // the last of a plan and its reversed twin gives them back
+            if (p.use_count() == 1 && p->reusable()) PassPool::instance().give(std::move(p));
+    }
+    // Its twin holds the same passes (a c2c pass runs either direction) and
+    // the same reordering copies, which do not depend on the direction.
+    std::unique_ptr<FftPlan> reversed() const override {
+        if (!is_c2c(kind_) || stores_aside()) return nullptr;
+        auto twin = std::unique_ptr<CufftPlan>(new CufftPlan(*this));
+        twin->kind_ = kind_ == FftKind::c2c_forward ? FftKind::c2c_backward : FftKind::c2c_forward;
+        twin->direction_ = direction_ == CUFFT_FORWARD ? CUFFT_INVERSE : CUFFT_FORWARD;
+        twin->scratch_ = nullptr;
+        twin->has_area_ = false;
+        return twin;
     }
     bool stores_aside() const override { return !pieces_.empty() || passes_.back()->stores_aside(); }
     void set_store_arrays(void* output, void* target) override {
@@ -605,8 +618,8 @@ public:
             in = scratch_;
         }
         void* target = reorder_ && !reorder_->copy_first() ? scratch_ : out;
-        passes_.front()->execute(in, target);
-        for (std::size_t i = 1; i < passes_.size(); ++i) passes_[i]->execute(target, target);
+        passes_.front()->execute(in, target, direction_);
+        for (std::size_t i = 1; i < passes_.size(); ++i) passes_[i]->execute(target, target, direction_);
         if (reorder_ && !reorder_->copy_first() && pieces_.empty())
             check(cuda_copy_region(out, reorder_->data, scratch_, reorder_->scratch, reorder_->elem_bytes, stream_),
                   "reordering copy");
@@ -642,9 +655,12 @@ private:
         for (const Box3& b : subtract(a.out.box, a.box)) pieces.push_back({region(a.out, b), region(scratch, b), false});
         return pieces;
     }
+    CufftPlan(const CufftPlan&) = default;  // reversed()'s start
     std::size_t scratch_offset() const { return (cufft_work_ + 255) / 256 * 256; }
+    FftKind kind_;
+    int direction_;  // CUFFT_FORWARD or CUFFT_INVERSE, for its c2c passes
     cudaStream_t stream_;
-    std::vector<std::unique_ptr<CufftPass>> passes_;
+    std::vector<std::shared_ptr<CufftPass>> passes_;
     std::optional<Reorder> reorder_;
     std::size_t cufft_work_ = 0;
     void* scratch_ = nullptr;
