@@ -202,8 +202,8 @@ public:
     // its stream handed over. A graph does not hold the stream it was
     // captured on, so the graphs stay; they are replayed only for the same
     // (in, out) pair and area.
-    // A c2c pass serves either direction: cuFFT takes it per call (execute).
     bool reusable() const { return aside_ == nullptr; }
+    // A c2c pass serves either direction: cuFFT takes it per call (execute).
     bool serves(const FftDescriptor& d, int device) const {
         FftDescriptor same = d;
         same.queue = desc_.queue;
