@@ -32,10 +32,10 @@ std::optional<SeparableTerms> separable_spectrum(GreenKernel kernel, const Size3
     terms.axis.resize(1);
     for (int a = 0; a < 3; ++a) {
         const index_t m = 2 * n[a];
-        // g_a(i) for 0 <= i <= n_a until it underflows to 0 (i > 77): the terms after it are 0 too.
+        // g_a(i) = g(i, 0, 0) for 0 <= i <= n_a until it underflows to 0 (i > 77): the terms after it are 0 too.
         std::vector<double> g;
         for (index_t i = 0; i <= n[a]; ++i) {
-            const double v = std::exp(-double(i * i) / 8.0);
+            const double v = green(kernel, i, 0, 0);
             if (v == 0) break;
             g.push_back(v);
         }
