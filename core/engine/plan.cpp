@@ -484,9 +484,9 @@ Plan::Plan(MPI_Comm comm, const Problem& problem, const Config& config, InverseI
     WorkSizes sizes;
     std::vector<ArrayRequest> wanted;
     all_or_none(comm_all, [&] {
-        build(Direction::forward);
-        build(Direction::inverse);
-        forward_c2c_.clear();
+        MadePlans forward_c2c;
+        build(Direction::forward, forward_c2c);
+        build(Direction::inverse, forward_c2c);
         sizes = work_sizes();
         wanted = array_requests(sizes);
     });
@@ -676,6 +676,7 @@ struct Plan::Builder {
     int size = 0, rank = 0;
     bool fwd = true;
     std::size_t cb = 0;  // bytes of a complex element
+    MadePlans& forward_c2c;  // filled by the forward's build, read by the inverse's
 
     FftKind fft_kind(std::size_t i) const {
         return fwd ? (i == 0 ? FftKind::r2c : FftKind::c2c_forward) : (i == 0 ? FftKind::c2r : FftKind::c2c_backward);
@@ -797,12 +798,12 @@ struct Plan::Builder {
         if (desc.kind == FftKind::c2c_backward) {
             FftDescriptor as_forward = desc;
             as_forward.kind = FftKind::c2c_forward;
-            for (const auto& [made_desc, made] : plan.forward_c2c_)
+            for (const auto& [made_desc, made] : forward_c2c)
                 if (same_fft_plan(made_desc, as_forward))
                     if (auto twin = made->reversed()) return twin;
         }
         auto made = plan.backend_->make_fft(desc);
-        if (fwd && desc.kind == FftKind::c2c_forward) plan.forward_c2c_.emplace_back(desc, made.get());
+        if (fwd && desc.kind == FftKind::c2c_forward) forward_c2c.emplace_back(desc, made.get());
         return made;
     }
 
@@ -931,7 +932,7 @@ struct Plan::Builder {
     }
 };
 
-void Plan::build(Direction dir) {
+void Plan::build(Direction dir, MadePlans& forward_c2c) {
     const auto decomposition = Registry<Decomposition>::instance().create(config_.decomposition);
     const int size = comm_.size(), rank = comm_.rank();
     const bool fwd = dir == Direction::forward;
@@ -953,7 +954,7 @@ void Plan::build(Direction dir) {
     const Chain& mine = chains[rank];
     const Walk walk = walk_of(mine, self[rank], config_, fwd);
     auto pipe = std::make_unique<Pipeline>(*backend_);
-    Builder builder{*this, chains, mine, walk, *pipe, size, rank, fwd, complex_bytes(problem_.precision)};
+    Builder builder{*this, chains, mine, walk, *pipe, size, rank, fwd, complex_bytes(problem_.precision), forward_c2c};
     for (std::size_t k = 0; k < walk.nsteps; ++k) {
         if (walk.skip[k]) continue;
         builder.add_stage(k);

@@ -163,7 +163,10 @@ private:
     struct Overlap;
     struct Pipeline;
     struct Builder;  // build's steps (plan.cpp)
-    void build(Direction d);
+    // The forward's c2c plans by descriptor: the inverse's stages of the same
+    // transform run them reversed (FftPlan::reversed).
+    using MadePlans = std::vector<std::pair<FftDescriptor, const FftPlan*>>;
+    void build(Direction d, MadePlans& forward_c2c);
     // What the pipelines need beside the caller's arrays: each work slot the
     // largest array a stage of either direction keeps there (none for a
     // one-step chain), one FFT work area for every stage (they run one after
@@ -256,9 +259,6 @@ private:
     Buffer send_, recv_;
     Buffer host_send_, host_recv_, host_src_, host_dst_;  // pinned staging for host-only MPI
     std::unique_ptr<Pipeline> pipelines_[2];
-    // While the inverse is built: the forward's c2c plans, each the twin of an
-    // inverse stage of the same transform (FftPlan::reversed).
-    std::vector<std::pair<FftDescriptor, const FftPlan*>> forward_c2c_;
 };
 
 }  // namespace fftune
