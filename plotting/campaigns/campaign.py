@@ -51,3 +51,8 @@ def matching_records(campaign, name):
         if m:
             out.append((m, read_records(path)))
     return out
+
+
+def value_range(xs, fmt="{:.1f}"):
+    """"lo-hi" of the values (one value alone where there is one), each in `fmt`."""
+    return fmt.format(min(xs)) if len(xs) == 1 else (fmt + "-" + fmt).format(min(xs), max(xs))

@@ -12,7 +12,7 @@ median transform time (timing.total.median, medians over the runs)."""
 import re
 import statistics
 
-from campaign import matching_records, share_cells
+from campaign import matching_records, share_cells, value_range
 
 CAMPAIGN = "h200x2-2026-11-29-c2c-twins"
 RUNS = re.compile(r"call(\d)-(warm|run\d)-(base|new)-(gpu_setup_cost_fft3d(?:_256)?)\.jsonl\.gz")
@@ -21,10 +21,6 @@ RUNS = re.compile(r"call(\d)-(warm|run\d)-(base|new)-(gpu_setup_cost_fft3d(?:_25
 def label(r):
     c, p = r["config"], r["problem"]
     return f"{p['size'][0]}³ {c['decomposition']} {c['redistribution'][0]} {p['precision']} {p['direction']}"
-
-
-def rng(xs, fmt="{:.2f}"):
-    return fmt.format(min(xs)) if len(xs) == 1 else (fmt + "-" + fmt).format(min(xs), max(xs))
 
 
 def main():
@@ -51,8 +47,8 @@ def main():
             ratios.append(median["new"] / median["base"])
             plans = {s: [rs[i]["fft3d"]["setup_parts_ms"]["plans"] for rs in sides[s]] for s in sides}
             if max(plans["base"]) > 0.5:  # the points that made cuFFT plans
-                print(f"| {call} | {label(r)} | {rng(plans['base'])} (median {statistics.median(plans['base']):.2f}) | "
-                      f"{rng(plans['new'])} (median {statistics.median(plans['new']):.2f}) | "
+                print(f"| {call} | {label(r)} | {value_range(plans['base'], '{:.2f}')} (median {statistics.median(plans['base']):.2f}) | "
+                      f"{value_range(plans['new'], '{:.2f}')} (median {statistics.median(plans['new']):.2f}) | "
                       f"{median['base']:.4f} | {median['new']:.4f} |")
     print()
     print(f"transform time new ÷ base over {len(ratios)} points: median {statistics.median(ratios):.3f}, "

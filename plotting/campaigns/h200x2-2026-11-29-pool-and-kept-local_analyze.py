@@ -14,7 +14,7 @@ the set-up, validation and check_points (ms) per build."""
 import re
 import statistics
 
-from campaign import fixed_share, matching_records, read_records, results_dir
+from campaign import fixed_share, matching_records, read_records, results_dir, value_range
 
 CAMPAIGN = "h200x2-2026-11-29-pool-and-kept-local"
 RUNS = re.compile(r"call(\d)-(warm|run\d)-(base|new)-(gpu_convolution_2gpu|gpu_setup_cost_fft3d_256)\.jsonl\.gz")
@@ -27,16 +27,12 @@ def label(r):
     return f"{c['decomposition']} {c['redistribution'][0]} {p['precision']} {p['direction']}"
 
 
-def rng(xs, fmt="{:.1f}"):
-    return fmt.format(min(xs)) if len(xs) == 1 else (fmt + "-" + fmt).format(min(xs), max(xs))
-
-
 def main():
     probe = read_records(results_dir(CAMPAIGN) / "call1-probe-parallel_for.jsonl.gz")
     print("| threads | base µs per call | new µs per call |")
     print("|---|---|---|")
     for t in sorted({r["threads"] for r in probe}):
-        cell = {b: rng([r["us_per_call_median"] for r in probe if r["threads"] == t and r["build"] == b], "{:.0f}")
+        cell = {b: value_range([r["us_per_call_median"] for r in probe if r["threads"] == t and r["build"] == b], "{:.0f}")
                 for b in ("base", "new")}
         print(f"| {t} | {cell['base']} | {cell['new']} |")
     print()
@@ -68,9 +64,9 @@ def main():
                 xs = [rs[i] for rs in b]
                 sh = [100 * fixed_share(x["timing"]["wall_ms"]) for x in xs]
                 cp = [x.get("convolution", {}).get("validate_parts_ms", {}).get("check_points") for x in xs]
-                cp = rng(cp, "{:.2f}") if None not in cp else "-"
-                print(f"| {tc} | {i}: {label(r)} | `{sha}` | {rng(sh)}% | {rng(w(xs, 'setup'))} | "
-                      f"{rng(w(xs, 'validate'))} | {cp} | {rng(w(xs, 'timed'))} |")
+                cp = value_range(cp, "{:.2f}") if None not in cp else "-"
+                print(f"| {tc} | {i}: {label(r)} | `{sha}` | {value_range(sh)}% | {value_range(w(xs, 'setup'))} | "
+                      f"{value_range(w(xs, 'validate'))} | {cp} | {value_range(w(xs, 'timed'))} |")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ wall (ms), and the new ÷ base ratio of the timed wall's medians."""
 import re
 import statistics
 
-from campaign import fixed_share, matching_records, share_cells
+from campaign import fixed_share, matching_records, share_cells, value_range
 
 CAMPAIGN = "h200x2-2026-11-29-separable-kernel"
 RUNS = re.compile(r"call1-(warm|run\d)-(base|new)-gpu_convolution_2gpu\.jsonl\.gz")
@@ -19,10 +19,6 @@ RUNS = re.compile(r"call1-(warm|run\d)-(base|new)-gpu_convolution_2gpu\.jsonl\.g
 def label(r):
     c, p = r["config"], r["problem"]
     return f"{p['size'][0]}³ {p['kernel']} {c['method']}/{c.get('sampling') or '-'}/{c['redistribution']}"
-
-
-def rng(xs, fmt="{:.1f}"):
-    return fmt.format(min(xs)) if len(xs) == 1 else (fmt + "-" + fmt).format(min(xs), max(xs))
 
 
 def main():
@@ -46,10 +42,10 @@ def main():
             timed[side] = statistics.median(x["timing"]["wall_ms"]["timed"] for x in xs)
             ratio = f"{timed['new'] / timed['base']:.3f}" if side == "new" else ""
             print(f"| {label(first) if side == 'base' else ''} | {side} | "
-                  f"{rng([100 * fixed_share(x['timing']['wall_ms']) for x in xs])}% | "
-                  f"{rng([x['timing']['wall_ms']['setup'] for x in xs])} | "
-                  f"{rng([x['convolution']['kernel_setup_ms'] for x in xs])} | "
-                  f"{rng([x['timing']['wall_ms']['timed'] for x in xs])} | {ratio} |")
+                  f"{value_range([100 * fixed_share(x['timing']['wall_ms']) for x in xs])}% | "
+                  f"{value_range([x['timing']['wall_ms']['setup'] for x in xs])} | "
+                  f"{value_range([x['convolution']['kernel_setup_ms'] for x in xs])} | "
+                  f"{value_range([x['timing']['wall_ms']['timed'] for x in xs])} | {ratio} |")
 
 
 if __name__ == "__main__":
